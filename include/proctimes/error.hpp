@@ -1,0 +1,43 @@
+// proctimes/error.hpp — error codes of the proctimes library.
+//
+// Every fallible call returns a proctimes::result<T> holding either a value or a
+// std::error_code. Two kinds of codes appear:
+//
+//  * std::system_category() codes carry the native errno exactly as the kernel
+//    returned it (ESRCH from a pread on a reaped process, EACCES from open, ...).
+//  * proctimes::errc codes (category "proctimes") name conclusions the library
+//    drew itself, e.g. "no such process" deduced from ENOENT on /proc/<pid>, or
+//    "/proc is not mounted".
+//
+// Both kinds compare equal to the portable std::errc conditions, so one test
+// covers both:   if (r.error() == std::errc::no_such_process) ...
+#pragma once
+
+#include <system_error>
+
+namespace proctimes {
+
+enum class errc : int {
+    no_such_process = 1,   ///< The process does not exist, or has exited and been reaped.
+    no_such_thread,        ///< The thread does not exist, or has exited.
+    access_denied,         ///< It exists, but the system hides it from this caller (hidepid, LSM).
+    proc_unavailable,      ///< /proc is not mounted, or is not procfs.
+    not_a_process,         ///< The id names a thread that is not a thread-group leader.
+    invalid_argument,      ///< A pid/tid of 0, a negative one, or one above the kernel's range.
+    malformed_data,        ///< A /proc file did not have the documented format.
+    not_supported,         ///< The kernel lacks a needed facility.
+    out_of_range,          ///< A time value outside what the target type can represent.
+    invalid_handle,        ///< The handle is empty (moved from or default constructed).
+};
+
+/// The category of proctimes::errc codes; its name() is "proctimes".
+const std::error_category& error_category() noexcept;
+
+inline std::error_code make_error_code(errc e) noexcept {
+    return {static_cast<int>(e), error_category()};
+}
+
+}  // namespace proctimes
+
+template <>
+struct std::is_error_code_enum<proctimes::errc> : std::true_type {};

@@ -1,0 +1,141 @@
+// proctimes/process.hpp — handles to processes and threads, and the calling
+// process's and thread's own times.
+//
+// A handle refers to ONE process or thread for its whole life, like a Windows
+// HANDLE: it holds kernel references (a pidfd and open /proc descriptors), not
+// a number. Once that process is reaped, every query answers
+// errc::no_such_process / ESRCH — even after its pid has been given to a new
+// process. A handle never re-resolves its pid.
+//
+// Thread-safety: all const member functions may be called concurrently on the
+// same handle. Handles are move-only; moving or destroying a handle while
+// another thread uses it is a data race, as for any object.
+//
+// Costs (see docs/PERFORMANCE.md): opening does the /proc lookups once;
+// process::times() is one clock_gettime(2) and one pread(2) on the kept stat
+// descriptor; thread::times() is one clock read (threads of this process) or
+// one schedstat pread (others) plus one stat pread; this_process::times() and
+// this_thread::times() are one getrusage(2) each.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+#include "proctimes/result.hpp"
+#include "proctimes/times.hpp"
+
+namespace proctimes {
+
+/// A handle to a process.
+class process {
+public:
+    /// An empty handle: every query returns errc::invalid_handle.
+    process() noexcept;
+    process(process&&) noexcept;
+    process& operator=(process&&) noexcept;
+    process(const process&) = delete;
+    process& operator=(const process&) = delete;
+    ~process();
+
+    /// Opens the process `pid` (a thread-group leader).
+    /// Errors: invalid_argument (pid ≤ 0 or above the kernel's PID_MAX_LIMIT),
+    /// no_such_process, not_a_process (pid names a non-leader thread),
+    /// access_denied (hidden by hidepid or an LSM), proc_unavailable (/proc is
+    /// not mounted), or the native errno of an unexpected failure.
+    static result<process> open(pid_t pid) noexcept;
+    /// Opens a real handle to the calling process (it still refers to this
+    /// process when used in a forked child, like a duplicated Windows handle).
+    static result<process> open_self() noexcept;
+
+    /// Creation, exit (empty while running), kernel and user CPU time of all
+    /// threads, exited ones included, children excluded.
+    /// Sources: the process CPU clock (1 ns total) + the stat split (10 ms).
+    /// Errors: no_such_process once the process is reaped.
+    [[nodiscard]] result<process_times> times() const noexcept;
+
+    /// The command name (comm, at most 15 bytes, may contain any byte but NUL),
+    /// read now: a process can rename itself.
+    [[nodiscard]] result<std::string> name() const;
+    /// The parent pid, read now (it changes when the parent exits).
+    [[nodiscard]] result<pid_t> parent_id() const noexcept;
+    /// The ids of the threads alive now, ascending.
+    [[nodiscard]] result<std::vector<pid_t>> thread_ids() const;
+
+    [[nodiscard]] pid_t id() const noexcept;
+    [[nodiscard]] const process_identity& identity() const noexcept;
+    /// The creation instant (cached at open: it never changes).
+    [[nodiscard]] instant creation() const noexcept;
+    [[nodiscard]] bool valid() const noexcept { return impl_ != nullptr; }
+    explicit operator bool() const noexcept { return valid(); }
+
+    /// The pidfd (readable once the process exits; poll it from an event loop),
+    /// or -1 when the kernel has no pidfd_open (before 5.3). Owned by the handle.
+    [[nodiscard]] int native_pidfd() const noexcept;
+
+    struct impl;
+
+private:
+    explicit process(std::unique_ptr<impl> p) noexcept;
+    std::unique_ptr<impl> impl_;
+    friend class thread;
+};
+
+/// A handle to one thread (task) of any process.
+class thread {
+public:
+    thread() noexcept;
+    thread(thread&&) noexcept;
+    thread& operator=(thread&&) noexcept;
+    thread(const thread&) = delete;
+    thread& operator=(const thread&) = delete;
+    ~thread();
+
+    /// Opens thread `tid` of whichever process it belongs to.
+    /// Errors: as process::open, with no_such_thread for an unknown tid.
+    static result<thread> open(pid_t tid) noexcept;
+    /// Opens thread `tid` of process `pid`; no_such_thread if it is not one of its threads.
+    static result<thread> open(pid_t pid, pid_t tid) noexcept;
+    /// Opens a real handle to the calling thread (usable from any thread).
+    static result<thread> open_self() noexcept;
+
+    /// Creation, exit (empty while running), kernel and user CPU time of this thread.
+    /// Sources: this process's threads: the thread CPU clock (1 ns) + stat
+    /// split; other processes' threads: schedstat (1 ns) + stat split.
+    [[nodiscard]] result<thread_times> times() const noexcept;
+    /// The thread's name (comm), read now.
+    [[nodiscard]] result<std::string> name() const;
+
+    [[nodiscard]] pid_t id() const noexcept;
+    [[nodiscard]] pid_t process_id() const noexcept;
+    [[nodiscard]] const task_identity& identity() const noexcept;
+    [[nodiscard]] instant creation() const noexcept;
+    [[nodiscard]] bool valid() const noexcept { return impl_ != nullptr; }
+    explicit operator bool() const noexcept { return valid(); }
+    /// A PIDFD_THREAD pidfd (Linux ≥ 6.9; readable once the thread exits), or -1.
+    [[nodiscard]] int native_pidfd() const noexcept;
+
+    struct impl;
+
+private:
+    explicit thread(std::unique_ptr<impl> p) noexcept;
+    std::unique_ptr<impl> impl_;
+};
+
+namespace this_process {
+/// The calling process's times: one getrusage(RUSAGE_SELF) (1 µs, the
+/// kernel's own split) plus the creation instant cached at first use.
+result<process_times> times() noexcept;
+pid_t id() noexcept;
+}  // namespace this_process
+
+namespace this_thread {
+/// The calling thread's times: one getrusage(RUSAGE_THREAD) (1 µs) plus its
+/// creation instant, cached per thread at first use.
+result<thread_times> times() noexcept;
+pid_t id() noexcept;
+}  // namespace this_thread
+
+}  // namespace proctimes

@@ -1,0 +1,99 @@
+// proctimes/times.hpp — the values a timing query returns.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <sys/types.h>
+
+#include "proctimes/filetime.hpp"
+
+namespace proctimes {
+
+/// Where the CPU times of a result came from. Each source has a fixed
+/// resolution, reported alongside the values in cpu_precision.
+enum class cpu_source : std::uint8_t {
+    /// getrusage(2) on the calling thread or process. kernel and user in whole
+    /// microseconds; their sum is the scheduler's exact runtime truncated to
+    /// 1 µs; the split is the kernel's tick-sampled ratio scaled to that sum.
+    rusage,
+    /// Total from the process or thread CPU clock (clock_gettime(2) on
+    /// clock_getcpuclockid / pthread_getcpuclockid ids, 1 ns); user/kernel split
+    /// from the utime:stime ratio of /proc/<pid>/stat (10 ms ticks).
+    cpu_clock_and_stat,
+    /// Total from field 1 of /proc/<pid>/task/<tid>/schedstat (1 ns); split from
+    /// the utime:stime ratio of the thread's stat file (10 ms ticks). Used for
+    /// threads of other processes, whose thread CPU clocks the kernel refuses.
+    schedstat_and_stat,
+    /// Only utime and stime of /proc/.../stat, in 10 ms ticks (USER_HZ).
+    stat_ticks,
+    /// Final values from waitid(2)/wait4(2) rusage of a reaped child, 1 µs.
+    wait_rusage,
+};
+
+/// A short stable name for a cpu_source ("rusage", "cpu_clock+stat", ...).
+std::string_view to_string(cpu_source s) noexcept;
+
+/// How precise the values of one result are.
+struct cpu_precision {
+    /// Granularity of `kernel` and of `user`, each on its own.
+    std::chrono::nanoseconds resolution{};
+    /// Granularity of `kernel + user` (finer than `resolution` when the total
+    /// comes from a nanosecond clock and only the split from ticks).
+    std::chrono::nanoseconds total_resolution{};
+    /// Granularity of `creation`: 10 ms (one USER_HZ tick of the kernel's
+    /// start time), the instant being floored to its tick.
+    std::chrono::nanoseconds creation_resolution{};
+    cpu_source source = cpu_source::stat_ticks;
+    friend bool operator==(const cpu_precision&, const cpu_precision&) = default;
+};
+
+/// The four values of GetProcessTimes/GetThreadTimes.
+struct task_times {
+    /// When the process/thread was created (see proctimes::boot_anchor for how
+    /// the kernel's boot-relative start tick becomes a wall-clock instant).
+    instant creation{};
+    /// When it exited; empty while it runs.
+    std::optional<instant> exit;
+    /// CPU time spent in the kernel on its behalf (all threads, exited threads
+    /// included, children excluded, for a process).
+    std::chrono::nanoseconds kernel{};
+    /// CPU time spent in user mode (same scope as kernel).
+    std::chrono::nanoseconds user{};
+    cpu_precision precision{};
+
+    [[nodiscard]] constexpr std::chrono::nanoseconds cpu() const noexcept { return kernel + user; }
+    friend bool operator==(const task_times&, const task_times&) = default;
+};
+
+using process_times = task_times;
+using thread_times = task_times;
+
+/// The 128-bit id of the running kernel boot (/proc/sys/kernel/random/boot_id).
+struct boot_id {
+    std::array<std::uint8_t, 16> bytes{};
+    /// The canonical 8-4-4-4-12 lower-case hex form.
+    [[nodiscard]] std::string to_string() const;
+    friend auto operator<=>(const boot_id&, const boot_id&) = default;
+};
+
+/// An exact process (or thread) identity that survives pid reuse and compares
+/// no wall-clock values: the boot, the id, and the kernel's start time in
+/// clock ticks since boot. Two different processes share an identity only if
+/// the same pid was handed out twice within one 10 ms tick on the same boot,
+/// which pid allocation never does except when forced (ns_last_pid); handles
+/// (proctimes::process) are exact even then because they hold the process
+/// itself, not its number.
+struct task_identity {
+    proctimes::boot_id boot{};
+    pid_t id = 0;
+    std::uint64_t start_ticks = 0;
+    friend auto operator<=>(const task_identity&, const task_identity&) = default;
+};
+using process_identity = task_identity;
+
+}  // namespace proctimes

@@ -1,0 +1,57 @@
+// Dividing an exact CPU total into kernel and user time by the tick-sampled
+// ratio, without ever letting either side go backwards between two queries of
+// the same handle — the rule the kernel's own cputime_adjust() applies to
+// /proc/<pid>/stat and getrusage(2).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+
+namespace proctimes::detail {
+
+__extension__ typedef unsigned __int128 uint128;
+
+struct kernel_user {
+    std::chrono::nanoseconds kernel{};
+    std::chrono::nanoseconds user{};
+};
+
+/// Splits `total` by utime:stime. When stime is 0 everything is user time, and
+/// when utime is 0 everything is kernel time (as cputime_adjust() does); when
+/// both are 0 (less than one tick sampled) the total is reported as user time,
+/// the kernel's choice for the same case.
+constexpr kernel_user split_by_ticks(std::chrono::nanoseconds total, std::uint64_t utime,
+                                     std::uint64_t stime) noexcept {
+    if (total.count() <= 0) return {};
+    if (stime == 0) return {std::chrono::nanoseconds{0}, total};
+    if (utime == 0) return {total, std::chrono::nanoseconds{0}};
+    const auto k = static_cast<std::int64_t>(static_cast<uint128>(total.count()) * stime /
+                                            (static_cast<uint128>(utime) + stime));
+    return {std::chrono::nanoseconds{k}, total - std::chrono::nanoseconds{k}};
+}
+
+/// Per-handle state that keeps both sides monotonic.
+class monotonic_split {
+public:
+    kernel_user apply(std::chrono::nanoseconds total, std::uint64_t utime, std::uint64_t stime) noexcept {
+        kernel_user s = split_by_ticks(total, utime, stime);
+        std::lock_guard lock(mutex_);
+        const auto prev_total = prev_.kernel + prev_.user;
+        if (total < prev_total) return prev_;  // a concurrent, later reader already reported more
+        if (s.kernel < prev_.kernel) s.kernel = prev_.kernel;
+        s.user = total - s.kernel;
+        if (s.user < prev_.user) {
+            s.user = prev_.user;
+            s.kernel = total - s.user;
+        }
+        prev_ = s;
+        return s;
+    }
+
+private:
+    std::mutex mutex_;
+    kernel_user prev_{};
+};
+
+}  // namespace proctimes::detail

@@ -1,0 +1,73 @@
+#include <cstdio>
+#include <string>
+
+#include "proctimes/error.hpp"
+#include "proctimes/times.hpp"
+
+namespace proctimes {
+namespace {
+
+class category final : public std::error_category {
+public:
+    const char* name() const noexcept override { return "proctimes"; }
+
+    std::string message(int v) const override {
+        switch (static_cast<errc>(v)) {
+            case errc::no_such_process: return "no such process (it does not exist, or has exited and been reaped)";
+            case errc::no_such_thread: return "no such thread (it does not exist, or has exited)";
+            case errc::access_denied: return "access denied: /proc hides this process from the caller";
+            case errc::proc_unavailable: return "/proc is not mounted or is not procfs";
+            case errc::not_a_process: return "the id names a thread, not a process";
+            case errc::invalid_argument: return "invalid argument";
+            case errc::malformed_data: return "a /proc file did not have the expected format";
+            case errc::not_supported: return "not supported by this kernel";
+            case errc::out_of_range: return "time value out of range";
+            case errc::invalid_handle: return "invalid (empty) handle";
+        }
+        return "unknown proctimes error " + std::to_string(v);
+    }
+
+    std::error_condition default_error_condition(int v) const noexcept override {
+        switch (static_cast<errc>(v)) {
+            case errc::no_such_process:
+            case errc::no_such_thread: return std::errc::no_such_process;
+            case errc::access_denied: return std::errc::permission_denied;
+            case errc::proc_unavailable: return std::errc::no_such_file_or_directory;
+            case errc::not_a_process:
+            case errc::invalid_argument: return std::errc::invalid_argument;
+            case errc::malformed_data: return std::errc::bad_message;
+            case errc::not_supported: return std::errc::not_supported;
+            case errc::out_of_range: return std::errc::result_out_of_range;
+            case errc::invalid_handle: return std::errc::bad_file_descriptor;
+        }
+        return {v, *this};
+    }
+};
+
+}  // namespace
+
+const std::error_category& error_category() noexcept {
+    static const category c;
+    return c;
+}
+
+std::string_view to_string(cpu_source s) noexcept {
+    switch (s) {
+        case cpu_source::rusage: return "rusage";
+        case cpu_source::cpu_clock_and_stat: return "cpu_clock+stat";
+        case cpu_source::schedstat_and_stat: return "schedstat+stat";
+        case cpu_source::stat_ticks: return "stat";
+        case cpu_source::wait_rusage: return "wait_rusage";
+    }
+    return "unknown";
+}
+
+std::string boot_id::to_string() const {
+    char out[37];
+    std::snprintf(out, sizeof out, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", bytes[0],
+                  bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9], bytes[10],
+                  bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]);
+    return out;
+}
+
+}  // namespace proctimes

@@ -1,0 +1,197 @@
+// The boot anchor: see include/proctimes/boot.hpp for the contract.
+#include "proctimes/boot.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <limits>
+#include <mutex>
+#include <string>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "linux/sys.hpp"
+#include "parse/procfs.hpp"
+
+namespace proctimes {
+namespace {
+
+using std::chrono::nanoseconds;
+
+std::int64_t now_ns(clockid_t c) noexcept {
+    timespec ts{};
+    ::clock_gettime(c, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// CLOCK_REALTIME − CLOCK_BOOTTIME from the tightest of several bracketed
+// samples; the result is within half the best gap (a few hundred ns) of the
+// kernel's true offset.
+std::int64_t measure_offset_ns() noexcept {
+    std::int64_t best_gap = std::numeric_limits<std::int64_t>::max();
+    std::int64_t best = 0;
+    for (int i = 0; i < 9; ++i) {
+        const std::int64_t b1 = now_ns(CLOCK_BOOTTIME);
+        const std::int64_t r = now_ns(CLOCK_REALTIME);
+        const std::int64_t b2 = now_ns(CLOCK_BOOTTIME);
+        const std::int64_t gap = b2 - b1;
+        if (gap >= 0 && gap < best_gap) {
+            best_gap = gap;
+            best = r - (b1 + gap / 2);
+        }
+    }
+    return best;
+}
+
+// A stored anchor from another user may differ from ours by at most this.
+constexpr std::int64_t untrusted_tolerance_ns = 1'000'000;
+
+std::string anchor_dir() {
+    const char* d = ::secure_getenv("PROCTIMES_ANCHOR_DIR");
+    return (d && *d) ? std::string(d) : std::string("/dev/shm");
+}
+
+struct stored_anchor {
+    parse::anchor_record rec;
+    bool trusted = false;
+};
+
+// Reads an anchor file without following links; nullopt if absent or unusable.
+std::optional<stored_anchor> read_anchor(const std::string& path, const boot_id& boot) noexcept {
+    detail::unique_fd fd{detail::open_read(AT_FDCWD, path.c_str(), O_NOFOLLOW)};
+    if (!fd) return std::nullopt;
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > 256) return std::nullopt;
+    char buf[257];
+    const ssize_t n = detail::pread_small(fd.get(), buf, sizeof buf);
+    if (n <= 0) return std::nullopt;
+    auto rec = parse::parse_anchor(std::string_view(buf, static_cast<std::size_t>(n)));
+    if (!rec || rec->boot != boot) return std::nullopt;
+    stored_anchor s;
+    s.rec = *rec;
+    s.trusted = (st.st_uid == 0 || st.st_uid == ::geteuid()) && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+    return s;
+}
+
+// Publishes our measurement; returns false if the file already existed (then
+// the caller reads it) or could not be written.
+enum class publish_result { published, exists, failed };
+publish_result publish_anchor(const std::string& dir, const std::string& path, const boot_id& boot,
+                              std::int64_t offset) noexcept {
+    char tmp[512];
+    std::snprintf(tmp, sizeof tmp, "%s/.proctimes-boot-anchor.%d.%lld", dir.c_str(), static_cast<int>(::getpid()),
+                  static_cast<long long>(now_ns(CLOCK_MONOTONIC)));
+    detail::unique_fd fd{::open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)};
+    if (!fd) return publish_result::failed;
+    ::fchmod(fd.get(), 0644);  // independent of the umask: every user must read it
+    char line[160];
+    const int len = std::snprintf(line, sizeof line, "proctimes-boot-anchor 1 %s %lld\n", boot.to_string().c_str(),
+                                  static_cast<long long>(offset));
+    const bool ok = len > 0 && ::write(fd.get(), line, static_cast<std::size_t>(len)) == len;
+    fd.reset();
+    publish_result r = publish_result::failed;
+    if (ok) {
+        // link(2) never replaces: the first publisher on this boot wins, and the
+        // final name only ever holds a complete line.
+        if (::link(tmp, path.c_str()) == 0)
+            r = publish_result::published;
+        else if (errno == EEXIST)
+            r = publish_result::exists;
+    }
+    ::unlink(tmp);
+    return r;
+}
+
+struct anchor_state {
+    std::error_code error;
+    boot_anchor anchor;
+    std::int64_t offset_ns = 0;
+};
+
+anchor_state compute_anchor() noexcept {
+    anchor_state s;
+    std::string text;
+    if (auto ec = detail::read_file("/proc/sys/kernel/random/boot_id", text)) {
+        s.error = detail::proc_is_mounted() ? ec : make_error_code(errc::proc_unavailable);
+        return s;
+    }
+    auto id = parse::parse_boot_id(text);
+    if (!id) {
+        s.error = make_error_code(errc::malformed_data);
+        return s;
+    }
+    s.anchor.id = *id;
+    const std::int64_t fresh = measure_offset_ns();
+    std::int64_t offset = fresh;
+    anchor_source source = anchor_source::measured_private;
+    try {
+        const std::string dir = anchor_dir();
+        const std::string path = dir + "/proctimes-boot-anchor-" + id->to_string();
+        for (int attempt = 0; attempt < 2; ++attempt) {
+            if (auto stored = read_anchor(path, *id)) {
+                const std::int64_t v = stored->rec.realtime_minus_boottime_ns;
+                if (stored->trusted) {
+                    offset = v;
+                    source = anchor_source::shared_trusted;
+                } else if (v - fresh <= untrusted_tolerance_ns && fresh - v <= untrusted_tolerance_ns) {
+                    offset = v;
+                    source = anchor_source::shared_validated;
+                }
+                break;
+            }
+            const auto pr = publish_anchor(dir, path, *id, fresh);
+            if (pr == publish_result::published) {
+                source = anchor_source::published;
+                break;
+            }
+            if (pr == publish_result::failed) break;
+            // exists: another process won the race; read its value.
+        }
+    } catch (...) {
+        // std::string allocation failed: keep the private measurement.
+    }
+    s.offset_ns = offset;
+    s.anchor.boot = instant{nanoseconds{offset}};
+    s.anchor.source = source;
+    return s;
+}
+
+const anchor_state& state() noexcept {
+    static const anchor_state s = compute_anchor();
+    return s;
+}
+
+}  // namespace
+
+std::chrono::nanoseconds boot_anchor::clock_step() const noexcept {
+    return nanoseconds{measure_offset_ns()} - boot.time_since_epoch();
+}
+
+result<boot_anchor> get_boot_anchor() noexcept {
+    const auto& s = state();
+    if (s.error) return s.error;
+    return s.anchor;
+}
+
+std::int64_t clock_ticks_per_second() noexcept {
+    static const std::int64_t hz = [] {
+        const long v = ::sysconf(_SC_CLK_TCK);
+        return v > 0 ? static_cast<std::int64_t>(v) : 100;
+    }();
+    return hz;
+}
+
+result<instant> instant_from_start_ticks(std::uint64_t start_ticks) noexcept {
+    const auto& s = state();
+    if (s.error) return s.error;
+    const std::int64_t hz = clock_ticks_per_second();
+    // 2^63 ns is 292 years of uptime; anything above is corrupt input.
+    if (start_ticks > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max() / 1'000'000'000 * hz))
+        return errc::out_of_range;
+    const std::int64_t since_boot = static_cast<std::int64_t>(start_ticks) * (1'000'000'000 / hz);
+    return instant{nanoseconds{s.offset_ns + since_boot}};
+}
+
+}  // namespace proctimes

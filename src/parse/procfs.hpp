@@ -1,0 +1,70 @@
+// Pure parsers for the /proc text formats proctimes reads. No I/O: each takes
+// the bytes of one file and returns the fields, or nullopt when the text does
+// not have the documented shape (proc(5)). They are unit-tested on fixtures
+// and fuzzed (fuzz/).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "proctimes/times.hpp"
+
+namespace proctimes::parse {
+
+/// Fields of /proc/<pid>/stat and /proc/<pid>/task/<tid>/stat that proctimes uses
+/// (numbering as in proc(5)).
+struct stat_record {
+    std::int64_t pid = 0;            // (1)
+    std::string_view comm;           // (2) without the parentheses; views the input
+    char state = '?';                // (3)
+    std::int64_t ppid = 0;           // (4)
+    std::uint64_t utime = 0;         // (14) clock ticks
+    std::uint64_t stime = 0;         // (15) clock ticks
+    std::int64_t cutime = 0;         // (16)
+    std::int64_t cstime = 0;         // (17)
+    std::int64_t num_threads = 0;    // (20)
+    std::uint64_t starttime = 0;     // (22) clock ticks since boot
+};
+
+/// Parses one stat line. comm may hold spaces, parentheses and newlines, so it
+/// spans from the first '(' to the LAST ')' of the text.
+std::optional<stat_record> parse_stat(std::string_view text) noexcept;
+
+/// /proc/<pid>/task/<tid>/schedstat: "run_ns wait_ns timeslices".
+struct schedstat_record {
+    std::uint64_t run_ns = 0;
+    std::uint64_t wait_ns = 0;
+    std::uint64_t timeslices = 0;
+};
+std::optional<schedstat_record> parse_schedstat(std::string_view text) noexcept;
+
+/// Selected lines of /proc/<pid>/status.
+struct status_record {
+    std::string_view name;        // "Name:" (escaped by the kernel: \n → "\n")
+    std::int64_t tgid = -1;       // "Tgid:"
+    std::int64_t pid = -1;        // "Pid:"
+    std::int64_t ppid = -1;       // "PPid:"
+    std::int64_t uid_real = -1;   // "Uid:" first
+    std::int64_t uid_effective = -1;  // "Uid:" second
+};
+std::optional<status_record> parse_status(std::string_view text) noexcept;
+
+/// The "btime" line of /proc/stat (whole seconds since the epoch).
+std::optional<std::uint64_t> parse_proc_stat_btime(std::string_view text) noexcept;
+
+/// /proc/sys/kernel/random/boot_id: a UUID in 8-4-4-4-12 hex, then "\n".
+std::optional<boot_id> parse_boot_id(std::string_view text) noexcept;
+
+/// The shared boot anchor file: "proctimes-boot-anchor 1 <boot id> <ns>\n".
+struct anchor_record {
+    boot_id boot{};
+    std::int64_t realtime_minus_boottime_ns = 0;
+};
+std::optional<anchor_record> parse_anchor(std::string_view text) noexcept;
+
+/// Parses a whole decimal number (no sign, no spaces) such as a /proc
+/// directory name; nullopt otherwise.
+std::optional<std::int64_t> parse_id(std::string_view text) noexcept;
+
+}  // namespace proctimes::parse
