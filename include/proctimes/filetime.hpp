@@ -29,7 +29,6 @@
 #include <concepts>
 #include <cstdint>
 #include <limits>
-#include <numeric>
 #include <optional>
 #include <ratio>
 
@@ -75,33 +74,28 @@ constexpr detail::int128 floor_div(detail::int128 a, detail::int128 b) noexcept 
     return q;
 }
 
+// Ticks per Duration unit as a reduced ratio (a compile error if it overflows).
+template <class D>
+using ticks_per_unit = std::ratio_multiply<typename D::period, std::ratio<10'000'000, 1>>;
+
 // A count of Duration units → 100 ns ticks (floored), exact in 128 bits.
 template <int64_duration D>
-constexpr detail::int128 to_ticks(D d) noexcept {
-    using P = typename D::period;
-    constexpr detail::int128 num = static_cast<detail::int128>(P::num) * 10'000'000;
-    constexpr detail::int128 den = P::den;
-    constexpr detail::int128 g = std::gcd(num, den);
-    return floor_div(static_cast<detail::int128>(d.count()) * (num / g), den / g);
+constexpr int128 to_ticks(D d) noexcept {
+    using R = ticks_per_unit<D>;
+    return floor_div(static_cast<int128>(d.count()) * R::num, R::den);
 }
 
 // 100 ns ticks → Duration (floored); nullopt when it does not fit in D::rep.
 template <int64_duration D>
-constexpr std::optional<D> from_ticks(detail::int128 ticks) noexcept {
-    using P = typename D::period;
-    using R = typename D::rep;
-    constexpr detail::int128 num = static_cast<detail::int128>(P::num) * 10'000'000;
-    constexpr detail::int128 den = P::den;
-    constexpr detail::int128 g = std::gcd(num, den);
-    // Range guard before multiplying: |ticks| < 2^64 and den/g < 2^63 cannot
-    // overflow 128 bits only if den/g < 2^63; true for every std ratio used
-    // with 64-bit reps, checked here anyway.
-    static_assert(den / g < (static_cast<detail::int128>(1) << 62), "period too fine");
-    detail::int128 count = floor_div(ticks * (den / g), num / g);
-    if (count < static_cast<detail::int128>(std::numeric_limits<R>::min()) ||
-        count > static_cast<detail::int128>(std::numeric_limits<R>::max()))
+constexpr std::optional<D> from_ticks(int128 ticks) noexcept {
+    using R = ticks_per_unit<D>;
+    using Rep = typename D::rep;
+    // |ticks| < 2^64 and R::den ≤ 2^63: the product fits in 128 bits.
+    const int128 count = floor_div(ticks * R::den, R::num);
+    if (count < static_cast<int128>(std::numeric_limits<Rep>::min()) ||
+        count > static_cast<int128>(std::numeric_limits<Rep>::max()))
         return std::nullopt;
-    return D{static_cast<R>(count)};
+    return D{static_cast<Rep>(count)};
 }
 
 }  // namespace detail

@@ -82,16 +82,20 @@ struct boot_id {
 };
 
 /// An exact process (or thread) identity that survives pid reuse and compares
-/// no wall-clock values: the boot, the id, and the kernel's start time in
-/// clock ticks since boot. Two different processes share an identity only if
-/// the same pid was handed out twice within one 10 ms tick on the same boot,
-/// which pid allocation never does except when forced (ns_last_pid); handles
-/// (proctimes::process) are exact even then because they hold the process
-/// itself, not its number.
+/// no wall-clock values: the boot, the id, the kernel's start time in clock
+/// ticks since boot, and — where the kernel has pidfs (Linux ≥ 6.9) — the
+/// inode number of the task's pidfd, which is never reused during a boot.
+///
+/// (boot, id, start_ticks) alone tells apart every pair of processes except a
+/// pid handed out twice within one 10 ms tick, which pid allocation does only
+/// when forced (ns_last_pid, clone3 set_tid); the inode closes that gap.
+/// Identities from handles always carry the inode when the kernel has one;
+/// pidfs_inode is 0 where it is unknown.
 struct task_identity {
     proctimes::boot_id boot{};
     pid_t id = 0;
     std::uint64_t start_ticks = 0;
+    std::uint64_t pidfs_inode = 0;
     friend auto operator<=>(const task_identity&, const task_identity&) = default;
 };
 using process_identity = task_identity;

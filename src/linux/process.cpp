@@ -19,6 +19,8 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 
 #include "cpu_split.hpp"
@@ -33,6 +35,8 @@ using std::chrono::nanoseconds;
 using detail::unique_fd;
 
 namespace {
+
+constexpr long pidfs_magic = 0x50494446;  // PID_FS_MAGIC, include/uapi/linux/magic.h (6.9)
 
 nanoseconds creation_resolution() noexcept {
     return nanoseconds{1'000'000'000 / clock_ticks_per_second()};
@@ -109,6 +113,17 @@ result<instant> creation_from_path(const char* path) noexcept {
     return instant_from_start_ticks(rec->starttime);
 }
 
+// The inode number of a pidfd: unique for the boot on Linux ≥ 6.9 (pidfs);
+// 0 when there is no pidfd or the kernel predates pidfs.
+std::uint64_t pidfs_inode(int pidfd) noexcept {
+    if (pidfd < 0) return 0;
+    struct stat st {};
+    if (::fstat(pidfd, &st) != 0) return 0;
+    struct statfs sf {};
+    if (::fstatfs(pidfd, &sf) != 0 || sf.f_type != pidfs_magic) return 0;
+    return static_cast<std::uint64_t>(st.st_ino);
+}
+
 result<std::string> name_from(int stat_fd, bool thread) {
     stat_read s;
     if (auto ec = read_stat(stat_fd, s, thread)) return ec;
@@ -145,11 +160,17 @@ result<process> process::open(pid_t pid) noexcept {
 
     p->pidfd.reset(detail::pidfd_open(pid, 0));
     if (!p->pidfd) {
-        switch (errno) {
-            case ESRCH: return errc::no_such_process;
-            case EINVAL: return errc::not_a_process;  // a tid of a non-leader thread
-            case ENOSYS: break;                       // before Linux 5.3: no pidfd
-            default: return detail::last_errno();
+        const int err = errno;
+        if (err == ENOSYS) {
+            // before Linux 5.3: no pidfd; identity then rests on the /proc descriptors alone
+        } else if (err == ESRCH || err == ENOENT || err == EINVAL) {
+            // 6.9+ answers ENOENT for a non-leader tid, older kernels EINVAL:
+            // a thread pidfd tells whether the id is a thread at all.
+            unique_fd t{detail::pidfd_open(pid, detail::pidfd_thread_flag)};
+            if (t) return errc::not_a_process;
+            return err == EINVAL && errno == EINVAL ? errc::not_a_process : errc::no_such_process;
+        } else {
+            return detail::errno_code(err);
         }
     }
     char path[64];
@@ -167,7 +188,7 @@ result<process> process::open(pid_t pid) noexcept {
     auto created = instant_from_start_ticks(s.rec.starttime);
     if (!created) return created.error();
     p->creation = *created;
-    p->identity = {anchor->id, pid, s.rec.starttime};
+    p->identity = {anchor->id, pid, s.rec.starttime, pidfs_inode(p->pidfd.get())};
     return process(std::move(p));
 }
 
@@ -273,7 +294,14 @@ result<std::unique_ptr<thread::impl>> open_task(pid_t tgid, pid_t tid, unique_fd
     std::snprintf(path, sizeof path, "%s/%d/task/%d/stat", detail::proc_root, static_cast<int>(tgid),
                   static_cast<int>(tid));
     p->stat.reset(detail::open_read(AT_FDCWD, path));
-    if (!p->stat) return detail::classify_proc_open_error(errno, p->pidfd.get(), true);
+    if (!p->stat) {
+        const int err = errno;
+        // The tid exists and /proc shows it, just not under this pid.
+        char own[64];
+        std::snprintf(own, sizeof own, "%s/%d", detail::proc_root, static_cast<int>(tid));
+        if (err == ENOENT && ::faccessat(AT_FDCWD, own, F_OK, 0) == 0) return errc::no_such_thread;
+        return detail::classify_proc_open_error(err, p->pidfd.get(), true);
+    }
     std::snprintf(path, sizeof path, "%s/%d/task/%d/schedstat", detail::proc_root, static_cast<int>(tgid),
                   static_cast<int>(tid));
     p->schedstat.reset(detail::open_read(AT_FDCWD, path));
@@ -286,7 +314,7 @@ result<std::unique_ptr<thread::impl>> open_task(pid_t tgid, pid_t tid, unique_fd
     auto created = instant_from_start_ticks(s.rec.starttime);
     if (!created) return created.error();
     p->creation = *created;
-    p->identity = {anchor->id, tid, s.rec.starttime};
+    p->identity = {anchor->id, tid, s.rec.starttime, pidfs_inode(p->pidfd.get())};
     return p;
 }
 

@@ -1,0 +1,92 @@
+// Shared helpers for the system tests: children that wait for a signal from
+// the test, busy loops measured by the CPU clocks, descriptor counts.
+#pragma once
+
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <string>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "proctimes/clock.hpp"
+
+namespace testing_helpers {
+
+/// Burns at least `cpu` of CPU time in the calling thread, in user mode.
+inline void burn_thread_cpu(std::chrono::nanoseconds cpu) {
+    const auto start = proctimes::thread_cpu_clock::now();
+    volatile unsigned long sink = 0;
+    while (proctimes::thread_cpu_clock::now() - start < cpu) {
+        // ~1 ms of pure user-mode work between two reads of the clock, whose
+        // syscall would otherwise add measurable kernel time.
+        for (int i = 0; i < 1'000'000; ++i) sink = sink + static_cast<unsigned long>(i);
+    }
+}
+
+/// A forked child that runs `body` once the test writes to its pipe, then
+/// exits with the body's return value. The child is killed and reaped by the
+/// destructor if the test did not reap it.
+class child {
+public:
+    explicit child(std::function<int()> body) {
+        int p[2];
+        if (::pipe2(p, O_CLOEXEC) != 0) std::abort();
+        pid_ = ::fork();
+        if (pid_ == 0) {
+            ::close(p[1]);
+            char c;
+            if (::read(p[0], &c, 1) != 1) ::_exit(99);
+            ::_exit(body());
+        }
+        ::close(p[0]);
+        go_ = p[1];
+    }
+    child(const child&) = delete;
+    child& operator=(const child&) = delete;
+    ~child() {
+        if (go_ >= 0) ::close(go_);
+        if (pid_ > 0 && !reaped_) {
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, nullptr, 0);
+        }
+    }
+    pid_t pid() const { return pid_; }
+    void start() {
+        char c = 'g';
+        if (::write(go_, &c, 1) != 1) std::abort();
+        ::close(go_);
+        go_ = -1;
+    }
+    /// Waits until it is a zombie, without reaping it.
+    void wait_exited_unreaped() {
+        siginfo_t si{};
+        ::waitid(P_PID, static_cast<id_t>(pid_), &si, WEXITED | WNOWAIT);
+    }
+    int reap() {
+        int status = 0;
+        ::waitpid(pid_, &status, 0);
+        reaped_ = true;
+        return status;
+    }
+
+private:
+    pid_t pid_ = -1;
+    int go_ = -1;
+    bool reaped_ = false;
+};
+
+inline int open_fd_count() {
+    int n = 0;
+    if (DIR* d = ::opendir("/proc/self/fd")) {
+        while (::readdir(d)) ++n;
+        ::closedir(d);
+    }
+    return n;
+}
+
+}  // namespace testing_helpers

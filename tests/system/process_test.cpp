@@ -1,0 +1,211 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "proctimes/proctimes.hpp"
+#include "system/helpers.hpp"
+
+using namespace std::chrono;
+using namespace std::chrono_literals;
+using namespace proctimes;
+using testing_helpers::burn_thread_cpu;
+using testing_helpers::child;
+
+TEST(Process, BusyThreadRaisesThreadAndProcessUserTime) {
+    constexpr auto N = 300ms;
+    auto self = process::open_self();
+    ASSERT_TRUE(self) << self.error().message();
+    const auto p0 = self->times().value();
+    const auto s0 = this_process::times().value();
+    const auto w0 = steady_clock::now();
+
+    thread_times t0{}, t1{};
+    std::thread worker([&] {
+        t0 = this_thread::times().value();
+        burn_thread_cpu(N);
+        t1 = this_thread::times().value();
+    });
+    worker.join();
+
+    const auto w1 = steady_clock::now();
+    const auto p1 = self->times().value();
+    const auto s1 = this_process::times().value();
+
+    EXPECT_GE(t1.user - t0.user, N * 9 / 10);
+    EXPECT_GE(p1.user - p0.user, N * 9 / 10);
+    EXPECT_GE(s1.user - s0.user, N * 9 / 10);
+    // The process total cannot exceed wall time × its threads (2 here).
+    EXPECT_LE(p1.cpu() - p0.cpu(), (w1 - w0) * 2);
+    EXPECT_LE(s1.cpu() - s0.cpu(), (w1 - w0) * 2);
+    EXPECT_EQ(p1.precision.source, cpu_source::cpu_clock_and_stat);
+    EXPECT_EQ(p1.precision.total_resolution, 1ns);
+    EXPECT_EQ(p1.precision.resolution, 10ms);
+    EXPECT_EQ(s1.precision.source, cpu_source::rusage);
+    EXPECT_EQ(s1.precision.resolution, 1us);
+    EXPECT_FALSE(p1.exit.has_value());
+}
+
+TEST(Process, ExitedThreadsStayCounted) {
+    auto self = process::open_self().value();
+    const auto before = self.times().value();
+    std::thread([] { burn_thread_cpu(100ms); }).join();
+    const auto after = self.times().value();
+    EXPECT_GE(after.cpu() - before.cpu(), 90ms);
+}
+
+TEST(Process, ChildrenAreExcluded) {
+    auto self = process::open_self().value();
+    const auto before = self.times().value();
+    child c([] {
+        burn_thread_cpu(200ms);
+        return 0;
+    });
+    c.start();
+    c.reap();  // a waited-for child is added to cutime, never to our own times
+    const auto after = self.times().value();
+    EXPECT_LT(after.cpu() - before.cpu(), 100ms);
+}
+
+TEST(Process, AnotherProcessCpuTime) {
+    child c([] {
+        burn_thread_cpu(200ms);
+        ::pause();
+        return 0;
+    });
+    auto h = process::open(c.pid());
+    ASSERT_TRUE(h) << h.error().message();
+    c.start();
+    // Wait until it has burned its 200 ms (bounded: 20 s).
+    process_times t{};
+    for (int i = 0; i < 2000; ++i) {
+        t = h->times().value();
+        if (t.cpu() >= 200ms) break;
+        std::this_thread::sleep_for(10ms);
+    }
+    EXPECT_GE(t.user, 180ms);
+    EXPECT_GE(t.cpu(), 200ms);
+    EXPECT_EQ(h->id(), c.pid());
+    EXPECT_EQ(h->parent_id().value(), ::getpid());
+}
+
+TEST(Process, ValuesNeverGoBackwards) {
+    std::atomic<bool> stop{false};
+    std::thread load([&] {
+        while (!stop) burn_thread_cpu(1ms), ::getppid();
+    });
+    auto self = process::open_self().value();
+    auto prev = self.times().value();
+    for (int i = 0; i < 2000; ++i) {
+        auto cur = self.times().value();
+        ASSERT_GE(cur.kernel, prev.kernel);
+        ASSERT_GE(cur.user, prev.user);
+        ASSERT_EQ(cur.creation, prev.creation);
+        prev = cur;
+    }
+    stop = true;
+    load.join();
+}
+
+TEST(Process, ZombieStillAnswersWithFinalTimes) {
+    child c([] {
+        burn_thread_cpu(150ms);
+        return 0;
+    });
+    auto h = process::open(c.pid()).value();
+    c.start();
+    c.wait_exited_unreaped();
+    auto t = h.times();
+    ASSERT_TRUE(t) << t.error().message();
+    EXPECT_GE(t->cpu(), 150ms);
+    auto again = h.times().value();
+    EXPECT_EQ(again.cpu(), t->cpu());  // final: no longer moving
+    c.reap();
+    auto gone = h.times();
+    ASSERT_FALSE(gone);
+    EXPECT_EQ(gone.error(), errc::no_such_process);
+    EXPECT_EQ(gone.error(), std::errc::no_such_process);
+    EXPECT_FALSE(h.name());
+}
+
+TEST(Process, BadIds) {
+    for (pid_t bad : {0, -1, -42, 5'000'000}) {
+        auto r = process::open(bad);
+        ASSERT_FALSE(r) << bad;
+        EXPECT_EQ(r.error(), errc::invalid_argument) << bad;
+    }
+    // A reaped child's pid.
+    pid_t dead = ::fork();
+    if (dead == 0) ::_exit(0);
+    ::waitpid(dead, nullptr, 0);
+    // (pids are handed out in increasing order, so it cannot have been reused
+    // within these microseconds unless the whole pid space wrapped.)
+    auto r = process::open(dead);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), errc::no_such_process);
+}
+
+TEST(Process, ThreadIdIsNotAProcess) {
+    std::atomic<pid_t> tid{0};
+    std::atomic<bool> stop{false};
+    std::thread t([&] {
+        tid = static_cast<pid_t>(::gettid());
+        while (!stop) std::this_thread::sleep_for(1ms);
+    });
+    while (tid == 0) std::this_thread::yield();
+    auto r = process::open(tid);
+    stop = true;
+    t.join();
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), errc::not_a_process);
+}
+
+TEST(Process, EmptyHandle) {
+    process p;
+    EXPECT_FALSE(p.valid());
+    EXPECT_EQ(p.times().error(), errc::invalid_handle);
+    EXPECT_EQ(p.name().error(), errc::invalid_handle);
+    auto moved = process::open_self().value();
+    process other = std::move(moved);
+    EXPECT_EQ(moved.times().error(), errc::invalid_handle);  // NOLINT(bugprone-use-after-move)
+    EXPECT_TRUE(other.times());
+}
+
+TEST(Process, NoDescriptorLeak) {
+    const int before = testing_helpers::open_fd_count();
+    for (int i = 0; i < 200; ++i) {
+        auto h = process::open(::getpid()).value();
+        (void)h.times().value();
+        (void)h.thread_ids().value();
+        auto bad = process::open(5'000'000);
+    }
+    EXPECT_EQ(testing_helpers::open_fd_count(), before);
+}
+
+TEST(Process, ThreadIdsListsOurThreads) {
+    std::atomic<pid_t> tid{0};
+    std::atomic<bool> stop{false};
+    std::thread t([&] {
+        tid = static_cast<pid_t>(::gettid());
+        while (!stop) std::this_thread::sleep_for(1ms);
+    });
+    while (tid == 0) std::this_thread::yield();
+    auto ids = process::open_self().value().thread_ids().value();
+    stop = true;
+    t.join();
+    EXPECT_NE(std::find(ids.begin(), ids.end(), ::getpid()), ids.end());
+    EXPECT_NE(std::find(ids.begin(), ids.end(), tid.load()), ids.end());
+    EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end()));
+}
+
+TEST(Clocks, MeetChronoRequirementsAndAdvance) {
+    static_assert(std::chrono::is_clock_v<process_cpu_clock>);
+    static_assert(std::chrono::is_clock_v<thread_cpu_clock>);
+    const auto p0 = process_cpu_clock::now();
+    const auto t0 = thread_cpu_clock::now();
+    burn_thread_cpu(20ms);
+    EXPECT_GE(thread_cpu_clock::now() - t0, 20ms);
+    EXPECT_GE(process_cpu_clock::now() - p0, 20ms);
+}

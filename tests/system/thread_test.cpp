@@ -1,0 +1,150 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include <pthread.h>
+
+#include "proctimes/proctimes.hpp"
+#include "system/helpers.hpp"
+
+using namespace std::chrono;
+using namespace std::chrono_literals;
+using namespace proctimes;
+using testing_helpers::burn_thread_cpu;
+using testing_helpers::child;
+
+namespace {
+// A thread that runs until told to stop, exposing its tid.
+class parked_thread {
+public:
+    explicit parked_thread(std::chrono::nanoseconds burn = 0ns, const char* name = nullptr)
+        : t_([this, burn, name] {
+              if (name) ::pthread_setname_np(::pthread_self(), name);
+              tid_ = static_cast<pid_t>(::gettid());
+              burn_thread_cpu(burn);
+              burned_ = true;
+              while (!stop_) std::this_thread::sleep_for(1ms);
+          }) {
+        while (tid_ == 0 || !burned_) std::this_thread::sleep_for(1ms);
+    }
+    ~parked_thread() { join(); }
+    void join() {
+        stop_ = true;
+        if (t_.joinable()) t_.join();
+    }
+    pid_t tid() const { return tid_; }
+
+private:
+    std::atomic<pid_t> tid_{0};
+    std::atomic<bool> burned_{false};
+    std::atomic<bool> stop_{false};
+    std::thread t_;
+};
+}  // namespace
+
+TEST(Thread, OwnThreadHandleSeesItsBusyLoop) {
+    parked_thread t(250ms);
+    auto h = thread::open(::getpid(), t.tid());
+    ASSERT_TRUE(h) << h.error().message();
+    auto times = h->times().value();
+    EXPECT_GE(times.user, 225ms);
+    EXPECT_EQ(times.precision.source, cpu_source::cpu_clock_and_stat);
+    EXPECT_EQ(h->process_id(), ::getpid());
+    EXPECT_EQ(h->id(), t.tid());
+}
+
+TEST(Thread, OpenByTidAloneFindsTheProcess) {
+    parked_thread t;
+    auto h = thread::open(t.tid());
+    ASSERT_TRUE(h) << h.error().message();
+    EXPECT_EQ(h->process_id(), ::getpid());
+}
+
+TEST(Thread, CreationIsAfterProcessCreationAndBracketed) {
+    const auto proc_created = process::open_self().value().creation();
+    const auto before = system_clock::now();
+    parked_thread t;
+    const auto after = system_clock::now();
+    auto h = thread::open(::getpid(), t.tid()).value();
+    EXPECT_GE(h.creation(), proc_created);
+    EXPECT_GE(h.creation(), before - 11ms);  // floored to its 10 ms tick (+1 ms anchor slack)
+    EXPECT_LE(h.creation(), after + 1ms);
+    EXPECT_EQ(h.times().value().creation, h.creation());
+}
+
+TEST(Thread, CallingThreadMatchesHandle) {
+    auto h = thread::open_self().value();
+    EXPECT_EQ(h.id(), this_thread::id());
+    const auto mine = this_thread::times().value();
+    EXPECT_EQ(mine.creation, h.creation());
+    EXPECT_EQ(mine.precision.source, cpu_source::rusage);
+}
+
+TEST(Thread, NameWithParentheses) {
+    parked_thread t(0ns, "a) (b c)");
+    auto h = thread::open(::getpid(), t.tid()).value();
+    EXPECT_EQ(h.name().value(), "a) (b c)");
+    EXPECT_TRUE(h.times());
+}
+
+TEST(Thread, EndedThreadReportsGone) {
+    auto t = std::make_unique<parked_thread>();
+    auto h = thread::open(::getpid(), t->tid()).value();
+    t.reset();  // joined
+    auto r = h.times();
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), errc::no_such_thread);
+    EXPECT_EQ(r.error(), std::errc::no_such_process);
+}
+
+TEST(Thread, WrongProcessForTid) {
+    parked_thread t;
+    auto r = thread::open(1, t.tid());
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), errc::no_such_thread);
+    EXPECT_EQ(thread::open(0).error(), errc::invalid_argument);
+    EXPECT_EQ(thread::open(-5).error(), errc::invalid_argument);
+}
+
+TEST(Thread, ThreadOfAnotherProcess) {
+    // The child starts a busy thread and reports its tid through a pipe.
+    int p[2];
+    ASSERT_EQ(::pipe(p), 0);
+    child c([&] {
+        std::atomic<bool> done{false};
+        std::thread worker([&] {
+            pid_t tid = static_cast<pid_t>(::gettid());
+            burn_thread_cpu(150ms);
+            if (::write(p[1], &tid, sizeof tid) != sizeof tid) ::_exit(3);
+            while (true) ::pause();
+        });
+        worker.join();
+        return 0;
+    });
+    ::close(p[1]);
+    c.start();
+    pid_t tid = 0;
+    ASSERT_EQ(::read(p[0], &tid, sizeof tid), static_cast<ssize_t>(sizeof tid));
+    ::close(p[0]);
+    auto h = thread::open(tid);
+    ASSERT_TRUE(h) << h.error().message();
+    EXPECT_EQ(h->process_id(), c.pid());
+    auto times = h->times().value();
+    EXPECT_EQ(times.precision.source, cpu_source::schedstat_and_stat);
+    EXPECT_EQ(times.precision.total_resolution, 1ns);
+    EXPECT_GE(times.cpu(), 150ms);
+    EXPECT_GE(h->creation(), process::open(c.pid()).value().creation());
+}
+
+TEST(Thread, NoDescriptorLeak) {
+    parked_thread t;
+    const int before = testing_helpers::open_fd_count();
+    for (int i = 0; i < 200; ++i) {
+        auto h = thread::open(t.tid()).value();
+        (void)h.times().value();
+        auto bad = thread::open(::getpid(), 4'000'000);
+    }
+    EXPECT_EQ(testing_helpers::open_fd_count(), before);
+}

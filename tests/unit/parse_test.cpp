@@ -1,0 +1,151 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "parse/procfs.hpp"
+
+using namespace proctimes::parse;
+
+namespace {
+std::string fixture(const std::string& name) {
+    std::ifstream in(std::string(PROCTIMES_FIXTURES) + "/" + name, std::ios::binary);
+    EXPECT_TRUE(in) << name;
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+}  // namespace
+
+TEST(ParseStat, RealLine) {
+    const auto text = fixture("stat_plain.txt");
+    auto r = parse_stat(text);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->pid, 1977);
+    EXPECT_EQ(r->comm, "p");
+    EXPECT_EQ(r->state, 'Z');
+    EXPECT_EQ(r->ppid, 1976);
+    EXPECT_EQ(r->utime, 14u);
+    EXPECT_EQ(r->stime, 0u);
+    EXPECT_EQ(r->num_threads, 1);
+    EXPECT_EQ(r->starttime, 20104u);
+}
+
+TEST(ParseStat, CommWithParenthesesAndSpaces) {
+    auto r = parse_stat("4242 (a) (b c)) S 1 4242 4242 0 -1 4194304 100 0 0 0 250 75 3 4 20 0 7 0 123456 0 0\n");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->pid, 4242);
+    EXPECT_EQ(r->comm, "a) (b c)");
+    EXPECT_EQ(r->state, 'S');
+    EXPECT_EQ(r->utime, 250u);
+    EXPECT_EQ(r->stime, 75u);
+    EXPECT_EQ(r->cutime, 3);
+    EXPECT_EQ(r->cstime, 4);
+    EXPECT_EQ(r->num_threads, 7);
+    EXPECT_EQ(r->starttime, 123456u);
+}
+
+TEST(ParseStat, CommThatLooksLikeFields) {
+    // A name crafted to imitate the rest of the line must not shift the fields.
+    const auto text = fixture("stat_hostile_comm.txt");
+    auto r = parse_stat(text);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->comm, ") R 9 9 9 0 (");
+    EXPECT_EQ(r->state, 'R');
+    EXPECT_EQ(r->ppid, 77);
+    EXPECT_EQ(r->utime, 1u);
+    EXPECT_EQ(r->stime, 2u);
+    EXPECT_EQ(r->starttime, 99u);
+}
+
+TEST(ParseStat, CommWithNewlineAndEmptyComm) {
+    const std::string text = "5 (x\ny) R 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 3 0 0";
+    auto r = parse_stat(text);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->comm, "x\ny");
+    auto e = parse_stat("6 () S 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 3 0 0");
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->comm, "");
+}
+
+TEST(ParseStat, KernelThreadFixture) {
+    const auto text = fixture("stat_kthread.txt");
+    auto r = parse_stat(text);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->comm, "kworker/0:1-events");
+    EXPECT_EQ(r->ppid, 2);
+    EXPECT_EQ(r->starttime, 15u);
+}
+
+TEST(ParseStat, RejectsMalformed) {
+    EXPECT_FALSE(parse_stat(""));
+    EXPECT_FALSE(parse_stat("12 no parens S 1"));
+    EXPECT_FALSE(parse_stat("12 (x) S 1 2 3"));                                                     // truncated
+    EXPECT_FALSE(parse_stat("x (y) S 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 3 0 0"));                // bad pid
+    EXPECT_FALSE(parse_stat("5 (y) SS 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 3 0 0"));               // state
+    EXPECT_FALSE(parse_stat("5 (y) S 1 1 1 0 -1 0 0 0 0 0 -1 2 0 0 20 0 1 0 3 0 0"));               // negative utime
+    EXPECT_FALSE(parse_stat("5 (y) S 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 99999999999999999999999 0 0"));  // overflow
+    EXPECT_FALSE(parse_stat(")5 (y S 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 3 0 0"));
+}
+
+TEST(ParseSchedstat, Values) {
+    auto r = parse_schedstat("123456789 1000 42\n");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->run_ns, 123456789u);
+    EXPECT_EQ(r->wait_ns, 1000u);
+    EXPECT_EQ(r->timeslices, 42u);
+    EXPECT_FALSE(parse_schedstat("12 34\n"));
+    EXPECT_FALSE(parse_schedstat("a b c\n"));
+    EXPECT_FALSE(parse_schedstat(""));
+}
+
+TEST(ParseStatus, Fixture) {
+    const auto text = fixture("status.txt");
+    auto r = parse_status(text);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->name, "a) (b c)");
+    EXPECT_EQ(r->tgid, 1200);
+    EXPECT_EQ(r->pid, 1203);
+    EXPECT_EQ(r->ppid, 1100);
+    EXPECT_EQ(r->uid_real, 1000);
+    EXPECT_EQ(r->uid_effective, 0);
+    EXPECT_FALSE(parse_status("Name:\tx\n"));  // no Tgid/Pid
+    EXPECT_FALSE(parse_status("Name:\tx\nTgid:\tz\nPid:\t1\n"));
+}
+
+TEST(ParseProcStat, Btime) {
+    EXPECT_EQ(parse_proc_stat_btime(fixture("proc_stat.txt")), 1795317683u);
+    EXPECT_FALSE(parse_proc_stat_btime("cpu 1 2 3\nintr 5\n"));
+}
+
+TEST(ParseBootId, Canonical) {
+    auto id = parse_boot_id("b544540a-9e26-4ca8-8d51-b1b0b34397ed\n");
+    ASSERT_TRUE(id);
+    EXPECT_EQ(id->bytes[0], 0xb5);
+    EXPECT_EQ(id->bytes[15], 0xed);
+    EXPECT_EQ(id->to_string(), "b544540a-9e26-4ca8-8d51-b1b0b34397ed");
+    EXPECT_FALSE(parse_boot_id("b544540a9e264ca88d51b1b0b34397ed"));
+    EXPECT_FALSE(parse_boot_id("b544540a-9e26-4ca8-8d51-b1b0b34397eZ"));
+    EXPECT_FALSE(parse_boot_id("b544540a-9e26-4ca8-8d51_b1b0b34397ed"));
+}
+
+TEST(ParseAnchor, RoundTripAndRejects) {
+    auto r = parse_anchor("proctimes-boot-anchor 1 b544540a-9e26-4ca8-8d51-b1b0b34397ed 1795317683412345678\n");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->realtime_minus_boottime_ns, 1795317683412345678);
+    EXPECT_EQ(r->boot.to_string(), "b544540a-9e26-4ca8-8d51-b1b0b34397ed");
+    EXPECT_TRUE(parse_anchor("proctimes-boot-anchor 1 b544540a-9e26-4ca8-8d51-b1b0b34397ed -5\n"));
+    EXPECT_FALSE(parse_anchor("proctimes-boot-anchor 2 b544540a-9e26-4ca8-8d51-b1b0b34397ed 1\n"));
+    EXPECT_FALSE(parse_anchor("proctimes-boot-anchor 1 b544540a-9e26-4ca8-8d51-b1b0b34397ed 1"));  // no newline
+    EXPECT_FALSE(parse_anchor("proctimes-boot-anchor 1 b544540a-9e26-4ca8-8d51-b1b0b34397ed 1\nextra\n"));
+    EXPECT_FALSE(parse_anchor("hello 1 b544540a-9e26-4ca8-8d51-b1b0b34397ed 1\n"));
+}
+
+TEST(ParseId, DirectoryNames) {
+    EXPECT_EQ(parse_id("1234"), 1234);
+    EXPECT_FALSE(parse_id("self"));
+    EXPECT_FALSE(parse_id("-1"));
+    EXPECT_FALSE(parse_id("12a"));
+    EXPECT_FALSE(parse_id(""));
+}

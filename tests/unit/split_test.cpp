@@ -1,0 +1,55 @@
+#include <gtest/gtest.h>
+
+#include "cpu_split.hpp"
+
+using namespace std::chrono;
+using proctimes::detail::monotonic_split;
+using proctimes::detail::split_by_ticks;
+
+TEST(Split, ProportionalToTicks) {
+    auto s = split_by_ticks(nanoseconds{1'000'000'000}, 3, 1);
+    EXPECT_EQ(s.kernel, nanoseconds{250'000'000});
+    EXPECT_EQ(s.user, nanoseconds{750'000'000});
+}
+
+TEST(Split, ZeroTicksFollowTheKernel) {
+    // No stime tick: all user (cputime_adjust). No utime tick: all kernel.
+    EXPECT_EQ(split_by_ticks(nanoseconds{5}, 0, 0).user, nanoseconds{5});
+    EXPECT_EQ(split_by_ticks(nanoseconds{5}, 7, 0).kernel, nanoseconds{0});
+    EXPECT_EQ(split_by_ticks(nanoseconds{5}, 0, 7).kernel, nanoseconds{5});
+    EXPECT_EQ(split_by_ticks(nanoseconds{0}, 3, 3).user, nanoseconds{0});
+}
+
+TEST(Split, HugeValuesDoNotOverflow) {
+    const nanoseconds total{nanoseconds::max().count() / 2};
+    auto s = split_by_ticks(total, ~0ULL / 4, ~0ULL / 4);
+    EXPECT_EQ(s.kernel + s.user, total);
+    EXPECT_NEAR(static_cast<double>(s.kernel.count()), static_cast<double>(total.count()) / 2, 1e3);
+}
+
+TEST(Split, MonotonicWhenTheRatioShifts) {
+    monotonic_split m;
+    // 100 ms all user, then 101 ms with one stime tick: the raw split would drop
+    // user time to ~91.8 ms; it must not go below 100 ms.
+    auto a = m.apply(milliseconds{100}, 10, 0);
+    auto b = m.apply(milliseconds{101}, 10, 1);
+    EXPECT_EQ(a.user, milliseconds{100});
+    EXPECT_GE(b.user, a.user);
+    EXPECT_GE(b.kernel, a.kernel);
+    EXPECT_EQ(b.user + b.kernel, milliseconds{101});
+    // And the other way round.
+    monotonic_split k;
+    auto c = k.apply(milliseconds{100}, 0, 10);
+    auto d = k.apply(milliseconds{101}, 1, 10);
+    EXPECT_GE(d.kernel, c.kernel);
+    EXPECT_GE(d.user, c.user);
+    EXPECT_EQ(d.user + d.kernel, milliseconds{101});
+}
+
+TEST(Split, AStaleTotalReturnsThePreviousValues) {
+    monotonic_split m;
+    auto a = m.apply(milliseconds{50}, 1, 1);
+    auto b = m.apply(milliseconds{40}, 1, 1);
+    EXPECT_EQ(b.kernel, a.kernel);
+    EXPECT_EQ(b.user, a.user);
+}
