@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what proctimes needs on Debian 12 (apt-get), then configures and
+# builds it into ./build. Safe to run again: installs only what is missing.
+#   scripts/bootstrap.sh [extra cmake -D options]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  g++ cmake make pkg-config
+  libgtest-dev libgmock-dev libbenchmark-dev   # tests, bench/
+  libcli11-dev nlohmann-json3-dev libfmt-dev   # the proctimes command
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "bootstrap: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+cmake --build build -j "$(nproc)"
