@@ -62,7 +62,7 @@ std::optional<stat_record> parse_stat(std::string_view text) noexcept {
     }
     if (f[0].size() != 1) return std::nullopt;
     r.state = f[0][0];
-    if (!number(f[1], r.ppid) || !number(f[11], r.utime) || !number(f[12], r.stime) ||
+    if (!number(f[1], r.ppid) || !number(f[6], r.flags) || !number(f[11], r.utime) || !number(f[12], r.stime) ||
         !number(f[13], r.cutime) || !number(f[14], r.cstime) || !number(f[17], r.num_threads) ||
         !number(f[19], r.starttime))
         return std::nullopt;

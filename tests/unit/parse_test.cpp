@@ -26,6 +26,7 @@ TEST(ParseStat, RealLine) {
     EXPECT_EQ(r->comm, "p");
     EXPECT_EQ(r->state, 'Z');
     EXPECT_EQ(r->ppid, 1976);
+    EXPECT_EQ(r->flags & pf_kthread, 0u);
     EXPECT_EQ(r->utime, 14u);
     EXPECT_EQ(r->stime, 0u);
     EXPECT_EQ(r->num_threads, 1);
@@ -76,6 +77,7 @@ TEST(ParseStat, KernelThreadFixture) {
     EXPECT_EQ(r->comm, "kworker/0:1-events");
     EXPECT_EQ(r->ppid, 2);
     EXPECT_EQ(r->starttime, 15u);
+    EXPECT_NE(r->flags & pf_kthread, 0u);
 }
 
 TEST(ParseStat, RejectsMalformed) {
