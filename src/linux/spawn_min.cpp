@@ -1,0 +1,407 @@
+// Minimal child spawning and exit watching: see spawn_min.hpp for the design
+// and its limits. Self-contained on purpose, to be swapped for the library's
+// general facility later.
+#include "linux/spawn_min.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <ctime>
+#include <map>
+#include <thread>
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "linux/sys.hpp"
+#include "proctimes/boot.hpp"
+
+extern char** environ;
+
+namespace proctimes::detail {
+namespace {
+
+using std::chrono::microseconds;
+using std::chrono::nanoseconds;
+
+constexpr int p_pidfd = 3;  // P_PIDFD, linux/wait.h (5.4)
+
+instant realtime_now() noexcept {
+    timespec ts{};
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    return instant{std::chrono::seconds{ts.tv_sec} + nanoseconds{ts.tv_nsec}};
+}
+
+nanoseconds from_timeval(const timeval& tv) noexcept { return std::chrono::seconds{tv.tv_sec} + microseconds{tv.tv_usec}; }
+
+// ---- executable lookup ---------------------------------------------------------
+
+bool is_executable_file(const std::string& path) noexcept {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+// The path posix_spawn(3) should execute, resolved in the parent.
+result<std::string> resolve_program(const spawn_options& o) {
+    if (o.program.empty()) return errno_code(ENOENT);
+    if (o.program.find('/') != std::string::npos || !o.search_path) {
+        if (o.program[0] == '/' || o.working_directory.empty()) return o.program;
+        // The child changes directory before exec: anchor a relative path to
+        // the caller's directory, where the caller meant it.
+        char cwd[4096];
+        if (!::getcwd(cwd, sizeof cwd)) return last_errno();
+        std::string absolute(cwd);
+        absolute += '/';
+        absolute += o.program;
+        return absolute;
+    }
+    const char* env = std::getenv("PATH");
+    const std::string path = env ? env : "/bin:/usr/bin";
+    bool saw_denied = false;
+    std::size_t begin = 0;
+    for (;;) {
+        const std::size_t end = path.find(':', begin);
+        std::string candidate(path, begin, end == std::string::npos ? std::string::npos : end - begin);
+        if (candidate.empty()) candidate.push_back('.');  // an empty PATH element is the current directory
+        candidate.push_back('/');
+        candidate += o.program;
+        if (is_executable_file(candidate)) return candidate;
+        if (::access(candidate.c_str(), F_OK) == 0) saw_denied = true;
+        if (end == std::string::npos) break;
+        begin = end + 1;
+    }
+    return errno_code(saw_denied ? EACCES : ENOENT);
+}
+
+// ---- the watcher -------------------------------------------------------------------
+
+struct registration {
+    std::shared_ptr<spawned_process> child;
+    int pidfd;
+};
+
+class watcher {
+public:
+    static result<watcher*> get() noexcept;
+    std::error_code add(std::shared_ptr<spawned_process> child, int pidfd) noexcept;
+
+private:
+    explicit watcher(int epfd) noexcept : epfd_(epfd) {}
+    [[noreturn]] void run() noexcept;
+    int epfd_;
+};
+
+std::mutex watcher_mutex;
+watcher* current_watcher = nullptr;  // deliberately never freed: lives as long as the process
+pid_t watcher_owner = 0;
+
+void atfork_prepare() noexcept { watcher_mutex.lock(); }
+void atfork_parent() noexcept { watcher_mutex.unlock(); }
+void atfork_child() noexcept { watcher_mutex.unlock(); }
+
+result<watcher*> watcher::get() noexcept {
+    static const int atfork_once = ::pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+    (void)atfork_once;
+    std::lock_guard lock(watcher_mutex);
+    // A forked child inherits the pointer but not the thread: start its own.
+    if (current_watcher && watcher_owner == ::getpid()) return current_watcher;
+    unique_fd ep{::epoll_create1(EPOLL_CLOEXEC)};
+    if (!ep) return last_errno();
+    auto* w = new (std::nothrow) watcher(ep.get());
+    if (!w) return errno_code(ENOMEM);
+    // The thread must not take signals meant for the application.
+    sigset_t all, old;
+    ::sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &old);
+    std::error_code ec;
+    try {
+        std::thread(&watcher::run, w).detach();
+    } catch (const std::system_error& e) {
+        ec = e.code();
+    } catch (...) {
+        ec = errno_code(ENOMEM);
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    if (ec) {
+        delete w;
+        return ec;
+    }
+    (void)ep.release();
+    current_watcher = w;
+    watcher_owner = ::getpid();
+    return w;
+}
+
+std::error_code watcher::add(std::shared_ptr<spawned_process> child, int pidfd) noexcept {
+    auto* r = new (std::nothrow) registration{std::move(child), pidfd};
+    if (!r) return errno_code(ENOMEM);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.ptr = r;
+    if (::epoll_ctl(epfd_, EPOLL_CTL_ADD, pidfd, &ev) != 0) {
+        const int err = errno;
+        r->pidfd = -1;  // the caller keeps ownership on failure
+        delete r;
+        return errno_code(err);
+    }
+    return {};
+}
+
+}  // namespace
+
+// The watcher's work for one exited child; a friend of spawned_process.
+struct spawn_reaper {
+    static void reap(spawned_process& p, int pidfd) noexcept {
+        const instant when = realtime_now();
+        std::unique_lock lock(p.mutex_);
+        // The zombie still answers: its main thread's final sample, and the
+        // process's own, in case someone else reaps it before us.
+        if (auto t = p.main_.times()) p.main_final_ = *t;
+        auto before = p.process_.times();
+
+        siginfo_t si{};
+        rusage ru{};
+        long rc;
+        do {
+            rc = ::syscall(SYS_waitid, p_pidfd, pidfd, &si, WEXITED, &ru);
+        } while (rc < 0 && errno == EINTR);
+
+        child_exit e;
+        e.when = when;
+        if (rc == 0) {
+            e.how = si.si_code;
+            e.status = si.si_status;
+            e.final_times = true;
+            p.final_kernel_ = from_timeval(ru.ru_stime);
+            p.final_user_ = from_timeval(ru.ru_utime);
+            const nanoseconds tick{1'000'000'000 / clock_ticks_per_second()};
+            p.final_precision_ = {microseconds{1}, microseconds{1}, tick, cpu_source::wait_rusage};
+        } else if (before) {
+            // ECHILD: reaped elsewhere after our sample; keep the sample.
+            e.final_times = true;
+            p.final_kernel_ = before->kernel;
+            p.final_user_ = before->user;
+            p.final_precision_ = before->precision;
+        }
+        p.exit_ = e;
+        lock.unlock();
+        p.exited_.notify_all();
+    }
+};
+
+namespace {
+
+void watcher::run() noexcept {
+    epoll_event events[16];
+    for (;;) {
+        const int n = ::epoll_wait(epfd_, events, 16, -1);
+        if (n < 0) {
+            if (errno != EINTR) ::usleep(10'000);  // cannot happen with a valid epfd; do not spin
+            continue;
+        }
+        for (int i = 0; i < n; ++i) {
+            auto* r = static_cast<registration*>(events[i].data.ptr);
+            spawn_reaper::reap(*r->child, r->pidfd);
+            ::epoll_ctl(epfd_, EPOLL_CTL_DEL, r->pidfd, nullptr);
+            ::close(r->pidfd);
+            delete r;
+        }
+    }
+}
+
+// ---- registry of spawned children by pid ------------------------------------------
+
+std::mutex registry_mutex;
+std::map<pid_t, std::weak_ptr<spawned_process>>& registry() {
+    static auto* m = new std::map<pid_t, std::weak_ptr<spawned_process>>;  // never destroyed: see watcher
+    return *m;
+}
+
+// Kills and reaps a child we could not take charge of.
+void abandon(pid_t pid) noexcept {
+    ::kill(pid, SIGKILL);
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+}
+
+struct spawn_attrs {
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_t actions;
+    bool attr_ok = false, actions_ok = false;
+    ~spawn_attrs() {
+        if (attr_ok) ::posix_spawnattr_destroy(&attr);
+        if (actions_ok) ::posix_spawn_file_actions_destroy(&actions);
+    }
+};
+
+result<pid_t> start(const spawn_options& o) {
+    auto program = resolve_program(o);
+    if (!program) return program.error();
+
+    std::vector<std::string> args = o.argv.empty() ? std::vector<std::string>{o.program} : o.argv;
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::vector<std::string> env_strings;
+    std::vector<char*> envp;
+    if (o.environment) {
+        env_strings = *o.environment;
+        for (auto& e : env_strings) envp.push_back(e.data());
+        envp.push_back(nullptr);
+    }
+
+    spawn_attrs s;
+    if (int e = ::posix_spawnattr_init(&s.attr)) return errno_code(e);
+    s.attr_ok = true;
+    if (int e = ::posix_spawn_file_actions_init(&s.actions)) return errno_code(e);
+    s.actions_ok = true;
+    sigset_t none, all;
+    ::sigemptyset(&none);
+    ::sigfillset(&all);
+    short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+    ::posix_spawnattr_setsigmask(&s.attr, &none);
+    ::posix_spawnattr_setsigdefault(&s.attr, &all);
+    if (o.new_process_group) {
+        flags |= POSIX_SPAWN_SETPGROUP;
+        ::posix_spawnattr_setpgroup(&s.attr, 0);
+    }
+    ::posix_spawnattr_setflags(&s.attr, flags);
+    if (!o.working_directory.empty()) {
+        if (int e = ::posix_spawn_file_actions_addchdir_np(&s.actions, o.working_directory.c_str())) return errno_code(e);
+    }
+    pid_t pid = -1;
+    const int err = ::posix_spawn(&pid, program->c_str(), &s.actions, &s.attr, argv.data(),
+                                  o.environment ? envp.data() : environ);
+    if (err != 0) return errno_code(err);
+    return pid;
+}
+
+}  // namespace
+
+spawned_process::spawned_process(private_tag, process p, thread main_thread) noexcept
+    : process_(std::move(p)), main_(std::move(main_thread)), owner_pid_(::getpid()) {}
+
+spawned_process::~spawned_process() {
+    std::lock_guard lock(registry_mutex);
+    auto& reg = registry();
+    if (auto it = reg.find(process_.id()); it != reg.end() && it->second.expired()) reg.erase(it);
+}
+
+result<std::shared_ptr<spawned_process>> spawned_process::spawn(const spawn_options& options) noexcept {
+    try {
+        auto w = watcher::get();
+        if (!w) return w.error();
+        auto pid = start(options);
+        if (!pid) return pid.error();
+
+        unique_fd pidfd{pidfd_open(*pid, 0)};
+        if (!pidfd) {
+            const auto ec = last_errno();
+            abandon(*pid);
+            return ec.value() == ENOSYS ? make_error_code(errc::not_supported) : ec;
+        }
+        auto proc = process::open(*pid);
+        auto main = proc ? thread::open(*pid, *pid) : result<thread>(proc.error());
+        if (!proc || !main) {
+            abandon(*pid);
+            return proc ? main.error() : proc.error();
+        }
+        auto child = std::make_shared<spawned_process>(private_tag{}, std::move(*proc), std::move(*main));
+        {
+            std::lock_guard lock(registry_mutex);
+            registry()[*pid] = child;
+        }
+        if (auto ec = (*w)->add(child, pidfd.get())) {
+            abandon(*pid);
+            return ec;
+        }
+        (void)pidfd.release();  // the watcher owns it now
+        return child;
+    } catch (const std::bad_alloc&) {
+        return errno_code(ENOMEM);
+    } catch (const std::system_error& e) {
+        return e.code();
+    } catch (...) {
+        return errno_code(EFAULT);
+    }
+}
+
+std::shared_ptr<spawned_process> spawned_process::find(pid_t pid) noexcept {
+    std::lock_guard lock(registry_mutex);
+    auto& reg = registry();
+    auto it = reg.find(pid);
+    if (it == reg.end()) return nullptr;
+    auto p = it->second.lock();
+    if (p && p->owner_pid_ != ::getpid()) return nullptr;  // inherited through fork: not our child
+    return p;
+}
+
+pid_t spawned_process::id() const noexcept { return process_.id(); }
+instant spawned_process::creation() const noexcept { return process_.creation(); }
+const process_identity& spawned_process::identity() const noexcept { return process_.identity(); }
+
+result<process_times> spawned_process::times() const noexcept {
+    std::lock_guard lock(mutex_);
+    process_times t;
+    if (exit_) {
+        if (!exit_->final_times) return errc::no_such_process;
+        t.creation = process_.creation();
+        t.exit = exit_->when;
+        t.kernel = final_kernel_;
+        t.user = final_user_;
+        t.precision = final_precision_;
+    } else {
+        // Under the lock the watcher cannot reap the child, so the handle's
+        // descriptors still answer.
+        auto r = process_.times();
+        if (!r) return r.error();
+        t = *r;
+    }
+    const auto ku = process_guard_.apply(t.cpu(), static_cast<std::uint64_t>(t.user.count()),
+                                         static_cast<std::uint64_t>(t.kernel.count()));
+    t.kernel = ku.kernel;
+    t.user = ku.user;
+    return t;
+}
+
+result<thread_times> spawned_process::main_thread_times() const noexcept {
+    std::lock_guard lock(mutex_);
+    thread_times t;
+    if (exit_) {
+        if (!main_final_) return errc::no_such_thread;
+        t = *main_final_;
+        t.exit = exit_->when;
+    } else {
+        auto r = main_.times();
+        if (!r) return r.error();
+        t = *r;
+    }
+    const auto ku = thread_guard_.apply(t.cpu(), static_cast<std::uint64_t>(t.user.count()),
+                                        static_cast<std::uint64_t>(t.kernel.count()));
+    t.kernel = ku.kernel;
+    t.user = ku.user;
+    return t;
+}
+
+std::optional<child_exit> spawned_process::exit_info() const noexcept {
+    std::lock_guard lock(mutex_);
+    return exit_;
+}
+
+bool spawned_process::wait_for(std::chrono::nanoseconds timeout) const noexcept {
+    std::unique_lock lock(mutex_);
+    if (timeout.count() < 0) {
+        exited_.wait(lock, [this] { return exit_.has_value(); });
+        return true;
+    }
+    return exited_.wait_for(lock, timeout, [this] { return exit_.has_value(); });
+}
+
+}  // namespace proctimes::detail
