@@ -4,10 +4,12 @@
 #include "linux/spawn_min.hpp"
 
 #include <cerrno>
+#include <condition_variable>
 #include <csignal>
 #include <cstdlib>
 #include <ctime>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include <fcntl.h>
@@ -20,12 +22,31 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cpu_split.hpp"
 #include "linux/sys.hpp"
 #include "proctimes/boot.hpp"
 
 extern char** environ;
 
 namespace proctimes::detail {
+
+struct spawned_process::state {
+    state(process p, thread t) noexcept : proc(std::move(p)), main(std::move(t)), owner_pid(::getpid()) {}
+
+    process proc;
+    thread main;
+    pid_t owner_pid;  // the process that spawned it (fork detection)
+
+    mutable std::mutex mutex;
+    mutable std::condition_variable exited;
+    std::optional<child_exit> exit;
+    std::chrono::nanoseconds final_kernel{}, final_user{};
+    cpu_precision final_precision{};
+    std::optional<thread_times> main_final;
+    mutable monotonic_split process_guard;
+    mutable monotonic_split thread_guard;
+};
+
 namespace {
 
 using std::chrono::microseconds;
@@ -83,14 +104,14 @@ result<std::string> resolve_program(const spawn_options& o) {
 // ---- the watcher -------------------------------------------------------------------
 
 struct registration {
-    std::shared_ptr<spawned_process> child;
+    std::shared_ptr<spawned_process::state> child;
     int pidfd;
 };
 
 class watcher {
 public:
     static result<watcher*> get() noexcept;
-    std::error_code add(std::shared_ptr<spawned_process> child, int pidfd) noexcept;
+    std::error_code add(std::shared_ptr<spawned_process::state> child, int pidfd) noexcept;
 
 private:
     explicit watcher(int epfd) noexcept : epfd_(epfd) {}
@@ -139,7 +160,7 @@ result<watcher*> watcher::get() noexcept {
     return w;
 }
 
-std::error_code watcher::add(std::shared_ptr<spawned_process> child, int pidfd) noexcept {
+std::error_code watcher::add(std::shared_ptr<spawned_process::state> child, int pidfd) noexcept {
     auto* r = new (std::nothrow) registration{std::move(child), pidfd};
     if (!r) return errno_code(ENOMEM);
     epoll_event ev{};
@@ -156,15 +177,15 @@ std::error_code watcher::add(std::shared_ptr<spawned_process> child, int pidfd) 
 
 }  // namespace
 
-// The watcher's work for one exited child; a friend of spawned_process.
+// The watcher's work for one exited child.
 struct spawn_reaper {
-    static void reap(spawned_process& p, int pidfd) noexcept {
+    static void reap(spawned_process::state& p, int pidfd) noexcept {
         const instant when = realtime_now();
-        std::unique_lock lock(p.mutex_);
+        std::unique_lock lock(p.mutex);
         // The zombie still answers: its main thread's final sample, and the
         // process's own, in case someone else reaps it before us.
-        if (auto t = p.main_.times()) p.main_final_ = *t;
-        auto before = p.process_.times();
+        if (auto t = p.main.times()) p.main_final = *t;
+        auto before = p.proc.times();
 
         siginfo_t si{};
         rusage ru{};
@@ -179,20 +200,20 @@ struct spawn_reaper {
             e.how = si.si_code;
             e.status = si.si_status;
             e.final_times = true;
-            p.final_kernel_ = from_timeval(ru.ru_stime);
-            p.final_user_ = from_timeval(ru.ru_utime);
+            p.final_kernel = from_timeval(ru.ru_stime);
+            p.final_user = from_timeval(ru.ru_utime);
             const nanoseconds tick{1'000'000'000 / clock_ticks_per_second()};
-            p.final_precision_ = {microseconds{1}, microseconds{1}, tick, cpu_source::wait_rusage};
+            p.final_precision = {microseconds{1}, microseconds{1}, tick, cpu_source::wait_rusage};
         } else if (before) {
             // ECHILD: reaped elsewhere after our sample; keep the sample.
             e.final_times = true;
-            p.final_kernel_ = before->kernel;
-            p.final_user_ = before->user;
-            p.final_precision_ = before->precision;
+            p.final_kernel = before->kernel;
+            p.final_user = before->user;
+            p.final_precision = before->precision;
         }
-        p.exit_ = e;
+        p.exit = e;
         lock.unlock();
-        p.exited_.notify_all();
+        p.exited.notify_all();
     }
 };
 
@@ -285,13 +306,12 @@ result<pid_t> start(const spawn_options& o) {
 
 }  // namespace
 
-spawned_process::spawned_process(private_tag, process p, thread main_thread) noexcept
-    : process_(std::move(p)), main_(std::move(main_thread)), owner_pid_(::getpid()) {}
+spawned_process::spawned_process(std::shared_ptr<state> s) noexcept : s_(std::move(s)) {}
 
 spawned_process::~spawned_process() {
     std::lock_guard lock(registry_mutex);
     auto& reg = registry();
-    if (auto it = reg.find(process_.id()); it != reg.end() && it->second.expired()) reg.erase(it);
+    if (auto it = reg.find(s_->proc.id()); it != reg.end() && it->second.expired()) reg.erase(it);
 }
 
 result<std::shared_ptr<spawned_process>> spawned_process::spawn(const spawn_options& options) noexcept {
@@ -313,12 +333,13 @@ result<std::shared_ptr<spawned_process>> spawned_process::spawn(const spawn_opti
             abandon(*pid);
             return proc ? main.error() : proc.error();
         }
-        auto child = std::make_shared<spawned_process>(private_tag{}, std::move(*proc), std::move(*main));
+        auto st = std::make_shared<state>(std::move(*proc), std::move(*main));
+        auto child = std::make_shared<spawned_process>(st);
         {
             std::lock_guard lock(registry_mutex);
             registry()[*pid] = child;
         }
-        if (auto ec = (*w)->add(child, pidfd.get())) {
+        if (auto ec = (*w)->add(std::move(st), pidfd.get())) {
             abandon(*pid);
             return ec;
         }
@@ -339,69 +360,72 @@ std::shared_ptr<spawned_process> spawned_process::find(pid_t pid) noexcept {
     auto it = reg.find(pid);
     if (it == reg.end()) return nullptr;
     auto p = it->second.lock();
-    if (p && p->owner_pid_ != ::getpid()) return nullptr;  // inherited through fork: not our child
+    if (p && p->s_->owner_pid != ::getpid()) return nullptr;  // inherited through fork: not our child
     return p;
 }
 
-pid_t spawned_process::id() const noexcept { return process_.id(); }
-instant spawned_process::creation() const noexcept { return process_.creation(); }
-const process_identity& spawned_process::identity() const noexcept { return process_.identity(); }
+pid_t spawned_process::id() const noexcept { return s_->proc.id(); }
+instant spawned_process::creation() const noexcept { return s_->proc.creation(); }
+const process_identity& spawned_process::identity() const noexcept { return s_->proc.identity(); }
 
 result<process_times> spawned_process::times() const noexcept {
-    std::lock_guard lock(mutex_);
+    const state& s = *s_;
+    std::lock_guard lock(s.mutex);
     process_times t;
-    if (exit_) {
-        if (!exit_->final_times) return errc::no_such_process;
-        t.creation = process_.creation();
-        t.exit = exit_->when;
-        t.kernel = final_kernel_;
-        t.user = final_user_;
-        t.precision = final_precision_;
+    if (s.exit) {
+        if (!s.exit->final_times) return errc::no_such_process;
+        t.creation = s.proc.creation();
+        t.exit = s.exit->when;
+        t.kernel = s.final_kernel;
+        t.user = s.final_user;
+        t.precision = s.final_precision;
     } else {
         // Under the lock the watcher cannot reap the child, so the handle's
         // descriptors still answer.
-        auto r = process_.times();
+        auto r = s.proc.times();
         if (!r) return r.error();
         t = *r;
     }
-    const auto ku = process_guard_.apply(t.cpu(), static_cast<std::uint64_t>(t.user.count()),
-                                         static_cast<std::uint64_t>(t.kernel.count()));
+    const auto ku = s.process_guard.apply(t.cpu(), static_cast<std::uint64_t>(t.user.count()),
+                                          static_cast<std::uint64_t>(t.kernel.count()));
     t.kernel = ku.kernel;
     t.user = ku.user;
     return t;
 }
 
 result<thread_times> spawned_process::main_thread_times() const noexcept {
-    std::lock_guard lock(mutex_);
+    const state& s = *s_;
+    std::lock_guard lock(s.mutex);
     thread_times t;
-    if (exit_) {
-        if (!main_final_) return errc::no_such_thread;
-        t = *main_final_;
-        t.exit = exit_->when;
+    if (s.exit) {
+        if (!s.main_final) return errc::no_such_thread;
+        t = *s.main_final;
+        t.exit = s.exit->when;
     } else {
-        auto r = main_.times();
+        auto r = s.main.times();
         if (!r) return r.error();
         t = *r;
     }
-    const auto ku = thread_guard_.apply(t.cpu(), static_cast<std::uint64_t>(t.user.count()),
-                                        static_cast<std::uint64_t>(t.kernel.count()));
+    const auto ku = s.thread_guard.apply(t.cpu(), static_cast<std::uint64_t>(t.user.count()),
+                                         static_cast<std::uint64_t>(t.kernel.count()));
     t.kernel = ku.kernel;
     t.user = ku.user;
     return t;
 }
 
 std::optional<child_exit> spawned_process::exit_info() const noexcept {
-    std::lock_guard lock(mutex_);
-    return exit_;
+    std::lock_guard lock(s_->mutex);
+    return s_->exit;
 }
 
 bool spawned_process::wait_for(std::chrono::nanoseconds timeout) const noexcept {
-    std::unique_lock lock(mutex_);
+    const state& s = *s_;
+    std::unique_lock lock(s.mutex);
     if (timeout.count() < 0) {
-        exited_.wait(lock, [this] { return exit_.has_value(); });
+        s.exited.wait(lock, [&s] { return s.exit.has_value(); });
         return true;
     }
-    return exited_.wait_for(lock, timeout, [this] { return exit_.has_value(); });
+    return s.exited.wait_for(lock, timeout, [&s] { return s.exit.has_value(); });
 }
 
 }  // namespace proctimes::detail

@@ -39,16 +39,13 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <sys/types.h>
 
-#include "cpu_split.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/result.hpp"
 #include "proctimes/times.hpp"
@@ -115,24 +112,14 @@ public:
     spawned_process& operator=(const spawned_process&) = delete;
     ~spawned_process();
 
-    struct private_tag {};
-    spawned_process(private_tag, process p, thread main_thread) noexcept;
+    /// The child's record, shared with the watcher until it has reaped the
+    /// child. The spawned_process object itself is held only by users, so
+    /// that it (and find()'s answer) goes away with their last reference.
+    struct state;
+    explicit spawned_process(std::shared_ptr<state> s) noexcept;
 
 private:
-    friend struct spawn_reaper;
-
-    process process_;
-    thread main_;
-    pid_t owner_pid_ = 0;  // the process that spawned it (fork detection)
-
-    mutable std::mutex mutex_;
-    mutable std::condition_variable exited_;
-    std::optional<child_exit> exit_;
-    std::chrono::nanoseconds final_kernel_{}, final_user_{};
-    cpu_precision final_precision_{};
-    std::optional<thread_times> main_final_;
-    mutable monotonic_split process_guard_;
-    mutable monotonic_split thread_guard_;
+    std::shared_ptr<state> s_;
 };
 
 }  // namespace proctimes::detail
