@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "system/helpers.hpp"
@@ -299,6 +300,19 @@ TEST(Win32Cxx, CreateProcessRefusesWhatItCannotHonour) {
     SetLastError(0);
     EXPECT_FALSE(CreateProcessA("/tmp", nullptr, nullptr, nullptr, FALSE, 0, nullptr, nullptr, &si, &pi));
     EXPECT_EQ(GetLastError(), static_cast<DWORD>(ERROR_ACCESS_DENIED));
+    // Neither is an executable file in no known format.
+    char path[] = "/tmp/proctimes-badexe-XXXXXX";
+    const int fd = ::mkstemp(path);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, "\x01\x02garbage", 9), 9);
+    ::fchmod(fd, 0755);
+    ::close(fd);
+    SetLastError(0);
+    const BOOL ok = CreateProcessA(path, nullptr, nullptr, nullptr, FALSE, 0, nullptr, nullptr, &si, &pi);
+    const DWORD err = GetLastError();
+    ::unlink(path);
+    EXPECT_FALSE(ok);
+    EXPECT_EQ(err, static_cast<DWORD>(ERROR_BAD_EXE_FORMAT));
 }
 
 TEST(Win32Cxx, CallingThreadTimesCostAboutOneGetrusage) {
