@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <map>
+#include <unordered_map>
 #include <mutex>
 #include <thread>
 
@@ -31,11 +32,18 @@ extern char** environ;
 namespace proctimes::detail {
 
 struct spawned_process::state {
-    state(process p, thread t) noexcept : proc(std::move(p)), main(std::move(t)), owner_pid(::getpid()) {}
+    state(process p, thread t) noexcept
+        : pid(p.id()), created(p.creation()), identity(p.identity()), owner_pid(::getpid()), proc(std::move(p)),
+          main(std::move(t)) {}
 
+    const pid_t pid;
+    const instant created;
+    const process_identity identity;
+    const pid_t owner_pid;  // the process that spawned it (fork detection)
+
+    // The live handles, closed by the watcher once the final values are recorded.
     process proc;
     thread main;
-    pid_t owner_pid;  // the process that spawned it (fork detection)
 
     mutable std::mutex mutex;
     mutable std::condition_variable exited;
@@ -117,6 +125,11 @@ private:
     explicit watcher(int epfd) noexcept : epfd_(epfd) {}
     [[noreturn]] void run() noexcept;
     int epfd_;
+    // The children being watched. Owned here (not only through epoll's data
+    // pointers) so that they stay reachable: a child still running when the
+    // program ends is not a leak.
+    std::mutex pending_mutex_;
+    std::unordered_map<registration*, std::unique_ptr<registration>> pending_;
 };
 
 std::mutex watcher_mutex;
@@ -161,18 +174,23 @@ result<watcher*> watcher::get() noexcept {
 }
 
 std::error_code watcher::add(std::shared_ptr<spawned_process::state> child, int pidfd) noexcept {
-    auto* r = new (std::nothrow) registration{std::move(child), pidfd};
-    if (!r) return errno_code(ENOMEM);
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.ptr = r;
-    if (::epoll_ctl(epfd_, EPOLL_CTL_ADD, pidfd, &ev) != 0) {
-        const int err = errno;
-        r->pidfd = -1;  // the caller keeps ownership on failure
-        delete r;
-        return errno_code(err);
+    try {
+        auto r = std::make_unique<registration>(registration{std::move(child), pidfd});
+        epoll_event ev{};
+        ev.events = EPOLLIN;
+        ev.data.ptr = r.get();
+        std::lock_guard lock(pending_mutex_);
+        registration* key = r.get();
+        pending_.emplace(key, std::move(r));
+        if (::epoll_ctl(epfd_, EPOLL_CTL_ADD, pidfd, &ev) != 0) {
+            const int err = errno;
+            pending_.erase(key);  // the caller keeps ownership of the pidfd on failure
+            return errno_code(err);
+        }
+        return {};
+    } catch (...) {
+        return errno_code(ENOMEM);
     }
-    return {};
 }
 
 }  // namespace
@@ -212,7 +230,15 @@ struct spawn_reaper {
             p.final_precision = before->precision;
         }
         p.exit = e;
+        // Nothing reads the live handles any more: close their descriptors
+        // (and the pidfd) before waking the waiters, so that a caller who
+        // waited sees every descriptor of the child gone.
+        process old_proc = std::move(p.proc);
+        thread old_main = std::move(p.main);
         lock.unlock();
+        old_proc = process{};
+        old_main = thread{};
+        ::close(pidfd);
         p.exited.notify_all();
     }
 };
@@ -229,10 +255,10 @@ void watcher::run() noexcept {
         }
         for (int i = 0; i < n; ++i) {
             auto* r = static_cast<registration*>(events[i].data.ptr);
-            spawn_reaper::reap(*r->child, r->pidfd);
             ::epoll_ctl(epfd_, EPOLL_CTL_DEL, r->pidfd, nullptr);
-            ::close(r->pidfd);
-            delete r;
+            spawn_reaper::reap(*r->child, r->pidfd);  // closes the pidfd
+            std::lock_guard lock(pending_mutex_);
+            pending_.erase(r);
         }
     }
 }
@@ -311,7 +337,7 @@ spawned_process::spawned_process(std::shared_ptr<state> s) noexcept : s_(std::mo
 spawned_process::~spawned_process() {
     std::lock_guard lock(registry_mutex);
     auto& reg = registry();
-    if (auto it = reg.find(s_->proc.id()); it != reg.end() && it->second.expired()) reg.erase(it);
+    if (auto it = reg.find(s_->pid); it != reg.end() && it->second.expired()) reg.erase(it);
 }
 
 result<std::shared_ptr<spawned_process>> spawned_process::spawn(const spawn_options& options) noexcept {
@@ -364,9 +390,9 @@ std::shared_ptr<spawned_process> spawned_process::find(pid_t pid) noexcept {
     return p;
 }
 
-pid_t spawned_process::id() const noexcept { return s_->proc.id(); }
-instant spawned_process::creation() const noexcept { return s_->proc.creation(); }
-const process_identity& spawned_process::identity() const noexcept { return s_->proc.identity(); }
+pid_t spawned_process::id() const noexcept { return s_->pid; }
+instant spawned_process::creation() const noexcept { return s_->created; }
+const process_identity& spawned_process::identity() const noexcept { return s_->identity; }
 
 result<process_times> spawned_process::times() const noexcept {
     const state& s = *s_;
@@ -374,7 +400,7 @@ result<process_times> spawned_process::times() const noexcept {
     process_times t;
     if (s.exit) {
         if (!s.exit->final_times) return errc::no_such_process;
-        t.creation = s.proc.creation();
+        t.creation = s.created;
         t.exit = s.exit->when;
         t.kernel = s.final_kernel;
         t.user = s.final_user;

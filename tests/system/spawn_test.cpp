@@ -62,7 +62,7 @@ TEST(Spawn, FinalTimesCoverTheChildsCpuAndExitIsBracketed) {
     ASSERT_TRUE(t) << t.error().message();
     ASSERT_TRUE(t->exit);
     EXPECT_EQ(t->precision.source, cpu_source::wait_rusage);
-    EXPECT_GE(t->user, 140ms);           // the busy loop, in user mode (tick-sampled split)
+    EXPECT_GE(t->user, 120ms);           // the busy loop, in user mode (split sampled in 10 ms ticks)
     EXPECT_GE(t->cpu(), 190ms);          // 150 + 40 ms measured by the child's own clock
     EXPECT_GE(t->kernel, 10ms);          // at least some of the /dev/zero reads
     EXPECT_GE(t->creation, before - 11ms);
@@ -261,8 +261,6 @@ TEST(Spawn, NoDescriptorsLeak) {
     }
     auto bad = spawned_process::spawn(spawn_options{"/nonexistent", true, {}, std::nullopt, "", false});
     EXPECT_FALSE(bad);
-    // The watcher closes each pidfd right after the reaping wait, before it
-    // drops its reference; objects are gone once the last holder lets go.
-    std::this_thread::sleep_for(20ms);
+    // The watcher closes each child's descriptors before wait_for() returns.
     EXPECT_EQ(testing_helpers::open_fd_count(), before);
 }
