@@ -34,6 +34,8 @@ static int g_failures = 0;
         CHECK(GetLastError() == (DWORD)(err));                                              \
     } while (0)
 
+static volatile unsigned long g_sink; /* keeps the busy loop from being optimised away */
+
 static ULONGLONG ft64(FILETIME ft) { return ((ULONGLONG)ft.dwHighDateTime << 32) | ft.dwLowDateTime; }
 static FILETIME ft_of(ULONGLONG v) {
     FILETIME ft;
@@ -54,12 +56,11 @@ static ULONGLONG now64(void) {
 static void burn_cpu(unsigned ms) {
     FILETIME c, e, k, u;
     ULONGLONG start, now;
-    volatile unsigned long sink = 0;
     GetThreadTimes(GetCurrentThread(), &c, &e, &k, &u);
     start = ft64(k) + ft64(u);
     do {
         unsigned long i;
-        for (i = 0; i < 300000UL; ++i) sink += i;
+        for (i = 0; i < 300000UL; ++i) g_sink = g_sink + i;
         GetThreadTimes(GetCurrentThread(), &c, &e, &k, &u);
         now = ft64(k) + ft64(u);
     } while (now - start < ms * MS);
