@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite: installs dependencies, builds, and runs every CTest
-# test (labels: unit, system, cli, packaging). This is what CI runs.
+# test (labels: unit, system, capi, example, cli, packaging). This is what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
