@@ -88,6 +88,8 @@ TEST(ParseStat, RejectsMalformed) {
     EXPECT_FALSE(parse_stat("5 (y) SS 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 3 0 0"));               // state
     EXPECT_FALSE(parse_stat("5 (y) S 1 1 1 0 -1 0 0 0 0 0 -1 2 0 0 20 0 1 0 3 0 0"));               // negative utime
     EXPECT_FALSE(parse_stat("5 (y) S 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 99999999999999999999999 0 0"));  // overflow
+    EXPECT_FALSE(parse_stat("-5 (y) S 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 3 0 0"));  // found by fuzz_stat
+    EXPECT_FALSE(parse_stat("+5 (y) S 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 3 0 0"));
     EXPECT_FALSE(parse_stat(")5 (y S 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 3 0 0"));
 }
 
