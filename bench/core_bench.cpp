@@ -35,12 +35,11 @@ namespace {
 
 // N-1 extra threads parked in this process (for the process_self group).
 void ensure_own_threads(int n) {
-    static std::vector<std::thread> parked;
-    static std::atomic<bool> stop{false};
-    while (static_cast<int>(parked.size()) < n - 1)
-        parked.emplace_back([] {
-            while (!stop) ::pause();
-        });
+    static int parked = 0;  // detached: they sleep until the benchmark exits
+    for (; parked < n - 1; ++parked)
+        std::thread([] {
+            for (;;) ::pause();
+        }).detach();
 }
 
 // A child process with n threads, all asleep; killed at exit.
