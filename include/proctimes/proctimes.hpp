@@ -7,5 +7,6 @@
 #include "proctimes/filetime.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/result.hpp"
+#include "proctimes/snapshot.hpp"
 #include "proctimes/times.hpp"
 #include "proctimes/version.hpp"

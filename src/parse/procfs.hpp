@@ -19,6 +19,7 @@ struct stat_record {
     std::string_view comm;           // (2) without the parentheses; views the input
     char state = '?';                // (3)
     std::int64_t ppid = 0;           // (4)
+    std::uint64_t flags = 0;         // (9) PF_* flags of the task
     std::uint64_t utime = 0;         // (14) clock ticks
     std::uint64_t stime = 0;         // (15) clock ticks
     std::int64_t cutime = 0;         // (16)
@@ -26,6 +27,9 @@ struct stat_record {
     std::int64_t num_threads = 0;    // (20)
     std::uint64_t starttime = 0;     // (22) clock ticks since boot
 };
+
+/// PF_KTHREAD in stat_record::flags (include/linux/sched.h): a kernel thread.
+inline constexpr std::uint64_t pf_kthread = 0x00200000;
 
 /// Parses one stat line. comm may hold spaces, parentheses and newlines, so it
 /// spans from the first '(' to the LAST ')' of the text.
@@ -62,6 +66,17 @@ struct anchor_record {
     std::int64_t realtime_minus_boottime_ns = 0;
 };
 std::optional<anchor_record> parse_anchor(std::string_view text) noexcept;
+
+/// One entry of a getdents64(2) buffer (struct linux_dirent64).
+struct dirent_record {
+    std::string_view name;
+    unsigned char type = 0;  // DT_* of <dirent.h>; DT_UNKNOWN (0) where the file system does not say
+};
+
+/// Takes the next entry off the front of `buf` (bytes returned by
+/// getdents64(2)); nullopt at the end or when the record is malformed (a
+/// record length that does not fit the buffer, a name without its NUL).
+std::optional<dirent_record> next_dirent(std::string_view& buf) noexcept;
 
 /// Parses a whole decimal number (no sign, no spaces) such as a /proc
 /// directory name; nullopt otherwise.
