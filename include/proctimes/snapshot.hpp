@@ -155,6 +155,7 @@ struct snapshot_process {
     static constexpr uid_t unknown_uid = static_cast<uid_t>(-1);
 
     [[nodiscard]] pid_t pid() const noexcept { return identity.id; }
+    friend bool operator==(const snapshot_process&, const snapshot_process&) = default;
 };
 
 /// A thread as a snapshot saw it.
@@ -168,6 +169,7 @@ struct snapshot_thread {
     task_times times{};
 
     [[nodiscard]] pid_t tid() const noexcept { return identity.id; }
+    friend bool operator==(const snapshot_thread&, const snapshot_thread&) = default;
 };
 
 /// What a failure was about.
@@ -187,6 +189,7 @@ struct snapshot_failure {
     pid_t tid = 0;  ///< 0 unless `item` is thread
     snapshot_item item = snapshot_item::process;
     std::error_code error;
+    friend bool operator==(const snapshot_failure&, const snapshot_failure&) = default;
 };
 
 struct snapshot {
