@@ -112,10 +112,13 @@ struct snapshot_options {
     /// ticks and say so in their precision.
     std::string proc_root = "/proc";
     snapshot_cpu cpu = snapshot_cpu::precise_processes;
-    /// Threads that read /proc concurrently. 0 chooses: up to 2 on a machine
-    /// with at least 2 CPUs when the walk is large enough to gain (several
-    /// hundred tasks), else 1. 1 walks on the calling thread only. If a worker
-    /// thread cannot be started, the walk continues on fewer.
+    /// Threads that read /proc concurrently (the calling thread is one). 0
+    /// chooses: 2 when the walk is large (at least 400 tasks), the caller may
+    /// run on 2 or more CPUs, and one of them is idle at the start (the
+    /// running count of /proc/loadavg); else 1. On a busy machine a second
+    /// walker is preempted while holding part of the work and makes the walk
+    /// slower, not faster (docs/PERFORMANCE.md). If a thread cannot be
+    /// started, the walk continues on fewer.
     unsigned workers = 0;
 };
 
@@ -201,6 +204,8 @@ struct snapshot {
     std::chrono::nanoseconds since_boot{};
     /// How long the walk took (CLOCK_BOOTTIME).
     std::chrono::nanoseconds walk_duration{};
+    /// How many threads walked /proc (see snapshot_options::workers).
+    unsigned workers = 1;
     boot_id boot{};
     /// Whether threads were requested.
     bool has_threads = false;

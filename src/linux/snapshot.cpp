@@ -32,6 +32,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -425,20 +426,38 @@ std::error_code list_pids(int proc_fd, char* dents, std::vector<pid_t>& pids) {
     return {};
 }
 
-// The number of tasks (threads) on the system: field 4 of /proc/loadavg,
-// "running/total". 0 if unknown.
-std::size_t system_task_count(int proc_fd, char* buf, std::size_t cap) noexcept {
+// Field 4 of /proc/loadavg, "running/total": the tasks runnable right now
+// (the reader included) and all tasks (threads) of the system.
+struct task_load {
+    std::size_t running = 0;
+    std::size_t total = 0;
+};
+task_load system_load(int proc_fd, char* buf, std::size_t cap) noexcept {
     unique_fd fd{detail::open_read(proc_fd, "loadavg")};
-    if (!fd) return 0;
+    if (!fd) return {};
     const ssize_t n = detail::pread_small(fd.get(), buf, cap);
-    if (n <= 0) return 0;
+    if (n <= 0) return {};
     std::string_view s(buf, static_cast<std::size_t>(n));
-    const auto slash = s.find('/');
-    if (slash == std::string_view::npos) return 0;
-    s.remove_prefix(slash + 1);
+    for (int i = 0; i < 3; ++i) {
+        const auto sp = s.find(' ');
+        if (sp == std::string_view::npos) return {};
+        s.remove_prefix(sp + 1);
+    }
     s = s.substr(0, s.find(' '));
-    auto v = parse::parse_id(s);
-    return v ? static_cast<std::size_t>(*v) : 0;
+    const auto slash = s.find('/');
+    if (slash == std::string_view::npos) return {};
+    auto running = parse::parse_id(s.substr(0, slash));
+    auto total = parse::parse_id(s.substr(slash + 1));
+    if (!running || !total) return {};
+    return {static_cast<std::size_t>(*running), static_cast<std::size_t>(*total)};
+}
+
+// CPUs this thread may run on.
+std::size_t usable_cpus() noexcept {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) == 0) return static_cast<std::size_t>(CPU_COUNT(&set));
+    return std::max(1u, std::thread::hardware_concurrency());
 }
 
 // Whether a procfs mount shows the caller's pid namespace: its "self" names us.
@@ -560,14 +579,20 @@ result<void> snapshotter::impl::take(snapshot& out) noexcept {
 
         if (auto ec = list_pids(proc.get(), first.dents.get(), pids)) return ec;
 
-        // How many walkers.
+        // How many walkers. A second one pays off only for a large walk
+        // (starting a thread costs ~50 µs) and only if a CPU is idle: on a
+        // busy machine the helper is preempted while holding a share of the
+        // work, and the walk ends up slower than with one (measured:
+        // docs/PERFORMANCE.md).
         std::size_t want = options.workers;
         if (want == 0) {
-            const unsigned cpus = std::thread::hardware_concurrency();
-            std::size_t tasks = pids.size();
-            if (options.threads && live)
-                tasks = std::max(tasks, system_task_count(proc.get(), first.buf, sizeof first.buf));
-            want = (cpus >= 2 && tasks >= parallel_min_tasks) ? 2 : 1;
+            want = 1;
+            const std::size_t cpus = usable_cpus();
+            if (cpus >= 2 && live) {
+                const auto load = system_load(proc.get(), first.buf, sizeof first.buf);
+                const std::size_t tasks = options.threads ? std::max(pids.size(), load.total) : pids.size();
+                if (tasks >= parallel_min_tasks && load.running > 0 && load.running < cpus) want = 2;
+            }
         }
         want = std::max<std::size_t>(want, 1);
         while (workers.size() < want) workers.push_back(std::make_unique<worker>());
@@ -598,12 +623,13 @@ result<void> snapshotter::impl::take(snapshot& out) noexcept {
             }
             guarded(first);
             for (auto& t : helpers) t.join();
+            return static_cast<unsigned>(helpers.size() + 1);
         };
 
         // Phase 1: processes, pids shared out a few at a time.
         std::atomic<std::size_t> next{0};
         std::atomic<std::size_t> big_count{0};
-        on_workers([&](worker& w) {
+        out.workers = on_workers([&](worker& w) {
             for (;;) {
                 if (stop.load(std::memory_order_relaxed)) break;
                 const std::size_t i = next.fetch_add(pids_per_grab, std::memory_order_relaxed);
@@ -628,7 +654,7 @@ result<void> snapshotter::impl::take(snapshot& out) noexcept {
                     chunks.push_back({job.get(), b, std::min(job->tids.size(), b + tids_per_grab)});
         if (!chunks.empty()) {
             next.store(0);
-            on_workers([&](worker& w) {
+            (void)on_workers([&](worker& w) {
                 snapshot_thread t;
                 for (;;) {
                     if (stop.load(std::memory_order_relaxed)) break;

@@ -211,6 +211,10 @@ TEST(SnapshotFixture, TwoWorkersGiveTheSameSnapshot) {
     const auto a = take(true, snapshot_cpu::precise, 1);
     const auto b = take(true, snapshot_cpu::precise, 2);
     const auto c = take(true, snapshot_cpu::precise, 7);
+    EXPECT_EQ(a.workers, 1u);
+    EXPECT_EQ(b.workers, 2u);
+    EXPECT_EQ(c.workers, 7u);
+    EXPECT_EQ(take(true, snapshot_cpu::precise, 0).workers, 1u) << "automatic: a small tree gets one walker";
     EXPECT_EQ(a.processes, b.processes);
     EXPECT_EQ(a.threads, b.threads);
     EXPECT_EQ(a.failures, b.failures);
