@@ -90,13 +90,14 @@ enum class snapshot_cpu : std::uint8_t {
     /// Only utime/stime of the stat files: 10 ms ticks (cpu_source::stat_ticks).
     /// The bare minimum of I/O.
     ticks,
-    /// The default. Processes: total from the process CPU clock (1 ns; about
-    /// 0.3–0.7 µs per process, a few percent of a walk), split by the stat tick
-    /// ratio (cpu_source::cpu_clock_and_stat). Threads: stat ticks.
+    /// The default. Processes: total from the process CPU clock (1 ns; one
+    /// clock_gettime(2), ~0.4 µs plus ~12 ns per thread of the process, a few
+    /// percent of a walk), split by the stat tick ratio
+    /// (cpu_source::cpu_clock_and_stat). Threads: stat ticks.
     precise_processes,
     /// As precise_processes, and threads: total from
-    /// /proc/<pid>/task/<tid>/schedstat (1 ns; one more open+read per thread,
-    /// which makes a thread walk roughly 1.6× as long)
+    /// /proc/<pid>/task/<tid>/schedstat (1 ns; one more open+read+close per
+    /// thread, which makes a thread walk about 1.4–1.6× as long)
     /// (cpu_source::schedstat_and_stat).
     precise,
 };
