@@ -11,15 +11,18 @@
 //    inline names, appended to vectors whose capacity a snapshotter keeps;
 //  - the owner comes from the owner of a /proc directory (fstat(2) of the
 //    task/ descriptor already open, or one fstatat(2)), never from status;
-//  - optionally a second worker thread takes pids from a shared counter.
+//  - optionally a second walker (see snapshot_options::workers): phase 1
+//    shares out pids a few at a time; phase 2 shares out, a few tids at a
+//    time, the threads of processes too big for one walker (read through
+//    their task/ descriptors, kept open from phase 1).
 //
 // Identity without pidfds. Each per-task read goes through ONE descriptor
 // opened by pid number; a successful pread proves the task it was opened on
-// was still alive at that moment, so it could not have been replaced. Values
-// read by number rather than through that descriptor (the process CPU clock,
-// the task/ listing) are therefore taken between the open and the pread
-// (clock), or checked afterwards (the listing's leader thread must have the
-// process's start tick).
+// was still alive at that moment, so the number could not yet name another
+// task. Everything else looked up by number — the task/ directory, the
+// directory owner, the process CPU clock — is therefore taken between that
+// open and that pread. Descriptors of task/ and of files under it stay bound
+// to their process (lookups through them fail once it is gone).
 #include "proctimes/snapshot.hpp"
 
 #include <algorithm>
