@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -90,6 +91,19 @@ private:
     std::set<pid_t> tids_;
 };
 
+// The threads /proc/<pid>/task lists, read independently of the library. (A
+// sanitizer runtime may add a thread of its own to every process.)
+std::set<pid_t> listed_tids(pid_t pid) {
+    std::set<pid_t> out;
+    const std::string path = "/proc/" + std::to_string(pid) + "/task";
+    if (DIR* d = ::opendir(path.c_str())) {
+        while (dirent* e = ::readdir(d))
+            if (e->d_name[0] >= '1' && e->d_name[0] <= '9') out.insert(std::atoi(e->d_name));
+        ::closedir(d);
+    }
+    return out;
+}
+
 std::set<pid_t> thread_ids(const snapshot& s, pid_t pid) {
     std::set<pid_t> out;
     if (const auto* p = s.find(pid))
@@ -121,10 +135,12 @@ TEST(SnapshotLive, ChildWithFiftyThreadsAppearsWithAllOfThem) {
         const auto s = take(true, workers);
         const auto* p = s.find(c.pid());
         ASSERT_NE(p, nullptr) << "workers " << workers;
-        EXPECT_EQ(p->thread_count, 51);
+        const auto listed = listed_tids(c.pid());
+        EXPECT_GE(listed.size(), 51u);
+        EXPECT_EQ(p->thread_count, static_cast<int>(listed.size()));
         EXPECT_EQ(p->name, "snap child");
         auto got = thread_ids(s, c.pid());
-        EXPECT_EQ(got.size(), 51u);
+        EXPECT_EQ(got, listed);
         EXPECT_TRUE(got.count(c.pid())) << "the main thread";
         for (pid_t tid : c.tids()) EXPECT_TRUE(got.count(tid)) << tid;
         int named = 0;
@@ -144,8 +160,11 @@ TEST(SnapshotLive, BigProcessIsSharedBetweenWorkers) {
     ASSERT_EQ(c.tids().size(), 300u);
     const auto one = take(true, 1);
     const auto two = take(true, 2);
-    EXPECT_EQ(thread_ids(one, c.pid()).size(), 301u);
-    EXPECT_EQ(thread_ids(two, c.pid()), thread_ids(one, c.pid()));
+    const auto listed = listed_tids(c.pid());
+    EXPECT_GE(listed.size(), 301u);
+    EXPECT_EQ(thread_ids(one, c.pid()), listed);
+    EXPECT_EQ(thread_ids(two, c.pid()), listed);
+    EXPECT_EQ(two.workers, 2u);
     // Both are complete, ordered snapshots.
     for (const auto* s : {&one, &two}) {
         std::size_t next = 0;
@@ -479,7 +498,7 @@ TEST(SnapshotLive, HidepidDeniesOthersButTheWalkGoesOn) {
     EXPECT_EQ(other, 0);
     EXPECT_EQ(init_denied, 1);
     EXPECT_EQ(me, 1) << "its own process is still listed";
-    EXPECT_EQ(my_threads, 1u);
+    EXPECT_GE(my_threads, 1u) << "its own threads are readable";
     EXPECT_GE(procs, 1u);
 }
 
@@ -494,7 +513,8 @@ TEST(SnapshotLive, ProcessesOnlyAndWithThreadsAgree) {
     EXPECT_EQ(pa->uid, pb->uid);
     EXPECT_EQ(pa->name, pb->name);
     EXPECT_EQ(pa->times.creation, pb->times.creation);
-    EXPECT_EQ(thread_ids(b, c.pid()).size(), 6u);
+    EXPECT_EQ(thread_ids(b, c.pid()), listed_tids(c.pid()));
+    EXPECT_GE(thread_ids(b, c.pid()).size(), 6u);
     EXPECT_TRUE(thread_ids(a, c.pid()).empty());
 }
 
