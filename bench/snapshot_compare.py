@@ -85,7 +85,7 @@ def run_benchmarks(bench, min_time):
     results = {}
     for b in data["benchmarks"]:
         scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b["time_unit"]]
-        results[b["name"]] = (b["real_time"] * scale, int(b.get("tasks", 0)))
+        results[b["name"]] = (b["real_time"] * scale, int(b.get("tasks", 0)), int(b.get("workers", 0)))
     return results
 
 
@@ -138,7 +138,11 @@ def main():
 
     def gbt(name):
         samples = gb[name + "/real_time"]
-        return med([ms for ms, _ in samples]), samples[-1][1]
+        return med([x[0] for x in samples]), samples[-1][1]
+
+    def chosen(name):
+        counts = [x[2] for x in gb[name + "/real_time"]]
+        return "/".join(str(counts.count(w)) + "×" + str(w) for w in sorted(set(counts)))
 
     base_ms, base_tasks = gbt("BM_Snapshot/threads:1/cpu:1/workers:0")
     one_ms, _ = gbt("BM_Snapshot/threads:1/cpu:1/workers:1")
@@ -154,7 +158,8 @@ def main():
         per = f"{ms * 1e3 / n:.1f} µs" if n else "—"
         print(f"| {label} | {ms:.2f} ms | {n or '—'} | {per} | {ms / base_ms:.2f}×{note} |")
 
-    row("proctimes snapshot, threads, defaults (library, workers auto)", base_ms, base_tasks)
+    row("proctimes snapshot, threads, defaults (library, workers auto: rounds×walkers "
+        f"{chosen('BM_Snapshot/threads:1/cpu:1/workers:0')})", base_ms, base_tasks)
     row("proctimes snapshot, threads, one worker (library)", one_ms, base_tasks)
     row("minimal C walk: open+read+close each stat, no parsing (one thread)", minimal_ms, minimal_tasks)
     for label, key in [("proctimes snapshot, threads, `ticks`, one worker", "BM_Snapshot/threads:1/cpu:0/workers:1"),
