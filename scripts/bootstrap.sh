@@ -9,6 +9,8 @@ packages=(
   g++ cmake make pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev   # tests, bench/
   libcli11-dev nlohmann-json3-dev libfmt-dev   # the proctimes command
+  clang libclang-rt-14-dev                     # fuzzers (libFuzzer) and sanitizer builds
+  util-linux procps                            # unshare/setpriv for the hidden-/proc tests, ps for bench/
 )
 
 missing=()

@@ -1,7 +1,15 @@
 #!/usr/bin/env bash
-# The whole test suite: installs dependencies, builds, and runs every CTest
-# test (labels: unit, system, cli, packaging). This is what CI runs.
+# The whole test suite, as CI runs it: installs dependencies, builds, runs every
+# CTest test (labels unit, system, capi, example, cli, packaging, stress,
+# unprivileged), then the address+undefined and thread sanitizer builds, then
+# each fuzzer for a bounded time. Ends with one summary line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 scripts/bootstrap.sh
-ctest --test-dir build --output-on-failure --timeout 900
+ctest --test-dir build --output-on-failure --timeout 900 | tee -a "$log"
+scripts/sanitize.sh asan tsan | tee -a "$log"
+scripts/fuzz.sh 15 | tee -a "$log"
+# Sum the "N% tests passed, F tests failed out of T" lines of every run.
+awk '/tests passed, [0-9]+ tests failed out of/ { f += $4; t += $NF } END { printf "all runs: %d passed, %d failed\n", t - f, f }' "$log"

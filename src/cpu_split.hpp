@@ -20,10 +20,12 @@ struct kernel_user {
 /// Splits `total` by utime:stime. When stime is 0 everything is user time, and
 /// when utime is 0 everything is kernel time (as cputime_adjust() does); when
 /// both are 0 (less than one tick sampled) the total is reported as user time,
-/// the kernel's choice for the same case.
-constexpr kernel_user split_by_ticks(std::chrono::nanoseconds total, std::uint64_t utime,
-                                     std::uint64_t stime) noexcept {
+/// the kernel's choice for the same case — except for kernel threads, which
+/// never run in user mode: their time is all kernel time.
+constexpr kernel_user split_by_ticks(std::chrono::nanoseconds total, std::uint64_t utime, std::uint64_t stime,
+                                     bool kernel_thread = false) noexcept {
     if (total.count() <= 0) return {};
+    if (kernel_thread) return {total, std::chrono::nanoseconds{0}};
     if (stime == 0) return {std::chrono::nanoseconds{0}, total};
     if (utime == 0) return {total, std::chrono::nanoseconds{0}};
     const auto k = static_cast<std::int64_t>(static_cast<uint128>(total.count()) * stime /
@@ -34,8 +36,9 @@ constexpr kernel_user split_by_ticks(std::chrono::nanoseconds total, std::uint64
 /// Per-handle state that keeps both sides monotonic.
 class monotonic_split {
 public:
-    kernel_user apply(std::chrono::nanoseconds total, std::uint64_t utime, std::uint64_t stime) noexcept {
-        kernel_user s = split_by_ticks(total, utime, stime);
+    kernel_user apply(std::chrono::nanoseconds total, std::uint64_t utime, std::uint64_t stime,
+                      bool kernel_thread = false) noexcept {
+        kernel_user s = split_by_ticks(total, utime, stime, kernel_thread);
         std::lock_guard lock(mutex_);
         const auto prev_total = prev_.kernel + prev_.user;
         if (total < prev_total) return prev_;  // a concurrent, later reader already reported more

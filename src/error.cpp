@@ -62,6 +62,15 @@ std::string_view to_string(cpu_source s) noexcept {
     return "unknown";
 }
 
+std::string_view to_string(task_state s) noexcept {
+    switch (s) {
+        case task_state::running: return "running";
+        case task_state::exited: return "exited";
+        case task_state::exited_partial: return "exited_partial";
+    }
+    return "unknown";
+}
+
 std::string boot_id::to_string() const {
     char out[37];
     std::snprintf(out, sizeof out, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", bytes[0],

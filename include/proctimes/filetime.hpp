@@ -67,8 +67,20 @@ __extension__ typedef unsigned __int128 uint128;
 template <class D>
 concept int64_duration = std::integral<typename D::rep> && sizeof(typename D::rep) <= 8;
 
-// floor(a / b) for b > 0.
+// floor(a / b) for b > 0. Operands that fit in 64 bits (every conversion of
+// a realistic value) take the 64-bit path: a 128-bit division is a library
+// call costing tens of nanoseconds, which matters on hot paths such as
+// GetThreadTimes(GetCurrentThread()).
 constexpr detail::int128 floor_div(detail::int128 a, detail::int128 b) noexcept {
+    constexpr detail::int128 lo = std::numeric_limits<std::int64_t>::min();
+    constexpr detail::int128 hi = std::numeric_limits<std::int64_t>::max();
+    if (a >= lo && a <= hi && b <= hi) {
+        const auto x = static_cast<std::int64_t>(a);
+        const auto y = static_cast<std::int64_t>(b);
+        std::int64_t q64 = x / y;
+        if ((x % y != 0) && (x < 0)) --q64;
+        return q64;
+    }
     detail::int128 q = a / b;
     if ((a % b != 0) && (a < 0)) --q;
     return q;

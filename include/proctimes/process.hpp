@@ -29,6 +29,11 @@
 
 namespace proctimes {
 
+class child;
+namespace detail {
+struct handle_access;
+}  // namespace detail
+
 /// A handle to a process.
 class process {
 public:
@@ -53,7 +58,12 @@ public:
     /// Creation, exit (empty while running), kernel and user CPU time of all
     /// threads, exited ones included, children excluded.
     /// Sources: the process CPU clock (1 ns total) + the stat split (10 ms).
-    /// Errors: no_such_process once the process is reaped.
+    /// After the process exits the handle still answers, like a Windows
+    /// handle: state exited with the exit instant and final values (read from
+    /// the zombie), or exited_partial with the last values sampled when it was
+    /// reaped before they could be read (include/proctimes/exit.hpp).
+    /// Errors: no_such_process when it was reaped and nothing recorded its end
+    /// (exit monitor off).
     [[nodiscard]] result<process_times> times() const noexcept;
 
     /// The command name (comm, at most 15 bytes, may contain any byte but NUL),
@@ -80,7 +90,7 @@ public:
 private:
     explicit process(std::unique_ptr<impl> p) noexcept;
     std::unique_ptr<impl> impl_;
-    friend class thread;
+    friend struct detail::handle_access;
 };
 
 /// A handle to one thread (task) of any process.
@@ -122,6 +132,7 @@ public:
 private:
     explicit thread(std::unique_ptr<impl> p) noexcept;
     std::unique_ptr<impl> impl_;
+    friend struct detail::handle_access;
 };
 
 namespace this_process {

@@ -147,9 +147,11 @@ struct snapshot_process {
     task_name name;
     /// creation: the instant of the start tick on this process's boot anchor
     /// (bit-identical with process handles); exit: always empty — a snapshot
-    /// does not know exit instants, even of zombies (state 'Z'); kernel/user:
-    /// all threads, exited ones included, children excluded; precision: see
-    /// snapshot_cpu.
+    /// does not know exit instants, even of zombies; state: exited for a
+    /// zombie (its values are final), else running (also when only the
+    /// leader thread has exited, which /proc shows as 'Z' too); sampled_at:
+    /// the snapshot's `taken`; kernel/user: all threads, exited ones
+    /// included, children excluded; precision: see snapshot_cpu.
     task_times times{};
     /// This process's threads are snapshot::threads[first_thread ..
     /// first_thread + thread_entries); empty without snapshot_options::threads.

@@ -52,6 +52,23 @@ struct cpu_precision {
     friend bool operator==(const cpu_precision&, const cpu_precision&) = default;
 };
 
+/// Whether a task still runs, and how final its CPU values are.
+enum class task_state : std::uint8_t {
+    /// Running (or stopped): kernel and user are live values read now; exit is empty.
+    running,
+    /// Exited; kernel and user are its final values (read from the zombie, or
+    /// from wait rusage for children). exit holds the exit instant when it was
+    /// observed (see docs/EXIT.md); it is empty only when the exit monitor is off.
+    exited,
+    /// Exited, but the task was released before its final values could be read
+    /// (a thread, or a non-child reaped at once by its parent): kernel and user
+    /// are the last values sampled, at `sampled_at`. Never passed off as final.
+    exited_partial,
+};
+
+/// "running", "exited" or "exited_partial".
+std::string_view to_string(task_state s) noexcept;
+
 /// The four values of GetProcessTimes/GetThreadTimes.
 struct task_times {
     /// When the process/thread was created (see proctimes::boot_anchor for how
@@ -65,6 +82,9 @@ struct task_times {
     /// CPU time spent in user mode (same scope as kernel).
     std::chrono::nanoseconds user{};
     cpu_precision precision{};
+    task_state state = task_state::running;
+    /// When kernel and user were read (CLOCK_REALTIME).
+    instant sampled_at{};
 
     [[nodiscard]] constexpr std::chrono::nanoseconds cpu() const noexcept { return kernel + user; }
     friend bool operator==(const task_times&, const task_times&) = default;

@@ -25,8 +25,10 @@
 
 #include "cpu_split.hpp"
 #include "linux/sys.hpp"
+#include "linux/task.hpp"
 #include "parse/procfs.hpp"
 #include "proctimes/boot.hpp"
+#include "proctimes/exit.hpp"
 
 namespace proctimes {
 
@@ -124,24 +126,160 @@ std::uint64_t pidfs_inode(int pidfd) noexcept {
     return static_cast<std::uint64_t>(st.st_ino);
 }
 
-result<std::string> name_from(int stat_fd, bool thread) {
+result<std::string> name_from(const detail::task_core& c) {
     stat_read s;
-    if (auto ec = read_stat(stat_fd, s, thread)) return ec;
+    if (auto ec = read_stat(c.stat.get(), s, c.is_thread)) return ec;
     return std::string(s.rec.comm);
+}
+
+bool exited_state(char st) noexcept { return st == 'Z' || st == 'X' || st == 'x'; }
+
+// Completes a freshly opened core: identity, creation, first sample, exit watch.
+result<std::shared_ptr<detail::task_core>> finish_open(std::shared_ptr<detail::task_core> c,
+                                                       const boot_id& boot) noexcept {
+    stat_read s;
+    if (auto ec = read_stat(c->stat.get(), s, c->is_thread)) return ec;
+    if (s.rec.pid != c->id) return c->is_thread ? errc::malformed_data : errc::not_a_process;
+    if (auto ec = confirm_same_task(c->pidfd.get(), c->is_thread)) return ec;
+    auto created = instant_from_start_ticks(s.rec.starttime);
+    if (!created) return created.error();
+    c->creation = *created;
+    c->identity = {boot, c->id, s.rec.starttime, pidfs_inode(c->pidfd.get())};
+    // A first sample, so that a task that ends before anyone asks still has
+    // last values to report.
+    if (auto first = detail::query(*c); !first && first.error() != detail::gone_error(*c)) return first.error();
+    if (c->id != ::getpid()) detail::watch_exit(c);  // the calling process cannot exit under us
+    return c;
 }
 
 }  // namespace
 
+// ---- shared task logic -----------------------------------------------------------
+
+namespace detail {
+
+std::error_code gone_error(const task_core& c) noexcept {
+    return make_error_code(c.is_thread ? errc::no_such_thread : errc::no_such_process);
+}
+
+instant realtime_now() noexcept {
+    timespec ts{};
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    return instant{std::chrono::seconds{ts.tv_sec} + nanoseconds{ts.tv_nsec}};
+}
+
+result<task_times> sample(task_core& c, char* state_char) noexcept {
+    nanoseconds total{-1};
+    cpu_source source = c.is_thread ? cpu_source::schedstat_and_stat : cpu_source::cpu_clock_and_stat;
+    if (!c.is_thread || c.tgid == c.opener_pid) {
+        // Read before the stat pread below, which confirms the id was not reused.
+        timespec ts{};
+        const clockid_t id = c.is_thread ? thread_cpu_clock_id(c.id) : process_cpu_clock_id(c.id);
+        if (::clock_gettime(id, &ts) == 0) {
+            total = std::chrono::seconds{ts.tv_sec} + nanoseconds{ts.tv_nsec};
+            source = cpu_source::cpu_clock_and_stat;
+        }
+    }
+    if (total.count() < 0 && c.is_thread) {
+        // Another process's thread (or this handle used in a forked child): the
+        // kernel refuses its thread CPU clock; schedstat has the same counter.
+        char buf[256];
+        const ssize_t n = pread_small(c.schedstat.get(), buf, sizeof buf);
+        if (n < 0) return errno == ESRCH ? gone_error(c) : last_errno();
+        auto ss = parse::parse_schedstat(std::string_view(buf, static_cast<std::size_t>(n)));
+        if (!ss) return errc::malformed_data;
+        total = nanoseconds{static_cast<std::int64_t>(ss->run_ns)};
+        source = cpu_source::schedstat_and_stat;
+    }
+    stat_read s;
+    if (auto ec = read_stat(c.stat.get(), s, c.is_thread)) return ec;
+    *state_char = s.rec.state;
+
+    task_times t;
+    t.creation = c.creation;
+    if (total.count() >= 0) {
+        const auto ku = c.split.apply(total, s.rec.utime, s.rec.stime, (s.rec.flags & parse::pf_kthread) != 0);
+        t.kernel = ku.kernel;
+        t.user = ku.user;
+        t.precision = precision_of(source);
+    } else {
+        // The process clock refused a task that still exists (not seen on
+        // Linux ≥ 2.6.12): report the tick values, and say so.
+        t.kernel = ticks_to_ns(s.rec.stime);
+        t.user = ticks_to_ns(s.rec.utime);
+        t.precision = precision_of(cpu_source::stat_ticks);
+    }
+    t.sampled_at = realtime_now();
+    return t;
+}
+
+result<task_times> query(task_core& c) noexcept {
+    char st = '?';
+    auto r = sample(c, &st);
+    if (r) {
+        std::lock_guard lock(c.mutex);
+        if (exited_state(st) && c.state == task_state::running) {
+            c.state = task_state::exited;
+            // First observer of a watched exit stamps it (the monitor would, a
+            // few µs later); unwatched exits keep an unknown instant.
+            if (!c.exit && c.watched) c.exit = r->sampled_at;
+        }
+        if (c.state != task_state::running && c.last && c.last->precision.source == cpu_source::wait_rusage) {
+            task_times t = *c.last;  // a reaped child's µs values beat the zombie's ticks
+            t.exit = c.exit;
+            return t;
+        }
+        r->state = c.state == task_state::running ? task_state::running : task_state::exited;
+        r->exit = c.exit;
+        c.last = *r;
+        return r;
+    }
+    if (r.error() != gone_error(c)) return r.error();
+
+    bool record = false;
+    {
+        std::lock_guard lock(c.mutex);
+        if (c.state == task_state::running) {
+            if (!c.watched && !c.exit) return r.error();  // nothing recorded its end
+            record = true;
+        }
+    }
+    if (record) record_exit(c, realtime_now());
+    std::lock_guard lock(c.mutex);
+    if (!c.last) return r.error();
+    task_times t = *c.last;
+    t.exit = c.exit;
+    t.state = c.state;
+    return t;
+}
+
+void record_exit(task_core& c, instant seen) noexcept {
+    char st = '?';
+    auto r = sample(c, &st);  // the zombie, if it is not reaped yet
+    std::lock_guard lock(c.mutex);
+    if (!c.exit) c.exit = seen;
+    if (c.state != task_state::running) return;  // already recorded
+    if (r) {
+        // Readable: a zombie (or a task in the last µs of do_exit); these are
+        // its final values.
+        r->state = task_state::exited;
+        c.last = *r;
+        c.state = task_state::exited;
+    } else {
+        c.state = task_state::exited_partial;
+        if (c.last) c.last->state = task_state::exited_partial;
+    }
+}
+
+}  // namespace detail
+
 // ---- process -----------------------------------------------------------------
 
 struct process::impl {
-    pid_t pid = 0;
-    unique_fd pidfd;
-    unique_fd dir;   // /proc/<pid>
-    unique_fd stat;  // /proc/<pid>/stat
-    process_identity identity;
-    instant creation;
-    detail::monotonic_split split;
+    std::shared_ptr<detail::task_core> core;
+    ~impl() {
+        if (core) detail::unwatch_exit(core, false);
+    }
 };
 
 process::process() noexcept = default;
@@ -150,16 +288,36 @@ process::process(process&&) noexcept = default;
 process& process::operator=(process&&) noexcept = default;
 process::~process() = default;
 
-result<process> process::open(pid_t pid) noexcept {
-    if (auto ec = check_id(pid)) return ec;
+namespace {
+
+// Opens /proc for `pid` given its pidfd (or none, before Linux 5.3).
+result<std::shared_ptr<detail::task_core>> open_process_core(pid_t pid, unique_fd pidfd) noexcept {
     auto anchor = get_boot_anchor();
     if (!anchor) return anchor.error();
-    std::unique_ptr<impl> p(new (std::nothrow) impl);
-    if (!p) return detail::errno_code(ENOMEM);
-    p->pid = pid;
+    std::shared_ptr<detail::task_core> c;
+    try {
+        c = std::make_shared<detail::task_core>();
+    } catch (...) {
+        return detail::errno_code(ENOMEM);
+    }
+    c->id = c->tgid = pid;
+    c->opener_pid = ::getpid();
+    c->pidfd = std::move(pidfd);
+    char path[64];
+    std::snprintf(path, sizeof path, "%s/%d", detail::proc_root, static_cast<int>(pid));
+    c->dir.reset(detail::open_read(AT_FDCWD, path, O_DIRECTORY));
+    if (!c->dir) return detail::classify_proc_open_error(errno, c->pidfd.get(), false);
+    c->stat.reset(detail::open_read(c->dir.get(), "stat"));
+    if (!c->stat) return detail::classify_proc_open_error(errno, c->pidfd.get(), false);
+    return finish_open(std::move(c), anchor->id);
+}
 
-    p->pidfd.reset(detail::pidfd_open(pid, 0));
-    if (!p->pidfd) {
+}  // namespace
+
+result<process> process::open(pid_t pid) noexcept {
+    if (auto ec = check_id(pid)) return ec;
+    unique_fd pidfd{detail::pidfd_open(pid, 0)};
+    if (!pidfd) {
         const int err = errno;
         if (err == ENOSYS) {
             // before Linux 5.3: no pidfd; identity then rests on the /proc descriptors alone
@@ -173,67 +331,31 @@ result<process> process::open(pid_t pid) noexcept {
             return detail::errno_code(err);
         }
     }
-    char path[64];
-    std::snprintf(path, sizeof path, "%s/%d", detail::proc_root, static_cast<int>(pid));
-    p->dir.reset(detail::open_read(AT_FDCWD, path, O_DIRECTORY));
-    if (!p->dir) return detail::classify_proc_open_error(errno, p->pidfd.get(), false);
-    p->stat.reset(detail::open_read(p->dir.get(), "stat"));
-    if (!p->stat) return detail::classify_proc_open_error(errno, p->pidfd.get(), false);
-
-    stat_read s;
-    if (auto ec = read_stat(p->stat.get(), s, false)) return ec;
-    if (s.rec.pid != pid) return errc::not_a_process;
-    if (auto ec = confirm_same_task(p->pidfd.get(), false)) return ec;
-
-    auto created = instant_from_start_ticks(s.rec.starttime);
-    if (!created) return created.error();
-    p->creation = *created;
-    p->identity = {anchor->id, pid, s.rec.starttime, pidfs_inode(p->pidfd.get())};
-    return process(std::move(p));
+    return detail::handle_access::make_process(open_process_core(pid, std::move(pidfd)));
 }
 
 result<process> process::open_self() noexcept { return open(::getpid()); }
 
 result<process_times> process::times() const noexcept {
     if (!impl_) return errc::invalid_handle;
-    timespec ts{};
-    const bool have_clock = ::clock_gettime(detail::process_cpu_clock_id(impl_->pid), &ts) == 0;
-    stat_read s;
-    if (auto ec = read_stat(impl_->stat.get(), s, false)) return ec;
-
-    process_times t;
-    t.creation = impl_->creation;
-    if (have_clock) {
-        const nanoseconds total = std::chrono::seconds{ts.tv_sec} + nanoseconds{ts.tv_nsec};
-        const auto ku = impl_->split.apply(total, s.rec.utime, s.rec.stime);
-        t.kernel = ku.kernel;
-        t.user = ku.user;
-        t.precision = precision_of(cpu_source::cpu_clock_and_stat);
-    } else {
-        // The clock refused a task that still exists (not seen on Linux ≥ 2.6.12):
-        // report the tick values, and say so.
-        t.kernel = ticks_to_ns(s.rec.stime);
-        t.user = ticks_to_ns(s.rec.utime);
-        t.precision = precision_of(cpu_source::stat_ticks);
-    }
-    return t;
+    return detail::query(*impl_->core);
 }
 
 result<std::string> process::name() const {
     if (!impl_) return errc::invalid_handle;
-    return name_from(impl_->stat.get(), false);
+    return name_from(*impl_->core);
 }
 
 result<pid_t> process::parent_id() const noexcept {
     if (!impl_) return errc::invalid_handle;
     stat_read s;
-    if (auto ec = read_stat(impl_->stat.get(), s, false)) return ec;
+    if (auto ec = read_stat(impl_->core->stat.get(), s, false)) return ec;
     return static_cast<pid_t>(s.rec.ppid);
 }
 
 result<std::vector<pid_t>> process::thread_ids() const {
     if (!impl_) return errc::invalid_handle;
-    unique_fd task{detail::open_read(impl_->dir.get(), "task", O_DIRECTORY)};
+    unique_fd task{detail::open_read(impl_->core->dir.get(), "task", O_DIRECTORY)};
     if (!task) return errno == ENOENT || errno == ESRCH ? make_error_code(errc::no_such_process) : detail::last_errno();
     DIR* d = ::fdopendir(task.get());
     if (!d) return detail::last_errno();
@@ -250,26 +372,19 @@ result<std::vector<pid_t>> process::thread_ids() const {
     return ids;
 }
 
-pid_t process::id() const noexcept { return impl_ ? impl_->pid : 0; }
+pid_t process::id() const noexcept { return impl_ ? impl_->core->id : 0; }
 const process_identity& process::identity() const noexcept {
     static const process_identity none{};
-    return impl_ ? impl_->identity : none;
+    return impl_ ? impl_->core->identity : none;
 }
-instant process::creation() const noexcept { return impl_ ? impl_->creation : instant{}; }
-int process::native_pidfd() const noexcept { return impl_ ? impl_->pidfd.get() : -1; }
+instant process::creation() const noexcept { return impl_ ? impl_->core->creation : instant{}; }
+int process::native_pidfd() const noexcept { return impl_ ? impl_->core->pidfd.get() : -1; }
 
 // ---- thread ------------------------------------------------------------------
 
 struct thread::impl {
-    pid_t tid = 0;
-    pid_t tgid = 0;
-    pid_t opener_pid = 0;  // this process's pid at open: its threads use the thread CPU clock
-    unique_fd pidfd;
-    unique_fd stat;       // /proc/<tgid>/task/<tid>/stat
-    unique_fd schedstat;  // /proc/<tgid>/task/<tid>/schedstat
-    task_identity identity;
-    instant creation;
-    detail::monotonic_split split;
+    std::shared_ptr<detail::task_core> core;
+    ~impl() { detail::unwatch_exit(core, false); }
 };
 
 thread::thread() noexcept = default;
@@ -281,12 +396,17 @@ thread::~thread() = default;
 namespace {
 
 // Opens the task files of tid inside tgid, given a (possibly invalid) pidfd.
-result<std::unique_ptr<thread::impl>> open_task(pid_t tgid, pid_t tid, unique_fd pidfd) noexcept {
+result<std::shared_ptr<detail::task_core>> open_task(pid_t tgid, pid_t tid, unique_fd pidfd) noexcept {
     auto anchor = get_boot_anchor();
     if (!anchor) return anchor.error();
-    std::unique_ptr<thread::impl> p(new (std::nothrow) thread::impl);
-    if (!p) return detail::errno_code(ENOMEM);
-    p->tid = tid;
+    std::shared_ptr<detail::task_core> p;
+    try {
+        p = std::make_shared<detail::task_core>();
+    } catch (...) {
+        return detail::errno_code(ENOMEM);
+    }
+    p->is_thread = true;
+    p->id = tid;
     p->tgid = tgid;
     p->opener_pid = ::getpid();
     p->pidfd = std::move(pidfd);
@@ -306,16 +426,7 @@ result<std::unique_ptr<thread::impl>> open_task(pid_t tgid, pid_t tid, unique_fd
                   static_cast<int>(tid));
     p->schedstat.reset(detail::open_read(AT_FDCWD, path));
     if (!p->schedstat) return detail::classify_proc_open_error(errno, p->pidfd.get(), true);
-
-    stat_read s;
-    if (auto ec = read_stat(p->stat.get(), s, true)) return ec;
-    if (s.rec.pid != tid) return errc::malformed_data;
-    if (auto ec = confirm_same_task(p->pidfd.get(), true)) return ec;
-    auto created = instant_from_start_ticks(s.rec.starttime);
-    if (!created) return created.error();
-    p->creation = *created;
-    p->identity = {anchor->id, tid, s.rec.starttime, pidfs_inode(p->pidfd.get())};
-    return p;
+    return finish_open(std::move(p), anchor->id);
 }
 
 result<unique_fd> open_thread_pidfd(pid_t tid) noexcept {
@@ -324,6 +435,14 @@ result<unique_fd> open_thread_pidfd(pid_t tid) noexcept {
     if (errno == ESRCH) return errc::no_such_thread;
     if (errno == EINVAL || errno == ENOSYS) return unique_fd{};  // kernel before 6.9: no thread pidfds
     return detail::last_errno();
+}
+
+result<thread> make_thread(result<std::shared_ptr<detail::task_core>> core) noexcept {
+    if (!core) return core.error();
+    std::unique_ptr<thread::impl> p(new (std::nothrow) thread::impl);
+    if (!p) return detail::errno_code(ENOMEM);
+    p->core = std::move(*core);
+    return detail::handle_access::make_thread(std::move(p));
 }
 
 }  // namespace
@@ -343,9 +462,7 @@ result<thread> thread::open(pid_t tid) noexcept {
     if (n < 0) return errno == ESRCH ? make_error_code(errc::no_such_thread) : detail::last_errno();
     auto st = parse::parse_status(std::string_view(buf, static_cast<std::size_t>(n)));
     if (!st) return errc::malformed_data;
-    auto p = open_task(static_cast<pid_t>(st->tgid), tid, std::move(*pidfd));
-    if (!p) return p.error();
-    return thread(std::move(*p));
+    return make_thread(open_task(static_cast<pid_t>(st->tgid), tid, std::move(*pidfd)));
 }
 
 result<thread> thread::open(pid_t pid, pid_t tid) noexcept {
@@ -353,58 +470,59 @@ result<thread> thread::open(pid_t pid, pid_t tid) noexcept {
     if (auto ec = check_id(tid)) return ec;
     auto pidfd = open_thread_pidfd(tid);
     if (!pidfd) return pidfd.error();
-    auto p = open_task(pid, tid, std::move(*pidfd));
-    if (!p) return p.error();
-    return thread(std::move(*p));
+    return make_thread(open_task(pid, tid, std::move(*pidfd)));
 }
 
 result<thread> thread::open_self() noexcept { return open(::getpid(), static_cast<pid_t>(::gettid())); }
 
 result<thread_times> thread::times() const noexcept {
     if (!impl_) return errc::invalid_handle;
-    nanoseconds total{-1};
-    cpu_source source = cpu_source::schedstat_and_stat;
-    if (impl_->tgid == impl_->opener_pid) {
-        timespec ts{};
-        if (::clock_gettime(detail::thread_cpu_clock_id(impl_->tid), &ts) == 0) {
-            total = std::chrono::seconds{ts.tv_sec} + nanoseconds{ts.tv_nsec};
-            source = cpu_source::cpu_clock_and_stat;
-        }
-    }
-    if (total.count() < 0) {
-        // Another process's thread (or this handle used in a forked child): the
-        // kernel refuses its thread CPU clock, schedstat has the same counter.
-        char buf[256];
-        const ssize_t n = detail::pread_small(impl_->schedstat.get(), buf, sizeof buf);
-        if (n < 0) return errno == ESRCH ? make_error_code(errc::no_such_thread) : detail::last_errno();
-        auto ss = parse::parse_schedstat(std::string_view(buf, static_cast<std::size_t>(n)));
-        if (!ss) return errc::malformed_data;
-        total = nanoseconds{static_cast<std::int64_t>(ss->run_ns)};
-    }
-    stat_read s;
-    if (auto ec = read_stat(impl_->stat.get(), s, true)) return ec;
-    const auto ku = impl_->split.apply(total, s.rec.utime, s.rec.stime);
-    thread_times t;
-    t.creation = impl_->creation;
-    t.kernel = ku.kernel;
-    t.user = ku.user;
-    t.precision = precision_of(source);
-    return t;
+    return detail::query(*impl_->core);
 }
 
 result<std::string> thread::name() const {
     if (!impl_) return errc::invalid_handle;
-    return name_from(impl_->stat.get(), true);
+    return name_from(*impl_->core);
 }
 
-pid_t thread::id() const noexcept { return impl_ ? impl_->tid : 0; }
-pid_t thread::process_id() const noexcept { return impl_ ? impl_->tgid : 0; }
+pid_t thread::id() const noexcept { return impl_ ? impl_->core->id : 0; }
+pid_t thread::process_id() const noexcept { return impl_ ? impl_->core->tgid : 0; }
 const task_identity& thread::identity() const noexcept {
     static const task_identity none{};
-    return impl_ ? impl_->identity : none;
+    return impl_ ? impl_->core->identity : none;
 }
-instant thread::creation() const noexcept { return impl_ ? impl_->creation : instant{}; }
-int thread::native_pidfd() const noexcept { return impl_ ? impl_->pidfd.get() : -1; }
+instant thread::creation() const noexcept { return impl_ ? impl_->core->creation : instant{}; }
+int thread::native_pidfd() const noexcept { return impl_ ? impl_->core->pidfd.get() : -1; }
+
+// ---- internal access ---------------------------------------------------------------
+
+namespace detail {
+
+task_core* handle_access::core(const process& p) noexcept { return p.impl_ ? p.impl_->core.get() : nullptr; }
+task_core* handle_access::core(const thread& t) noexcept { return t.impl_ ? t.impl_->core.get() : nullptr; }
+
+result<process> handle_access::make_process(result<std::shared_ptr<task_core>> core) noexcept {
+    if (!core) return core.error();
+    std::unique_ptr<process::impl> p(new (std::nothrow) process::impl);
+    if (!p) return errno_code(ENOMEM);
+    p->core = std::move(*core);
+    return process(std::move(p));
+}
+
+result<thread> handle_access::make_thread(std::unique_ptr<thread::impl> p) noexcept { return thread(std::move(p)); }
+
+result<process> handle_access::open_child(pid_t pid, unique_fd pidfd) noexcept {
+    return make_process(open_process_core(pid, std::move(pidfd)));
+}
+
+void handle_access::release_child(process& p) noexcept {
+    if (!p.impl_) return;
+    unwatch_exit(p.impl_->core, true);
+    p.impl_->core.reset();  // ~impl must not unwatch it again
+    p.impl_.reset();
+}
+
+}  // namespace detail
 
 // ---- the calling process and thread --------------------------------------------
 
@@ -435,6 +553,7 @@ result<process_times> times() noexcept {
     t.kernel = from_timeval(ru.ru_stime);
     t.user = from_timeval(ru.ru_utime);
     t.precision = precision_of(cpu_source::rusage);
+    t.sampled_at = detail::realtime_now();
     return t;
 }
 
@@ -462,6 +581,7 @@ result<thread_times> times() noexcept {
     t.kernel = from_timeval(ru.ru_stime);
     t.user = from_timeval(ru.ru_utime);
     t.precision = precision_of(cpu_source::rusage);
+    t.sampled_at = detail::realtime_now();
     return t;
 }
 

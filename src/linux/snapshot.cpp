@@ -113,6 +113,7 @@ struct walk_config {
     bool precise_threads = false;
     bool defer_big = false;  // hand the threads of big processes to phase 2
     boot_id boot{};
+    instant taken{};  // the snapshot's timestamp: every entry's sampled_at
     std::int64_t tick_ns = 10'000'000;
     cpu_precision ticks{}, clock{}, sched{};
 };
@@ -172,8 +173,8 @@ nanoseconds ticks_ns(const walk_config& c, std::uint64_t t) noexcept {
     return nanoseconds{static_cast<std::int64_t>(t) * c.tick_ns};
 }
 
-// Fills creation and the tick-only CPU times.
-bool fill_times(const walk_config& c, const parse::stat_record& rec, task_times& t) noexcept {
+// Fills creation, state and the tick-only CPU times.
+bool fill_times(const walk_config& c, const parse::stat_record& rec, bool thread, task_times& t) noexcept {
     auto created = instant_from_start_ticks(rec.starttime);
     if (!created) return false;
     t.creation = *created;
@@ -181,6 +182,11 @@ bool fill_times(const walk_config& c, const parse::stat_record& rec, task_times&
     t.kernel = ticks_ns(c, rec.stime);
     t.user = ticks_ns(c, rec.utime);
     t.precision = c.ticks;
+    // A zombie's values are final. (A process whose leader thread exited
+    // while other threads run shows the leader's 'Z' too: it still runs.)
+    const bool dead = rec.state == 'Z' || rec.state == 'X';
+    t.state = dead && (thread || rec.num_threads <= 1) ? task_state::exited : task_state::running;
+    t.sampled_at = c.taken;
     return true;
 }
 
@@ -280,7 +286,7 @@ read_status read_thread(worker& w, const walk_config& c, int task_fd, pid_t pid,
     t.pid = pid;
     t.state = rec->state;
     t.name.assign(rec->comm);
-    if (!fill_times(c, *rec, t.times)) {
+    if (!fill_times(c, *rec, true, t.times)) {
         w.fail(pid, tid, snapshot_item::thread, make_error_code(errc::out_of_range));
         return read_status::failed;
     }
@@ -354,7 +360,7 @@ void read_process(worker& w, const walk_config& c, pid_t pid, std::atomic<std::s
     p.kernel_thread = (rec->flags & parse::pf_kthread) != 0;
     p.thread_count = static_cast<std::int32_t>(rec->num_threads);
     p.name.assign(rec->comm);
-    if (!fill_times(c, *rec, p.times)) {
+    if (!fill_times(c, *rec, false, p.times)) {
         w.fail(pid, 0, snapshot_item::process, make_error_code(errc::out_of_range));
         return;
     }
@@ -577,6 +583,7 @@ result<void> snapshotter::impl::take(snapshot& out) noexcept {
         const std::int64_t start = clock_ns(CLOCK_BOOTTIME);
         out.since_boot = nanoseconds{start};
         out.taken = anchor->boot + nanoseconds{start};
+        c.taken = out.taken;
         out.boot = anchor->id;
         out.has_threads = options.threads;
 

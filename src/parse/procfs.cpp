@@ -67,8 +67,9 @@ std::optional<stat_record> parse_stat(std::string_view text) noexcept {
     const auto open = text.find('(');
     const auto close = text.rfind(')');
     if (open == std::string_view::npos || close == std::string_view::npos || close < open) return std::nullopt;
-    std::string_view head = trim(text.substr(0, open));
-    if (!number(head, r.pid)) return std::nullopt;
+    auto pid = parse_id(trim(text.substr(0, open)));  // digits only: no sign
+    if (!pid) return std::nullopt;
+    r.pid = *pid;
     r.comm = text.substr(open + 1, close - open - 1);
 
     std::string_view rest = text.substr(close + 1);

@@ -19,7 +19,7 @@ struct stat_record {
     std::string_view comm;           // (2) without the parentheses; views the input
     char state = '?';                // (3)
     std::int64_t ppid = 0;           // (4)
-    std::uint64_t flags = 0;         // (9) PF_* flags of the task
+    std::uint64_t flags = 0;         // (9) PF_* flags
     std::uint64_t utime = 0;         // (14) clock ticks
     std::uint64_t stime = 0;         // (15) clock ticks
     std::int64_t cutime = 0;         // (16)
@@ -28,7 +28,7 @@ struct stat_record {
     std::uint64_t starttime = 0;     // (22) clock ticks since boot
 };
 
-/// PF_KTHREAD in stat_record::flags (include/linux/sched.h): a kernel thread.
+/// PF_KTHREAD in stat field 9: the task is a kernel thread.
 inline constexpr std::uint64_t pf_kthread = 0x00200000;
 
 /// Parses one stat line. comm may hold spaces, parentheses and newlines, so it

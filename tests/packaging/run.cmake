@@ -1,7 +1,9 @@
-# Installs proctimes into a scratch prefix, then builds two consumers against
-# it: one with find_package(proctimes), one with pkg-config, and one more that
-# uses add_subdirectory() on the source tree. Each consumer runs and checks a
-# value. Invoked by CTest: cmake -DSOURCE_DIR=... -DWORK_DIR=... -P run.cmake
+# Installs proctimes into a scratch prefix, then builds consumers against it:
+# one with find_package(proctimes), one that uses add_subdirectory() on the
+# source tree, and two with plain compiler command lines from pkg-config: a
+# C++ program and a C11 program using the Win32 layer (<proctimes/windows.h>).
+# Each consumer runs and checks a value.
+# Invoked by CTest: cmake -DSOURCE_DIR=... -DWORK_DIR=... -P run.cmake
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 set(prefix "${WORK_DIR}/prefix")
@@ -18,7 +20,8 @@ step(${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${WORK_DIR}/lib" -G "${GENERATOR}"
 step(${CMAKE_COMMAND} --build "${WORK_DIR}/lib" -j 2)
 step(${CMAKE_COMMAND} --install "${WORK_DIR}/lib")
 
-foreach(f include/proctimes/proctimes.hpp include/proctimes/version.hpp lib/cmake/proctimes/proctimesConfig.cmake
+foreach(f include/proctimes/proctimes.hpp include/proctimes/version.hpp include/proctimes/windows.h
+          lib/cmake/proctimes/proctimesConfig.cmake
           lib/pkgconfig/proctimes.pc)
   if(NOT EXISTS "${prefix}/${f}")
     message(FATAL_ERROR "not installed: ${f}")
@@ -49,4 +52,9 @@ endif()
 separate_arguments(flags UNIX_COMMAND "${flags}")
 step(${CXX} -std=c++20 "${SOURCE_DIR}/tests/packaging/consumer/main.cpp" ${flags} -o "${WORK_DIR}/c3")
 step("${WORK_DIR}/c3")
-message(STATUS "packaging: find_package, add_subdirectory and pkg-config consumers built and ran")
+
+# 4. pkg-config, a C11 program using the Win32 layer (<proctimes/windows.h>)
+find_program(CC NAMES cc gcc REQUIRED)
+step(${CC} -std=c11 -Wall -Wextra -Werror "${SOURCE_DIR}/tests/packaging/consumer/main.c" ${flags} -o "${WORK_DIR}/c4")
+step("${WORK_DIR}/c4")
+message(STATUS "packaging: find_package, add_subdirectory, pkg-config C++ and C consumers built and ran")

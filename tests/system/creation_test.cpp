@@ -17,7 +17,7 @@ extern char** environ;
 using namespace std::chrono;
 using namespace std::chrono_literals;
 using namespace proctimes;
-using testing_helpers::child;
+using testing_helpers::forked;
 
 namespace {
 
@@ -61,7 +61,7 @@ probe_result run_probe(pid_t pid, const std::string& extra_env = {}) {
 TEST(Creation, ChildCreationLiesBetweenTwoClockSamples) {
     for (int i = 0; i < 20; ++i) {
         const auto before = system_clock::now();
-        child c([] { return 0; });
+        forked c([] { return 0; });
         const auto after = system_clock::now();
         auto h = process::open(c.pid()).value();
         // Floored to the 10 ms start tick; 1 ms slack for the anchor measurement.

@@ -31,9 +31,9 @@ inline void burn_thread_cpu(std::chrono::nanoseconds cpu) {
 /// A forked child that runs `body` once the test writes to its pipe, then
 /// exits with the body's return value. The child is killed and reaped by the
 /// destructor if the test did not reap it.
-class child {
+class forked {
 public:
-    explicit child(std::function<int()> body) {
+    explicit forked(std::function<int()> body) {
         int p[2];
         if (::pipe2(p, O_CLOEXEC) != 0) std::abort();
         pid_ = ::fork();
@@ -46,9 +46,9 @@ public:
         ::close(p[0]);
         go_ = p[1];
     }
-    child(const child&) = delete;
-    child& operator=(const child&) = delete;
-    ~child() {
+    forked(const forked&) = delete;
+    forked& operator=(const forked&) = delete;
+    ~forked() {
         if (go_ >= 0) ::close(go_);
         if (pid_ > 0 && !reaped_) {
             ::kill(pid_, SIGKILL);

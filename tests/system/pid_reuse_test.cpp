@@ -12,7 +12,7 @@
 #include "system/helpers.hpp"
 
 using namespace proctimes;
-using testing_helpers::child;
+using testing_helpers::forked;
 
 namespace {
 // Makes the next fork() get `pid`: write pid-1 to ns_last_pid under its lock.
@@ -34,17 +34,29 @@ bool fork_with_pid(pid_t pid, pid_t& out) {
     ::close(fd);
     return ok && out > 0;
 }
+// Kills and reaps the reused-pid process however the test ends.
+struct reaper {
+    pid_t& pid;
+    ~reaper() {
+        if (pid > 0) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, nullptr, 0);
+        }
+    }
+};
 }  // namespace
 
 TEST(PidReuse, HandleNeverReportsTheNewProcess) {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root to write ns_last_pid";
-    child a([] { return 0; });
+    forked a([] { return 0; });
     auto h = process::open(a.pid()).value();
     const auto old_identity = h.identity();
+    const auto old_creation = h.creation();
     a.start();
     a.reap();
 
     pid_t reused = -1;
+    reaper cleanup{reused};
     bool got = false;
     for (int attempt = 0; attempt < 20 && !got; ++attempt) {
         if (!fork_with_pid(a.pid(), reused)) GTEST_SKIP() << "ns_last_pid not writable";
@@ -56,27 +68,38 @@ TEST(PidReuse, HandleNeverReportsTheNewProcess) {
     }
     ASSERT_TRUE(got) << "could not get pid " << a.pid() << " again";
 
+    // The handle answers with what it recorded of ITS process's end (or an
+    // error when nothing was recorded) — never the new, running process.
     auto t = h.times();
-    ASSERT_FALSE(t) << "a handle to a reaped process answered after its pid was reused";
-    EXPECT_EQ(t.error(), errc::no_such_process);
-    EXPECT_FALSE(h.name());
-    EXPECT_FALSE(h.parent_id());
-    EXPECT_FALSE(h.thread_ids());
+    if (t) {
+        EXPECT_NE(t->state, task_state::running);
+        EXPECT_EQ(t->creation, old_creation);
+        ASSERT_TRUE(t->exit.has_value());
+        EXPECT_GE(*t->exit, old_creation);
+    } else {
+        EXPECT_EQ(t.error(), errc::no_such_process);
+    }
+    // Live queries fail: they would otherwise read the new process.
+    EXPECT_EQ(h.name().error(), errc::no_such_process);
+    EXPECT_EQ(h.parent_id().error(), errc::no_such_process);
+    EXPECT_EQ(h.thread_ids().error(), errc::no_such_process);
+    EXPECT_TRUE(wait_for_exit(h, std::chrono::seconds{0}).value()) << "the old process has exited";
 
     auto fresh = process::open(reused).value();
     EXPECT_EQ(fresh.id(), old_identity.id);
     EXPECT_NE(fresh.identity(), old_identity) << "same pid, different process: identities must differ";
-    ::kill(reused, SIGKILL);
-    ::waitpid(reused, nullptr, 0);
+    EXPECT_EQ(fresh.times().value().state, task_state::running);
 }
 
 TEST(PidReuse, ThreadHandleNeverReportsTheNewTask) {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root to write ns_last_pid";
-    child a([] { return 0; });
+    forked a([] { return 0; });
     auto h = thread::open(a.pid()).value();  // the main thread of the child
+    const auto old_creation = h.creation();
     a.start();
     a.reap();
     pid_t reused = -1;
+    reaper cleanup{reused};
     bool got = false;
     for (int attempt = 0; attempt < 20 && !got; ++attempt) {
         if (!fork_with_pid(a.pid(), reused)) GTEST_SKIP() << "ns_last_pid not writable";
@@ -88,8 +111,11 @@ TEST(PidReuse, ThreadHandleNeverReportsTheNewTask) {
     }
     ASSERT_TRUE(got);
     auto t = h.times();
-    ASSERT_FALSE(t);
-    EXPECT_EQ(t.error(), errc::no_such_thread);
-    ::kill(reused, SIGKILL);
-    ::waitpid(reused, nullptr, 0);
+    if (t) {
+        EXPECT_NE(t->state, task_state::running);
+        EXPECT_EQ(t->creation, old_creation);
+    } else {
+        EXPECT_EQ(t.error(), errc::no_such_thread);
+    }
+    EXPECT_EQ(h.name().error(), errc::no_such_thread);
 }

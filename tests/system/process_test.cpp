@@ -12,7 +12,7 @@ using namespace std::chrono;
 using namespace std::chrono_literals;
 using namespace proctimes;
 using testing_helpers::burn_thread_cpu;
-using testing_helpers::child;
+using testing_helpers::forked;
 
 TEST(Process, BusyThreadRaisesThreadAndProcessUserTime) {
     constexpr auto N = 300ms;
@@ -59,7 +59,7 @@ TEST(Process, ExitedThreadsStayCounted) {
 TEST(Process, ChildrenAreExcluded) {
     auto self = process::open_self().value();
     const auto before = self.times().value();
-    child c([] {
+    forked c([] {
         burn_thread_cpu(200ms);
         return 0;
     });
@@ -70,7 +70,7 @@ TEST(Process, ChildrenAreExcluded) {
 }
 
 TEST(Process, AnotherProcessCpuTime) {
-    child c([] {
+    forked c([] {
         burn_thread_cpu(200ms);
         ::pause();
         return 0;
@@ -110,7 +110,7 @@ TEST(Process, ValuesNeverGoBackwards) {
 }
 
 TEST(Process, ZombieStillAnswersWithFinalTimes) {
-    child c([] {
+    forked c([] {
         burn_thread_cpu(150ms);
         return 0;
     });
@@ -122,12 +122,32 @@ TEST(Process, ZombieStillAnswersWithFinalTimes) {
     EXPECT_GE(t->cpu(), 150ms);
     auto again = h.times().value();
     EXPECT_EQ(again.cpu(), t->cpu());  // final: no longer moving
+    EXPECT_EQ(t->state, task_state::exited);
+    ASSERT_TRUE(t->exit.has_value()) << "the exit monitor stamps the exit instant";
+    EXPECT_GE(*t->exit, t->creation);
     c.reap();
-    auto gone = h.times();
-    ASSERT_FALSE(gone);
-    EXPECT_EQ(gone.error(), errc::no_such_process);
-    EXPECT_EQ(gone.error(), std::errc::no_such_process);
-    EXPECT_FALSE(h.name());
+    // Like a Windows handle, it still answers after the process is gone: the
+    // same exit instant and final values, never another process's.
+    auto after = h.times();
+    ASSERT_TRUE(after) << after.error().message();
+    EXPECT_EQ(after->state, task_state::exited);
+    EXPECT_EQ(after->cpu(), t->cpu());
+    EXPECT_EQ(after->exit, t->exit);
+    EXPECT_FALSE(h.name());  // live-only queries do fail
+    EXPECT_EQ(h.name().error(), errc::no_such_process);
+}
+
+TEST(Process, ReapedWithoutMonitorIsGone) {
+    set_exit_monitor_enabled(false);
+    forked c([] { return 0; });
+    auto h = process::open(c.pid()).value();
+    c.start();
+    c.reap();
+    set_exit_monitor_enabled(true);
+    auto r = h.times();
+    ASSERT_FALSE(r) << "nothing recorded its end: no values may be invented";
+    EXPECT_EQ(r.error(), errc::no_such_process);
+    EXPECT_EQ(r.error(), std::errc::no_such_process);
 }
 
 TEST(Process, BadIds) {
@@ -174,10 +194,14 @@ TEST(Process, EmptyHandle) {
 }
 
 TEST(Process, NoDescriptorLeak) {
+    forked warm([] { return 0; });
+    (void)process::open(warm.pid()).value();  // starts the exit monitor (one epoll fd, kept)
     const int before = testing_helpers::open_fd_count();
     for (int i = 0; i < 200; ++i) {
         auto h = process::open(::getpid()).value();
         (void)h.times().value();
+        auto other = process::open(warm.pid()).value();  // watched by the monitor
+        (void)other.times().value();
         (void)h.thread_ids().value();
         auto bad = process::open(5'000'000);
     }

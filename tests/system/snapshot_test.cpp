@@ -21,6 +21,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -289,7 +290,7 @@ TEST(SnapshotLive, ReusedPidIsNotTheSameProcess) {
     // The old process burns CPU so that mistaking the new one for it would show.
     int ready[2];
     ASSERT_EQ(::pipe2(ready, O_CLOEXEC), 0);
-    testing_helpers::child old([w = ready[1]] {
+    testing_helpers::forked old([w = ready[1]] {
         burn_thread_cpu(200ms);
         char c = 'r';
         if (::write(w, &c, 1) != 1) return 1;
@@ -371,7 +372,7 @@ TEST(SnapshotLive, OwnerOfANonDumpableProcessIsItsEffectiveUid) {
 }
 
 TEST(SnapshotLive, ZombieIsListedWithItsFinalTimes) {
-    testing_helpers::child z([] {
+    testing_helpers::forked z([] {
         burn_thread_cpu(60ms);
         return 0;
     });
@@ -381,9 +382,57 @@ TEST(SnapshotLive, ZombieIsListedWithItsFinalTimes) {
     const auto* p = s.find(z.pid());
     ASSERT_NE(p, nullptr);
     EXPECT_EQ(p->state, 'Z');
+    EXPECT_EQ(p->times.state, task_state::exited);
     EXPECT_GE(p->times.cpu(), 50ms);
     EXPECT_FALSE(p->times.exit);
     z.reap();
+}
+
+TEST(SnapshotLive, ProcessWhoseMainThreadExitedStillRuns) {
+    // The leader thread exits alone while another thread runs on:
+    // /proc shows the process as 'Z' (the leader's state), but it is alive.
+    int ready[2], hold[2];
+    ASSERT_EQ(::pipe2(ready, O_CLOEXEC), 0);
+    ASSERT_EQ(::pipe2(hold, O_CLOEXEC), 0);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::close(ready[0]);
+        ::close(hold[1]);
+        std::thread([r = hold[0]] {
+            char c;
+            while (::read(r, &c, 1) > 0) {
+            }
+            ::_exit(0);
+        }).detach();
+        char c = 'r';
+        if (::write(ready[1], &c, 1) != 1) ::_exit(2);
+        ::syscall(SYS_exit, 0);  // this thread only, without unwinding the test's frames
+        ::_exit(3);
+    }
+    ::close(ready[1]);
+    ::close(hold[0]);
+    char c;
+    ASSERT_EQ(::read(ready[0], &c, 1), 1);
+    ::close(ready[0]);
+    snapshot s;
+    for (int i = 0; i < 200; ++i) {  // until the leader is a zombie
+        s = take(true);
+        const auto* p = s.find(pid);
+        if (p && p->state == 'Z') break;
+        std::this_thread::sleep_for(5ms);
+    }
+    const auto* p = s.find(pid);
+    ASSERT_NE(p, nullptr);
+    ASSERT_EQ(p->state, 'Z');
+    EXPECT_EQ(p->times.state, task_state::running);
+    const auto th = s.threads_of(*p);
+    ASSERT_EQ(th.size(), listed_tids(pid).size());
+    ASSERT_GE(th.size(), 2u);
+    EXPECT_EQ(th[0].tid(), pid);
+    EXPECT_EQ(th[0].times.state, task_state::exited) << "the leader thread itself has ended";
+    EXPECT_EQ(th[1].times.state, task_state::running);
+    ::close(hold[1]);
+    ::waitpid(pid, nullptr, 0);
 }
 
 TEST(SnapshotLive, ProcessesVanishingMidWalkAreSkippedCleanly) {

@@ -13,7 +13,7 @@ using namespace std::chrono;
 using namespace std::chrono_literals;
 using namespace proctimes;
 using testing_helpers::burn_thread_cpu;
-using testing_helpers::child;
+using testing_helpers::forked;
 
 namespace {
 // A thread that runs until told to stop, exposing its tid.
@@ -89,14 +89,27 @@ TEST(Thread, NameWithParentheses) {
     EXPECT_TRUE(h.times());
 }
 
-TEST(Thread, EndedThreadReportsGone) {
-    auto t = std::make_unique<parked_thread>();
+TEST(Thread, EndedThreadReportsItsExit) {
+    auto t = std::make_unique<parked_thread>(30ms);
     auto h = thread::open(::getpid(), t->tid()).value();
+    const auto before = h.times().value();
+    const auto joined_before = system_clock::now();
     t.reset();  // joined
+    const auto joined_after = system_clock::now();
+    ASSERT_TRUE(wait_for_exit(h, 5s).value());
     auto r = h.times();
-    ASSERT_FALSE(r);
-    EXPECT_EQ(r.error(), errc::no_such_thread);
-    EXPECT_EQ(r.error(), std::errc::no_such_process);
+    ASSERT_TRUE(r) << r.error().message();
+    // A thread is released at once: its final values cannot be read, and the
+    // result says so instead of passing the last sample off as final.
+    EXPECT_EQ(r->state, task_state::exited_partial);
+    ASSERT_TRUE(r->exit.has_value());
+    EXPECT_GE(*r->exit, r->creation);
+    EXPECT_GE(*r->exit, joined_before - 1ms);
+    EXPECT_LE(*r->exit, joined_after + 50ms);  // the monitor's wake-up, on a loaded machine
+    EXPECT_GE(r->cpu(), before.cpu());
+    EXPECT_LE(r->sampled_at, *r->exit);
+    EXPECT_FALSE(h.name());
+    EXPECT_EQ(h.name().error(), errc::no_such_thread);
 }
 
 TEST(Thread, WrongProcessForTid) {
@@ -112,7 +125,7 @@ TEST(Thread, ThreadOfAnotherProcess) {
     // The child starts a busy thread and reports its tid through a pipe.
     int p[2];
     ASSERT_EQ(::pipe(p), 0);
-    child c([&] {
+    forked c([&] {
         std::atomic<bool> done{false};
         std::thread worker([&] {
             pid_t tid = static_cast<pid_t>(::gettid());
@@ -140,6 +153,7 @@ TEST(Thread, ThreadOfAnotherProcess) {
 
 TEST(Thread, NoDescriptorLeak) {
     parked_thread t;
+    (void)thread::open(t.tid()).value();  // starts the exit monitor (one epoll fd, kept)
     const int before = testing_helpers::open_fd_count();
     for (int i = 0; i < 200; ++i) {
         auto h = thread::open(t.tid()).value();

@@ -27,6 +27,7 @@ TEST(ParseStat, RealLine) {
     EXPECT_EQ(r->comm, "p");
     EXPECT_EQ(r->state, 'Z');
     EXPECT_EQ(r->ppid, 1976);
+    EXPECT_EQ(r->flags & pf_kthread, 0u);
     EXPECT_EQ(r->utime, 14u);
     EXPECT_EQ(r->stime, 0u);
     EXPECT_EQ(r->num_threads, 1);
@@ -77,6 +78,7 @@ TEST(ParseStat, KernelThreadFixture) {
     EXPECT_EQ(r->comm, "kworker/0:1-events");
     EXPECT_EQ(r->ppid, 2);
     EXPECT_EQ(r->starttime, 15u);
+    EXPECT_NE(r->flags & pf_kthread, 0u);
 }
 
 TEST(ParseStat, RejectsMalformed) {
@@ -87,6 +89,8 @@ TEST(ParseStat, RejectsMalformed) {
     EXPECT_FALSE(parse_stat("5 (y) SS 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 3 0 0"));               // state
     EXPECT_FALSE(parse_stat("5 (y) S 1 1 1 0 -1 0 0 0 0 0 -1 2 0 0 20 0 1 0 3 0 0"));               // negative utime
     EXPECT_FALSE(parse_stat("5 (y) S 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 99999999999999999999999 0 0"));  // overflow
+    EXPECT_FALSE(parse_stat("-5 (y) S 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 3 0 0"));  // found by fuzz_stat
+    EXPECT_FALSE(parse_stat("+5 (y) S 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 3 0 0"));
     EXPECT_FALSE(parse_stat(")5 (y S 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 3 0 0"));
 }
 

@@ -20,6 +20,11 @@ TEST(Split, ZeroTicksFollowTheKernel) {
     EXPECT_EQ(split_by_ticks(nanoseconds{0}, 3, 3).user, nanoseconds{0});
 }
 
+TEST(Split, KernelThreadsAreAllKernel) {
+    EXPECT_EQ(split_by_ticks(nanoseconds{7}, 0, 0, true).kernel, nanoseconds{7});
+    EXPECT_EQ(split_by_ticks(nanoseconds{7}, 3, 0, true).user, nanoseconds{0});
+}
+
 TEST(Split, HugeValuesDoNotOverflow) {
     const nanoseconds total{nanoseconds::max().count() / 2};
     auto s = split_by_ticks(total, ~0ULL / 4, ~0ULL / 4);

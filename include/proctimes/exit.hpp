@@ -1,0 +1,48 @@
+// proctimes/exit.hpp — waiting for processes and threads to exit, and the
+// exit monitor that records when they did.
+//
+// A Windows handle to an exited process still answers GetProcessTimes with the
+// exit time and the final CPU times. Linux keeps no exit instant, and forgets a
+// process's times when it is reaped. proctimes therefore runs one exit
+// monitor per process: a thread started on the first handle open, asleep in
+// epoll_wait(2) over the pidfds of open handles. When one becomes readable it
+// stamps the exit instant (CLOCK_REALTIME at wake-up; measured 60–90 µs after
+// the task's last instruction) and reads the zombie's final values before the
+// parent can reap it. See docs/EXIT.md for what is exact in each case.
+//
+// Embedders that do not want the thread can turn it off (before opening
+// handles) with set_exit_monitor_enabled(false) or PROCTIMES_EXIT_MONITOR=0;
+// exit instants are then not recorded (task_times::exit stays empty).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <span>
+
+#include "proctimes/process.hpp"
+#include "proctimes/result.hpp"
+
+namespace proctimes {
+
+/// Turns exit tracking on or off for handles opened afterwards (default: on,
+/// unless the environment has PROCTIMES_EXIT_MONITOR=0 or =off).
+void set_exit_monitor_enabled(bool on) noexcept;
+bool exit_monitor_enabled() noexcept;
+
+/// Waits until the process has exited (it may already have). `timeout`
+/// empty: wait forever. Returns true once exited, false on timeout.
+/// Errors: not_supported without pidfds (Linux < 5.3), invalid_handle.
+result<bool> wait_for_exit(const process& p,
+                           std::optional<std::chrono::nanoseconds> timeout = std::nullopt) noexcept;
+/// The same for a thread (needs thread pidfds, Linux ≥ 6.9).
+result<bool> wait_for_exit(const thread& t,
+                           std::optional<std::chrono::nanoseconds> timeout = std::nullopt) noexcept;
+
+/// Waits until any of the processes has exited (WaitForMultipleObjects with
+/// bWaitAll = FALSE); returns the lowest index of those that have, or empty on
+/// timeout. For an event loop, poll each process::native_pidfd() instead.
+result<std::optional<std::size_t>> wait_for_any(std::span<const process* const> ps,
+                                                 std::optional<std::chrono::nanoseconds> timeout = std::nullopt) noexcept;
+
+}  // namespace proctimes

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang (+ address/undefined sanitizers) and
+# runs each for SECONDS (default 15) on a copy of its seed corpus in fuzz/corpus.
+#   scripts/fuzz.sh 600        # ten minutes each
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-15}"
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DPROCTIMES_BUILD_FUZZ=ON -DPROCTIMES_BUILD_TESTS=OFF -DPROCTIMES_BUILD_TOOLS=OFF -DPROCTIMES_INSTALL=OFF \
+  -DPROCTIMES_SANITIZE=address,undefined -DPROCTIMES_FUZZ_SECONDS="$seconds" >/dev/null
+cmake --build build-fuzz -j "$(nproc)"
+ctest --test-dir build-fuzz -L fuzz --output-on-failure -j "$(nproc)" --timeout $((seconds * 4 + 120))

@@ -1,0 +1,196 @@
+// The exit monitor: one thread per process, started on first use, asleep in
+// epoll_wait(2) over the pidfds of open handles. A pidfd becomes readable when
+// its process (or, with PIDFD_THREAD, its thread) exits; the monitor then
+// stamps the exit instant and reads the zombie's final CPU values before the
+// parent reaps it. Costs nothing while nothing exits: one epoll_ctl(2) when a
+// handle opens and one when it closes.
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <unordered_map>
+
+#include <pthread.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "linux/task.hpp"
+#include "proctimes/exit.hpp"
+
+namespace proctimes {
+namespace detail {
+namespace {
+
+class monitor {
+public:
+    monitor() : ep_(::epoll_create1(EPOLL_CLOEXEC)) {}
+
+    bool ok() const noexcept { return ep_.valid(); }
+
+    void start() {
+        std::thread([this] { loop(); }).detach();
+    }
+
+    void add(const std::shared_ptr<task_core>& c) {
+        std::lock_guard lock(mutex_);
+        const std::uint64_t key = next_key_++;
+        epoll_event ev{};
+        ev.events = EPOLLIN;
+        ev.data.u64 = key;
+        if (::epoll_ctl(ep_.get(), EPOLL_CTL_ADD, c->pidfd.get(), &ev) != 0) return;
+        tasks_.emplace(key, c);
+        keys_.emplace(c.get(), key);
+        std::lock_guard task_lock(c->mutex);
+        c->watched = true;
+    }
+
+    void remove(const std::shared_ptr<task_core>& c, bool reap) {
+        std::lock_guard lock(mutex_);
+        auto k = keys_.find(c.get());
+        if (k == keys_.end()) return;
+        if (reap) {
+            // Keep watching: reap it when it exits (the map keeps it alive).
+            std::lock_guard task_lock(c->mutex);
+            c->auto_reap = true;
+            return;
+        }
+        ::epoll_ctl(ep_.get(), EPOLL_CTL_DEL, c->pidfd.get(), nullptr);
+        tasks_.erase(k->second);
+        keys_.erase(k);
+    }
+
+private:
+    void loop() {
+        epoll_event events[32];
+        for (;;) {
+            const int n = ::epoll_wait(ep_.get(), events, 32, -1);
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                return;  // the epoll fd is gone: nothing more to watch
+            }
+            const instant seen = realtime_now();
+            for (int i = 0; i < n; ++i) {
+                std::shared_ptr<task_core> c;
+                {
+                    std::lock_guard lock(mutex_);
+                    auto it = tasks_.find(events[i].data.u64);
+                    if (it == tasks_.end()) continue;  // closed meanwhile
+                    c = std::move(it->second);
+                    tasks_.erase(it);
+                    keys_.erase(c.get());
+                    ::epoll_ctl(ep_.get(), EPOLL_CTL_DEL, c->pidfd.get(), nullptr);
+                }
+                record_exit(*c, seen);
+                bool reap = false;
+                {
+                    std::lock_guard task_lock(c->mutex);
+                    c->watched = false;
+                    reap = c->auto_reap && !c->reaped;
+                    if (reap) c->reaped = true;
+                }
+                if (reap) {
+                    siginfo_t si{};
+                    ::syscall(SYS_waitid, P_PIDFD, c->pidfd.get(), &si, WEXITED, nullptr);
+                }
+            }
+        }
+    }
+
+    unique_fd ep_;
+    std::mutex mutex_;
+    std::uint64_t next_key_ = 1;
+    std::unordered_map<std::uint64_t, std::shared_ptr<task_core>> tasks_;
+    std::unordered_map<const task_core*, std::uint64_t> keys_;
+};
+
+std::mutex g_mutex;
+monitor* g_monitor = nullptr;  // leaked on purpose: its thread outlives static destruction
+std::atomic<int> g_enabled{-1};  // -1: not decided yet (read PROCTIMES_EXIT_MONITOR)
+
+void forget_after_fork() noexcept {
+    // The child has no monitor thread; the parent's epoll instance is shared
+    // with it, so it must never be touched here. Start afresh on next use.
+    g_monitor = nullptr;
+}
+
+bool enabled() noexcept {
+    int e = g_enabled.load(std::memory_order_relaxed);
+    if (e < 0) {
+        const char* v = std::getenv("PROCTIMES_EXIT_MONITOR");
+        e = (v && (std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0)) ? 0 : 1;
+        g_enabled.store(e, std::memory_order_relaxed);
+    }
+    return e == 1;
+}
+
+monitor* get_monitor() noexcept {
+    std::lock_guard lock(g_mutex);
+    if (!g_monitor) {
+        static const int once = ::pthread_atfork(nullptr, nullptr, forget_after_fork);
+        (void)once;
+        try {
+            auto* m = new monitor;
+            if (!m->ok()) {
+                delete m;
+                return nullptr;
+            }
+            m->start();
+            g_monitor = m;
+        } catch (...) {
+            return nullptr;
+        }
+    }
+    return g_monitor;
+}
+
+}  // namespace
+
+void watch_exit(const std::shared_ptr<task_core>& c) noexcept {
+    if (!c->pidfd || !enabled()) return;
+    if (monitor* m = get_monitor()) {
+        try {
+            m->add(c);
+        } catch (...) {
+        }
+    }
+}
+
+void unwatch_exit(const std::shared_ptr<task_core>& c, bool reap) noexcept {
+    monitor* m;
+    {
+        std::lock_guard lock(g_mutex);
+        m = g_monitor;
+    }
+    if (reap && c->pidfd) {
+        bool watched;
+        {
+            std::lock_guard task_lock(c->mutex);
+            watched = c->watched;
+        }
+        if (!watched) {
+            // The monitor is off for handles, but a child must still be reaped.
+            if (!m) m = get_monitor();
+            if (!m) return;
+            try {
+                m->add(c);
+            } catch (...) {
+                return;
+            }
+        }
+    }
+    if (m) {
+        try {
+            m->remove(c, reap);
+        } catch (...) {
+        }
+    }
+}
+
+}  // namespace detail
+
+void set_exit_monitor_enabled(bool on) noexcept { detail::g_enabled.store(on ? 1 : 0, std::memory_order_relaxed); }
+bool exit_monitor_enabled() noexcept { return detail::enabled(); }
+
+}  // namespace proctimes

@@ -1,0 +1,301 @@
+// proctimes::child and the wait functions.
+#include "proctimes/spawn.hpp"
+
+#include <algorithm>
+#include <csignal>
+#include <cstring>
+#include <vector>
+
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "linux/task.hpp"
+#include "proctimes/exit.hpp"
+
+extern char** environ;
+
+namespace proctimes {
+
+using std::chrono::microseconds;
+using std::chrono::nanoseconds;
+using detail::unique_fd;
+
+namespace {
+
+nanoseconds from_timeval(const timeval& tv) noexcept {
+    return std::chrono::seconds{tv.tv_sec} + microseconds{tv.tv_usec};
+}
+
+// poll(2) on pidfds; timeout empty = forever. Returns the number ready.
+result<int> poll_pidfds(pollfd* fds, std::size_t n, std::optional<nanoseconds> timeout) noexcept {
+    timespec ts{};
+    timespec* tp = nullptr;
+    if (timeout) {
+        const auto t = std::max(*timeout, nanoseconds{0});
+        ts.tv_sec = static_cast<time_t>(t.count() / 1'000'000'000);
+        ts.tv_nsec = static_cast<long>(t.count() % 1'000'000'000);
+        tp = &ts;
+    }
+    for (;;) {
+        const int r = ::ppoll(fds, n, tp, nullptr);
+        if (r >= 0) return r;
+        if (errno != EINTR) return detail::last_errno();
+        // EINTR: ppoll updates nothing; a retried wait may last a little longer
+        // than asked, never shorter.
+    }
+}
+
+// Resolves argv[0] through PATH in the parent, so that the child only calls
+// execve (async-signal-safe).
+std::string resolve_program(const std::string& name) {
+    if (name.find('/') != std::string::npos) return name;
+    const char* path = std::getenv("PATH");
+    std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+    std::size_t start = 0;
+    std::string first_found;
+    while (start <= dirs.size()) {
+        const auto colon = dirs.find(':', start);
+        std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+        if (dir.empty()) dir = ".";
+        std::string candidate = dir + "/" + name;
+        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+        if (first_found.empty() && ::access(candidate.c_str(), F_OK) == 0) first_found = candidate;
+        if (colon == std::string::npos) break;
+        start = colon + 1;
+    }
+    // Not found as executable: exec the first existing one to get EACCES, else ENOENT.
+    return first_found.empty() ? std::string() : first_found;
+}
+
+[[noreturn]] void child_fail(int pipe_fd, int err) noexcept {
+    (void)!::write(pipe_fd, &err, sizeof err);
+    ::_exit(127);
+}
+
+}  // namespace
+
+child::child() noexcept = default;
+child::child(child&&) noexcept = default;
+child& child::operator=(child&& o) noexcept {
+    if (this != &o) {
+        if (process_.valid() && !result_) detail::handle_access::release_child(process_);
+        process_ = std::move(o.process_);
+        result_ = std::move(o.result_);
+    }
+    return *this;
+}
+child::~child() {
+    if (process_.valid() && !result_) detail::handle_access::release_child(process_);
+}
+
+result<child> child::spawn(const spawn_options& o) noexcept {
+    if (o.argv.empty() || o.argv[0].empty()) return errc::invalid_argument;
+    std::string program;
+    std::vector<char*> argv, envp;
+    try {
+        program = resolve_program(o.argv[0]);
+        for (const auto& a : o.argv) argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        if (o.environment) {
+            for (const auto& e : *o.environment) envp.push_back(const_cast<char*>(e.c_str()));
+            envp.push_back(nullptr);
+        }
+    } catch (...) {
+        return detail::errno_code(ENOMEM);
+    }
+    if (program.empty()) return detail::errno_code(ENOENT);
+    char* const* env = o.environment ? envp.data() : environ;
+
+    int errpipe[2];
+    if (::pipe2(errpipe, O_CLOEXEC) != 0) return detail::last_errno();
+    unique_fd err_read{errpipe[0]}, err_write{errpipe[1]};
+
+    // Block every signal around the clone: the child must not run this
+    // process's handlers before exec.
+    sigset_t all, old;
+    ::sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &old);
+
+    int pidfd = -1;
+    clone_args args{};
+    args.flags = CLONE_PIDFD;
+    args.pidfd = reinterpret_cast<std::uint64_t>(&pidfd);
+    args.exit_signal = SIGCHLD;
+    const long pid = ::syscall(SYS_clone3, &args, sizeof args);
+    if (pid == 0) {
+        // The child: only async-signal-safe calls from here on.
+        for (int sig = 1; sig < NSIG; ++sig) {
+            struct sigaction sa {};
+            if (::sigaction(sig, nullptr, &sa) == 0 && sa.sa_handler != SIG_IGN && sa.sa_handler != SIG_DFL) {
+                sa.sa_handler = SIG_DFL;
+                sa.sa_flags = 0;
+                ::sigaction(sig, &sa, nullptr);
+            }
+        }
+        ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+        const int fds[3] = {o.stdin_fd, o.stdout_fd, o.stderr_fd};
+        for (int i = 0; i < 3; ++i) {
+            if (fds[i] < 0) continue;
+            if (fds[i] == i) {
+                const int fl = ::fcntl(i, F_GETFD);
+                if (fl >= 0) ::fcntl(i, F_SETFD, fl & ~FD_CLOEXEC);
+            } else if (::dup2(fds[i], i) < 0) {
+                child_fail(errpipe[1], errno);
+            }
+        }
+        if (!o.working_directory.empty() && ::chdir(o.working_directory.c_str()) != 0) child_fail(errpipe[1], errno);
+        ::execve(program.c_str(), argv.data(), env);
+        child_fail(errpipe[1], errno);
+    }
+    const int clone_errno = errno;
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    if (pid < 0) return detail::errno_code(clone_errno);  // ENOSYS before Linux 5.3
+    unique_fd pfd{pidfd};
+    err_write.reset();
+
+    int child_errno = 0;
+    ssize_t n;
+    do {
+        n = ::read(err_read.get(), &child_errno, sizeof child_errno);
+    } while (n < 0 && errno == EINTR);
+    if (n == static_cast<ssize_t>(sizeof child_errno)) {
+        // exec failed: reap the child now and report why.
+        siginfo_t si{};
+        ::syscall(SYS_waitid, P_PIDFD, pfd.get(), &si, WEXITED, nullptr);
+        return detail::errno_code(child_errno);
+    }
+    // exec succeeded (the pipe closed on exec). Open the handle on the pidfd.
+    auto h = detail::handle_access::open_child(static_cast<pid_t>(pid), std::move(pfd));
+    if (!h) {
+        // Could not read /proc for it (e.g. /proc hidden): do not leave it running unattended.
+        return h.error();
+    }
+    child c;
+    c.process_ = std::move(*h);
+    return c;
+}
+
+result<std::optional<child_exit>> child::wait_for(nanoseconds timeout) noexcept {
+    if (result_) return std::optional<child_exit>(*result_);
+    auto* core = detail::handle_access::core(process_);
+    if (!core) return errc::invalid_handle;
+    pollfd p{core->pidfd.get(), POLLIN, 0};
+    auto r = poll_pidfds(&p, 1, timeout);
+    if (!r) return r.error();
+    if (*r == 0) return std::optional<child_exit>();
+    const instant woke = detail::realtime_now();
+
+    // The zombie's own values (CPU clock, 1 ns, children excluded): times()
+    // reads them while the child is still unreaped.
+    auto own = process_.times();
+    {
+        std::lock_guard lock(core->mutex);
+        // Not watched (monitor off) and we were already waiting: the wake-up
+        // is the exit instant, as exact as the monitor's would be.
+        if (!core->exit && timeout.count() > 0) core->exit = woke;
+    }
+    siginfo_t si{};
+    rusage ru{};
+    long w;
+    do {
+        w = ::syscall(SYS_waitid, P_PIDFD, core->pidfd.get(), &si, WEXITED, &ru);
+    } while (w < 0 && errno == EINTR);
+    child_exit e;
+    if (w == 0) {
+        {
+            std::lock_guard lock(core->mutex);
+            core->reaped = true;
+        }
+        if (si.si_code == CLD_EXITED) {
+            e.status.code = si.si_status;
+        } else {
+            e.status.signal = si.si_status;
+            e.status.core_dumped = si.si_code == CLD_DUMPED;
+        }
+        e.max_rss_kib = ru.ru_maxrss;
+    } else if (errno != ECHILD) {
+        return detail::last_errno();
+    }
+    // ECHILD: something else in this process reaped it (a SIGCHLD handler, or
+    // SIGCHLD ignored); the status is lost, the times are what was recorded.
+    if (!own) own = process_.times();
+    if (!own) return own.error();
+    e.times = *own;
+    if (w == 0 && own->precision.source != cpu_source::stat_ticks) {
+        const nanoseconds ru_user = from_timeval(ru.ru_utime), ru_kernel = from_timeval(ru.ru_stime);
+        const nanoseconds own_total = own->cpu();
+        const nanoseconds ru_total = ru_user + ru_kernel;
+        if (ru_total <= own_total + microseconds{2}) {
+            // No descendants' time in the rusage: its µs split is the child's own.
+            e.times.kernel = std::min(ru_kernel, own_total);
+            e.times.user = own_total - e.times.kernel;
+            e.times.precision.resolution = microseconds{1};
+            e.times.precision.source = cpu_source::wait_rusage;
+        } else {
+            e.children_kernel = std::max(ru_kernel - own->kernel, nanoseconds{0});
+            e.children_user = std::max(ru_total - own_total - e.children_kernel, nanoseconds{0});
+        }
+        std::lock_guard lock(core->mutex);
+        if (!e.times.exit) e.times.exit = core->exit;
+        e.times.state = task_state::exited;
+        core->last = e.times;
+        core->state = task_state::exited;
+    }
+    result_ = e;
+    return std::optional<child_exit>(e);
+}
+
+result<child_exit> child::wait() noexcept {
+    auto r = wait_for(nanoseconds::max());
+    if (!r) return r.error();
+    if (!*r) return errc::not_supported;  // cannot happen: an unbounded wait
+    return **r;
+}
+
+// ---- waiting on handles ---------------------------------------------------------
+
+namespace {
+result<bool> wait_one(detail::task_core* c, std::optional<nanoseconds> timeout) noexcept {
+    if (!c) return errc::invalid_handle;
+    if (!c->pidfd) return errc::not_supported;
+    pollfd p{c->pidfd.get(), POLLIN, 0};
+    auto r = poll_pidfds(&p, 1, timeout);
+    if (!r) return r.error();
+    return *r > 0;
+}
+}  // namespace
+
+result<bool> wait_for_exit(const process& p, std::optional<nanoseconds> timeout) noexcept {
+    return wait_one(detail::handle_access::core(p), timeout);
+}
+
+result<bool> wait_for_exit(const thread& t, std::optional<nanoseconds> timeout) noexcept {
+    return wait_one(detail::handle_access::core(t), timeout);
+}
+
+result<std::optional<std::size_t>> wait_for_any(std::span<const process* const> ps,
+                                                 std::optional<nanoseconds> timeout) noexcept {
+    std::vector<pollfd> fds;
+    try {
+        fds.reserve(ps.size());
+    } catch (...) {
+        return detail::errno_code(ENOMEM);
+    }
+    for (const process* p : ps) {
+        auto* c = p ? detail::handle_access::core(*p) : nullptr;
+        if (!c) return errc::invalid_handle;
+        if (!c->pidfd) return errc::not_supported;
+        fds.push_back({c->pidfd.get(), POLLIN, 0});
+    }
+    auto r = poll_pidfds(fds.data(), fds.size(), timeout);
+    if (!r) return r.error();
+    for (std::size_t i = 0; i < fds.size(); ++i)
+        if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) return std::optional<std::size_t>(i);
+    return std::optional<std::size_t>();
+}
+
+}  // namespace proctimes

@@ -1,0 +1,78 @@
+// The state a process or thread handle shares with the exit monitor.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "cpu_split.hpp"
+#include "linux/sys.hpp"
+#include "proctimes/process.hpp"
+#include "proctimes/result.hpp"
+#include "proctimes/times.hpp"
+
+namespace proctimes::detail {
+
+struct task_core {
+    bool is_thread = false;
+    pid_t id = 0;          // pid, or tid
+    pid_t tgid = 0;        // the thread group (== id for a process)
+    pid_t opener_pid = 0;  // this process's pid at open: its threads use the thread CPU clock
+    unique_fd pidfd;
+    unique_fd dir;        // processes: /proc/<pid>
+    unique_fd stat;       // /proc/<pid>/stat or /proc/<tgid>/task/<tid>/stat
+    unique_fd schedstat;  // threads: /proc/<tgid>/task/<tid>/schedstat
+    task_identity identity;
+    instant creation;
+    monotonic_split split;
+
+    // What is known about the end, guarded by `mutex`.
+    std::mutex mutex;
+    std::optional<instant> exit;
+    task_state state = task_state::running;
+    std::optional<task_times> last;  // the last values read
+    bool watched = false;            // registered with the exit monitor
+    bool auto_reap = false;          // a child nobody will wait for: the monitor reaps it
+    bool reaped = false;             // a child already reaped by proctimes
+};
+
+/// The error for "this task is gone" (no_such_process or no_such_thread).
+std::error_code gone_error(const task_core& c) noexcept;
+
+/// Reads the live values through the kept descriptors: the CPU clock (or
+/// schedstat) first, then stat. `state_char` gets stat field 3.
+result<task_times> sample(task_core& c, char* state_char) noexcept;
+
+/// times(): a fresh sample when the task can still be read, otherwise what was
+/// recorded about its end (exit instant, final or last values).
+result<task_times> query(task_core& c) noexcept;
+
+/// Records that the task has ended, observed at `seen`: stamps the exit instant
+/// (first observer wins) and captures final values if the zombie is still
+/// readable. Called by the exit monitor, and by a query that finds the task
+/// gone while it is watched.
+void record_exit(task_core& c, instant seen) noexcept;
+
+/// Registers a task with the process-wide exit monitor (started on first use).
+/// Does nothing when the monitor is disabled or the task has no pidfd.
+void watch_exit(const std::shared_ptr<task_core>& c) noexcept;
+/// Removes it (handle closed). If `reap` and it is an unreaped child, the
+/// monitor reaps it when it exits so that no zombie is left behind.
+void unwatch_exit(const std::shared_ptr<task_core>& c, bool reap) noexcept;
+
+/// Reaches the core behind a handle (the handles keep it private).
+struct handle_access {
+    static task_core* core(const process& p) noexcept;
+    static task_core* core(const thread& t) noexcept;
+    /// Opens a process handle on a child whose pidfd clone3 returned.
+    static result<process> open_child(pid_t pid, unique_fd pidfd) noexcept;
+    /// Closes a child's handle; the monitor reaps the child if it was not.
+    static void release_child(process& p) noexcept;
+    static result<process> make_process(result<std::shared_ptr<task_core>> core) noexcept;
+    static result<thread> make_thread(std::unique_ptr<thread::impl> p) noexcept;
+};
+
+/// CLOCK_REALTIME now.
+instant realtime_now() noexcept;
+
+}  // namespace proctimes::detail

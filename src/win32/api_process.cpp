@@ -1,0 +1,315 @@
+// Win32 layer: last error, handles, processes and threads, CreateProcessA,
+// WaitForSingleObject, GetExitCodeProcess. Each entry point checks its
+// arguments, calls the core, converts, and sets the last error; nothing throws
+// across this boundary.
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <thread>
+
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "linux/spawn_min.hpp"
+#include "linux/sys.hpp"
+#include "win32/cmdline.hpp"
+#include "win32/handles.hpp"
+#include "win32/win32.hpp"
+
+using namespace proctimes;
+using namespace proctimes::win32;
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+using std::chrono::steady_clock;
+
+namespace {
+
+HANDLE as_handle(std::uintptr_t v) noexcept { return reinterpret_cast<HANDLE>(v); }
+
+// A pid or tid from a DWORD; nullopt for 0 and for values no Linux task can have.
+std::optional<pid_t> task_id(DWORD id) noexcept {
+    if (id == 0 || id > static_cast<DWORD>(detail::pid_max_limit)) return std::nullopt;
+    return static_cast<pid_t>(id);
+}
+
+// Waits until fd is readable: WAIT_OBJECT_0, WAIT_TIMEOUT or WAIT_FAILED (errno).
+DWORD wait_readable(int fd, DWORD ms) noexcept {
+    const bool infinite = ms == INFINITE;
+    const auto deadline = steady_clock::now() + milliseconds{ms};
+    for (;;) {
+        int timeout = -1;
+        if (!infinite) {
+            const auto left = std::chrono::ceil<milliseconds>(deadline - steady_clock::now()).count();
+            timeout = static_cast<int>(std::clamp<long long>(left, 0, INT_MAX));
+        }
+        pollfd p{fd, POLLIN, 0};
+        const int r = ::poll(&p, 1, timeout);
+        if (r > 0) return WAIT_OBJECT_0;
+        if (r == 0) {
+            if (!infinite && steady_clock::now() >= deadline) return WAIT_TIMEOUT;
+            continue;
+        }
+        if (errno != EINTR) return WAIT_FAILED;
+    }
+}
+
+// Waits by sampling, for threads on kernels without thread pidfds (< 6.9):
+// the thread is gone once its kept descriptors answer ESRCH.
+DWORD wait_by_polling(const thread& t, DWORD ms) noexcept {
+    const auto deadline = steady_clock::now() + milliseconds{ms};
+    for (;;) {
+        auto r = t.times();
+        if (!r && r.error() == std::errc::no_such_process) return WAIT_OBJECT_0;
+        if (ms != INFINITE && steady_clock::now() >= deadline) return WAIT_TIMEOUT;
+        std::this_thread::sleep_for(milliseconds{1});
+    }
+}
+
+nanoseconds child_timeout(DWORD ms) noexcept { return ms == INFINITE ? nanoseconds{-1} : nanoseconds{milliseconds{ms}}; }
+
+// The exit code Windows code expects from a child: its exit status, or
+// 128 + the signal that ended it (the shell's convention).
+std::optional<DWORD> exit_code_of(const detail::child_exit& e) noexcept {
+    if (e.how == CLD_EXITED) return static_cast<DWORD>(e.status);
+    if (e.how == CLD_KILLED || e.how == CLD_DUMPED) return static_cast<DWORD>(128 + e.status);
+    return std::nullopt;
+}
+
+}  // namespace
+
+extern "C" {
+
+// ---- last error --------------------------------------------------------------------
+
+DWORD proctimes_GetLastError(void) { return last_error(); }
+void proctimes_SetLastError(DWORD dwErrCode) { last_error() = dwErrCode; }
+
+// ---- the calling process and thread ----------------------------------------------
+
+HANDLE proctimes_GetCurrentProcess(void) { return as_handle(current_process_handle); }
+HANDLE proctimes_GetCurrentThread(void) { return as_handle(current_thread_handle); }
+DWORD proctimes_GetCurrentProcessId(void) { return static_cast<DWORD>(::getpid()); }
+DWORD proctimes_GetCurrentThreadId(void) { return static_cast<DWORD>(::gettid()); }
+
+// ---- opening and closing --------------------------------------------------------------
+
+HANDLE proctimes_OpenProcess(DWORD dwDesiredAccess, BOOL bInheritHandle, DWORD dwProcessId) {
+    (void)bInheritHandle;  // handles are never inherited: see docs/WIN32.md
+    try {
+        const auto pid = task_id(dwProcessId);
+        if (!pid) return fail<HANDLE>(nullptr, ERROR_INVALID_PARAMETER);
+        auto obj = std::make_shared<process_object>();
+        // A child of CreateProcess is the same object, with its exit record:
+        // while it has not exited it cannot have been reaped (only this
+        // library reaps it); once it has, the pid may name a newer process.
+        auto child = detail::spawned_process::find(*pid);
+        if (child && !child->exit_info()) {
+            obj->child = std::move(child);
+        } else {
+            auto p = process::open(*pid);
+            if (p) {
+                obj->other = std::move(*p);
+            } else if (child && p.error() == std::errc::no_such_process) {
+                obj->child = std::move(child);  // exited, but its object is still held open
+            } else {
+                return fail<HANDLE>(nullptr, error_from(p.error(), error_context::open));
+            }
+        }
+        handle_entry e;
+        e.kind = object_kind::process;
+        e.access = normalize_process_access(dwDesiredAccess);
+        e.process = std::move(obj);
+        return as_handle(handle_table::instance().insert(std::move(e)));
+    } catch (...) {
+        return fail<HANDLE>(nullptr, error_from_current_exception());
+    }
+}
+
+HANDLE proctimes_OpenThread(DWORD dwDesiredAccess, BOOL bInheritHandle, DWORD dwThreadId) {
+    (void)bInheritHandle;
+    try {
+        const auto tid = task_id(dwThreadId);
+        if (!tid) return fail<HANDLE>(nullptr, ERROR_INVALID_PARAMETER);
+        auto obj = std::make_shared<thread_object>();
+        auto child = detail::spawned_process::find(*tid);  // the main thread of a child has its pid
+        if (child && !child->exit_info()) {
+            obj->child = std::move(child);
+        } else {
+            auto t = thread::open(*tid);
+            if (t) {
+                obj->other = std::move(*t);
+            } else if (child && t.error() == std::errc::no_such_process) {
+                obj->child = std::move(child);
+            } else {
+                return fail<HANDLE>(nullptr, error_from(t.error(), error_context::open));
+            }
+        }
+        handle_entry e;
+        e.kind = object_kind::thread;
+        e.access = normalize_thread_access(dwDesiredAccess);
+        e.thread = std::move(obj);
+        return as_handle(handle_table::instance().insert(std::move(e)));
+    } catch (...) {
+        return fail<HANDLE>(nullptr, error_from_current_exception());
+    }
+}
+
+BOOL proctimes_CloseHandle(HANDLE hObject) {
+    const auto v = reinterpret_cast<std::uintptr_t>(hObject);
+    // Closing a pseudo-handle is a successful no-op on Windows.
+    if (v == current_process_handle || v == current_thread_handle) return TRUE;
+    if (!handle_table::instance().erase(v)) return fail<BOOL>(FALSE, ERROR_INVALID_HANDLE);
+    return TRUE;
+}
+
+DWORD proctimes_GetProcessId(HANDLE Process) {
+    process_ref p;
+    if (DWORD err = resolve_process(Process, PROCESS_QUERY_LIMITED_INFORMATION, p)) return fail<DWORD>(0, err);
+    return static_cast<DWORD>(p.self ? ::getpid() : p.object->id());
+}
+
+DWORD proctimes_GetThreadId(HANDLE Thread) {
+    thread_ref t;
+    if (DWORD err = resolve_thread(Thread, THREAD_QUERY_LIMITED_INFORMATION, t)) return fail<DWORD>(0, err);
+    return static_cast<DWORD>(t.self ? ::gettid() : t.object->id());
+}
+
+// ---- creating and waiting ---------------------------------------------------------------
+
+BOOL proctimes_CreateProcessA(LPCSTR lpApplicationName, LPSTR lpCommandLine,
+                              LPSECURITY_ATTRIBUTES lpProcessAttributes, LPSECURITY_ATTRIBUTES lpThreadAttributes,
+                              BOOL bInheritHandles, DWORD dwCreationFlags, LPVOID lpEnvironment,
+                              LPCSTR lpCurrentDirectory, LPSTARTUPINFOA lpStartupInfo,
+                              LPPROCESS_INFORMATION lpProcessInformation) {
+    (void)lpProcessAttributes;  // security descriptors and handle inheritance do not apply
+    (void)lpThreadAttributes;
+    (void)bInheritHandles;
+    try {
+        if (!lpApplicationName && !lpCommandLine) return fail<BOOL>(FALSE, ERROR_INVALID_PARAMETER);
+        // Features that would silently change what the child does are refused.
+        if (dwCreationFlags & (CREATE_SUSPENDED | DEBUG_PROCESS | DEBUG_ONLY_THIS_PROCESS | EXTENDED_STARTUPINFO_PRESENT))
+            return fail<BOOL>(FALSE, ERROR_NOT_SUPPORTED);
+        if (lpEnvironment && (dwCreationFlags & CREATE_UNICODE_ENVIRONMENT)) return fail<BOOL>(FALSE, ERROR_NOT_SUPPORTED);
+        if (!lpStartupInfo || !lpProcessInformation) return fail<BOOL>(FALSE, ERROR_NOACCESS);
+        if (lpStartupInfo->dwFlags & STARTF_USESTDHANDLES) return fail<BOOL>(FALSE, ERROR_NOT_SUPPORTED);
+
+        detail::spawn_options o;
+        o.argv = split_command_line(lpCommandLine ? lpCommandLine : lpApplicationName);
+        if (lpApplicationName) {
+            // The module is named exactly: no search.
+            o.program = lpApplicationName;
+            o.search_path = false;
+            if (o.argv.empty()) o.argv.push_back(o.program);
+        } else {
+            if (o.argv.empty() || o.argv[0].empty()) return fail<BOOL>(FALSE, ERROR_FILE_NOT_FOUND);
+            o.program = o.argv[0];
+            o.search_path = true;
+        }
+        if (lpEnvironment) {
+            auto env = parse_environment_block(static_cast<const char*>(lpEnvironment));
+            if (!env) return fail<BOOL>(FALSE, ERROR_BAD_ENVIRONMENT);
+            o.environment = std::move(*env);
+        }
+        if (lpCurrentDirectory) {
+            struct stat st {};
+            if (::stat(lpCurrentDirectory, &st) != 0 || !S_ISDIR(st.st_mode)) return fail<BOOL>(FALSE, ERROR_DIRECTORY);
+            o.working_directory = lpCurrentDirectory;
+        }
+        o.new_process_group = (dwCreationFlags & CREATE_NEW_PROCESS_GROUP) != 0;
+
+        auto child = detail::spawned_process::spawn(o);
+        if (!child) return fail<BOOL>(FALSE, error_from(child.error(), error_context::spawn));
+
+        auto pobj = std::make_shared<process_object>();
+        pobj->child = *child;
+        auto tobj = std::make_shared<thread_object>();
+        tobj->child = *child;
+        handle_entry pe;
+        pe.kind = object_kind::process;
+        pe.access = normalize_process_access(PROCESS_ALL_ACCESS);
+        pe.process = std::move(pobj);
+        handle_entry te;
+        te.kind = object_kind::thread;
+        te.access = normalize_thread_access(THREAD_ALL_ACCESS);
+        te.thread = std::move(tobj);
+        auto& table = handle_table::instance();
+        const std::uintptr_t hp = table.insert(std::move(pe));
+        std::uintptr_t ht = 0;
+        try {
+            ht = table.insert(std::move(te));
+        } catch (...) {
+            table.erase(hp);
+            throw;
+        }
+        lpProcessInformation->hProcess = as_handle(hp);
+        lpProcessInformation->hThread = as_handle(ht);
+        lpProcessInformation->dwProcessId = static_cast<DWORD>((*child)->id());
+        lpProcessInformation->dwThreadId = static_cast<DWORD>((*child)->id());  // the main thread's tid is the pid
+        return TRUE;
+    } catch (...) {
+        return fail<BOOL>(FALSE, error_from_current_exception());
+    }
+}
+
+DWORD proctimes_WaitForSingleObject(HANDLE hHandle, DWORD dwMilliseconds) {
+    const auto v = reinterpret_cast<std::uintptr_t>(hHandle);
+    if (v == current_process_handle || v == current_thread_handle) {
+        // The caller waits for its own end: as on Windows, that never comes.
+        if (dwMilliseconds == INFINITE)
+            for (;;) std::this_thread::sleep_for(std::chrono::hours{24});
+        std::this_thread::sleep_for(milliseconds{dwMilliseconds});
+        return WAIT_TIMEOUT;
+    }
+    std::optional<handle_entry> e;
+    try {
+        e = handle_table::instance().find(v);
+    } catch (...) {
+        return fail<DWORD>(WAIT_FAILED, error_from_current_exception());
+    }
+    if (!e) return fail<DWORD>(WAIT_FAILED, ERROR_INVALID_HANDLE);
+    if ((e->access & SYNCHRONIZE) == 0) return fail<DWORD>(WAIT_FAILED, ERROR_ACCESS_DENIED);
+
+    const std::shared_ptr<detail::spawned_process> child =
+        e->kind == object_kind::process ? e->process->child : e->thread->child;
+    if (child) return child->wait_for(child_timeout(dwMilliseconds)) ? WAIT_OBJECT_0 : WAIT_TIMEOUT;
+
+    const int fd = e->kind == object_kind::process ? e->process->pidfd() : e->thread->other.native_pidfd();
+    if (fd >= 0) {
+        const DWORD r = wait_readable(fd, dwMilliseconds);
+        if (r == WAIT_FAILED) return fail<DWORD>(WAIT_FAILED, error_from(detail::last_errno(), error_context::query));
+        return r;
+    }
+    if (e->kind == object_kind::thread) return wait_by_polling(e->thread->other, dwMilliseconds);
+    return fail<DWORD>(WAIT_FAILED, ERROR_NOT_SUPPORTED);  // no pidfd: kernel before 5.3
+}
+
+BOOL proctimes_GetExitCodeProcess(HANDLE hProcess, LPDWORD lpExitCode) {
+    process_ref p;
+    if (DWORD err = resolve_process(hProcess, PROCESS_QUERY_LIMITED_INFORMATION, p)) return fail<BOOL>(FALSE, err);
+    if (!lpExitCode) return fail<BOOL>(FALSE, ERROR_NOACCESS);
+    if (p.self) {
+        *lpExitCode = STILL_ACTIVE;
+        return TRUE;
+    }
+    if (p.object->child) {
+        const auto e = p.object->child->exit_info();
+        if (!e) {
+            *lpExitCode = STILL_ACTIVE;
+            return TRUE;
+        }
+        const auto code = exit_code_of(*e);
+        if (!code) return fail<BOOL>(FALSE, ERROR_NOT_SUPPORTED);  // reaped by someone else
+        *lpExitCode = *code;
+        return TRUE;
+    }
+    // Not our child: running, or exited with a status only its parent learns.
+    const int fd = p.object->pidfd();
+    if (fd >= 0 && wait_readable(fd, 0) == WAIT_OBJECT_0) return fail<BOOL>(FALSE, ERROR_NOT_SUPPORTED);
+    *lpExitCode = STILL_ACTIVE;
+    return TRUE;
+}
+
+}  // extern "C"

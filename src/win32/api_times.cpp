@@ -1,0 +1,100 @@
+// Win32 layer: GetProcessTimes, GetThreadTimes, QueryProcessCycleTime,
+// QueryThreadCycleTime.
+#include <unistd.h>
+
+#include "proctimes/cycles.hpp"
+#include "proctimes/filetime.hpp"
+#include "proctimes/process.hpp"
+#include "win32/handles.hpp"
+#include "win32/win32.hpp"
+
+using namespace proctimes;
+using namespace proctimes::win32;
+
+namespace {
+
+void store(FILETIME* out, filetime ft) noexcept {
+    out->dwLowDateTime = ft.low();
+    out->dwHighDateTime = ft.high();
+}
+
+// Writes the four values; the exit time is 0 while the task runs.
+BOOL write_times(const task_times& t, FILETIME* creation, FILETIME* exit, FILETIME* kernel, FILETIME* user) noexcept {
+    const auto c = filetime_from_time(t.creation);
+    const auto x = t.exit ? filetime_from_time(*t.exit) : std::optional<filetime>(filetime{0});
+    const auto k = filetime_from_duration(t.kernel);
+    const auto u = filetime_from_duration(t.user);
+    if (!c || !x || !k || !u) return fail<BOOL>(FALSE, ERROR_INVALID_DATA);  // not representable: cannot happen
+    store(creation, *c);
+    store(exit, *x);
+    store(kernel, *k);
+    store(user, *u);
+    return TRUE;
+}
+
+}  // namespace
+
+extern "C" {
+
+BOOL proctimes_GetProcessTimes(HANDLE hProcess, LPFILETIME lpCreationTime, LPFILETIME lpExitTime,
+                               LPFILETIME lpKernelTime, LPFILETIME lpUserTime) {
+    process_ref p;
+    if (DWORD err = resolve_process(hProcess, PROCESS_QUERY_LIMITED_INFORMATION, p)) return fail<BOOL>(FALSE, err);
+    if (!lpCreationTime || !lpExitTime || !lpKernelTime || !lpUserTime) return fail<BOOL>(FALSE, ERROR_NOACCESS);
+    auto t = p.self ? this_process::times() : p.object->times();
+    if (!t) return fail<BOOL>(FALSE, error_from(t.error(), error_context::query));
+    return write_times(*t, lpCreationTime, lpExitTime, lpKernelTime, lpUserTime);
+}
+
+BOOL proctimes_GetThreadTimes(HANDLE hThread, LPFILETIME lpCreationTime, LPFILETIME lpExitTime,
+                              LPFILETIME lpKernelTime, LPFILETIME lpUserTime) {
+    // The calling thread first, without touching the handle table: one
+    // getrusage(RUSAGE_THREAD) and the conversions.
+    if (reinterpret_cast<std::uintptr_t>(hThread) == current_thread_handle) {
+        if (!lpCreationTime || !lpExitTime || !lpKernelTime || !lpUserTime) return fail<BOOL>(FALSE, ERROR_NOACCESS);
+        auto t = this_thread::times();
+        if (!t) return fail<BOOL>(FALSE, error_from(t.error(), error_context::query));
+        return write_times(*t, lpCreationTime, lpExitTime, lpKernelTime, lpUserTime);
+    }
+    thread_ref th;
+    if (DWORD err = resolve_thread(hThread, THREAD_QUERY_LIMITED_INFORMATION, th)) return fail<BOOL>(FALSE, err);
+    if (!lpCreationTime || !lpExitTime || !lpKernelTime || !lpUserTime) return fail<BOOL>(FALSE, ERROR_NOACCESS);
+    auto t = th.object->times();
+    if (!t) return fail<BOOL>(FALSE, error_from(t.error(), error_context::query));
+    return write_times(*t, lpCreationTime, lpExitTime, lpKernelTime, lpUserTime);
+}
+
+BOOL proctimes_QueryProcessCycleTime(HANDLE ProcessHandle, PULONG64 CycleTime) {
+    process_ref p;
+    if (DWORD err = resolve_process(ProcessHandle, PROCESS_QUERY_LIMITED_INFORMATION, p)) return fail<BOOL>(FALSE, err);
+    if (!CycleTime) return fail<BOOL>(FALSE, ERROR_NOACCESS);
+    if (p.self) {
+        *CycleTime = this_process::cycles();
+        return TRUE;
+    }
+    auto t = p.object->times();
+    if (!t) return fail<BOOL>(FALSE, error_from(t.error(), error_context::query));
+    *CycleTime = p.object->cycles.update(cycles_from_cpu_time(t->cpu(), get_tsc_rate().hz), false);
+    return TRUE;
+}
+
+BOOL proctimes_QueryThreadCycleTime(HANDLE ThreadHandle, PULONG64 CycleTime) {
+    if (reinterpret_cast<std::uintptr_t>(ThreadHandle) == current_thread_handle) {
+        if (!CycleTime) return fail<BOOL>(FALSE, ERROR_NOACCESS);
+        *CycleTime = this_thread::cycles();
+        return TRUE;
+    }
+    thread_ref th;
+    if (DWORD err = resolve_thread(ThreadHandle, THREAD_QUERY_LIMITED_INFORMATION, th)) return fail<BOOL>(FALSE, err);
+    if (!CycleTime) return fail<BOOL>(FALSE, ERROR_NOACCESS);
+    auto t = th.object->times();
+    if (!t) return fail<BOOL>(FALSE, error_from(t.error(), error_context::query));
+    // A handle to the calling thread itself names a running thread: its count
+    // must move between two calls, as Windows promises.
+    const bool running_caller =
+        !th.object->child && th.object->other.process_id() == ::getpid() && th.object->id() == ::gettid();
+    *CycleTime = th.object->cycles.update(cycles_from_cpu_time(t->cpu(), get_tsc_rate().hz), running_caller);
+    return TRUE;
+}
+
+}  // extern "C"

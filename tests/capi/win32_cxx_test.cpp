@@ -1,0 +1,349 @@
+// The Win32 layer from C++: the header under a C++ compiler, and the cases the
+// C program cannot easily set up (other threads, processes that are not
+// CreateProcess children, concurrency, descriptor accounting).
+#include <proctimes/windows.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "system/helpers.hpp"
+
+using namespace std::chrono;
+using namespace std::chrono_literals;
+
+namespace {
+
+ULONGLONG ft64(const FILETIME& ft) { return (ULONGLONG{ft.dwHighDateTime} << 32) | ft.dwLowDateTime; }
+constexpr ULONGLONG ms_ticks = 10'000;
+
+struct child_process {
+    PROCESS_INFORMATION pi{};
+    BOOL ok = FALSE;
+    explicit child_process(const std::string& args, DWORD flags = 0) {
+        std::string cmd = std::string("\"") + PROCTIMES_CPU_BURNER + "\" " + args;
+        STARTUPINFOA si{};
+        si.cb = sizeof si;
+        ok = CreateProcessA(nullptr, cmd.data(), nullptr, nullptr, FALSE, flags, nullptr, nullptr, &si, &pi);
+    }
+    ~child_process() {
+        if (ok) {
+            CloseHandle(pi.hThread);
+            CloseHandle(pi.hProcess);
+        }
+    }
+};
+
+// A thread that burns some CPU, then parks until released.
+class parked_thread {
+public:
+    explicit parked_thread(milliseconds burn)
+        : t_([this, burn] {
+              tid_ = GetCurrentThreadId();
+              testing_helpers::burn_thread_cpu(burn);
+              ready_ = true;
+              while (!release_) std::this_thread::sleep_for(1ms);
+          }) {
+        while (!ready_) std::this_thread::sleep_for(1ms);
+    }
+    ~parked_thread() { join(); }
+    void join() {
+        release_ = true;
+        if (t_.joinable()) t_.join();
+    }
+    DWORD tid() const { return tid_; }
+
+private:
+    std::atomic<DWORD> tid_{0};
+    std::atomic<bool> ready_{false}, release_{false};
+    std::thread t_;
+};
+
+}  // namespace
+
+static_assert(sizeof(FILETIME) == 8 && alignof(FILETIME) == 4);
+static_assert(sizeof(SYSTEMTIME) == 16 && sizeof(LARGE_INTEGER) == 8);
+
+TEST(Win32Cxx, LastErrorIsPerThread) {
+    SetLastError(111);
+    DWORD seen = 1;
+    std::thread([&] {
+        seen = GetLastError();
+        SetLastError(222);
+    }).join();
+    EXPECT_EQ(seen, 0u);
+    EXPECT_EQ(GetLastError(), 111u);
+}
+
+TEST(Win32Cxx, OtherThreadOfThisProcessWhileRunningAndAfterItExits) {
+    FILETIME pc, pe, pk, pu, c, e, k, u;
+    ASSERT_TRUE(GetProcessTimes(GetCurrentProcess(), &pc, &pe, &pk, &pu));
+    parked_thread t(60ms);
+    HANDLE h = OpenThread(THREAD_QUERY_LIMITED_INFORMATION | SYNCHRONIZE, FALSE, t.tid());
+    ASSERT_NE(h, nullptr) << GetLastError();
+    EXPECT_EQ(GetThreadId(h), t.tid());
+    ASSERT_TRUE(GetThreadTimes(h, &c, &e, &k, &u));
+    EXPECT_EQ(ft64(e), 0u);
+    EXPECT_GE(ft64(c), ft64(pc));
+    EXPECT_GE(ft64(k) + ft64(u), 60 * ms_ticks);
+    ULONG64 cycles = 0;
+    EXPECT_TRUE(QueryThreadCycleTime(h, &cycles));
+    EXPECT_GT(cycles, 0u);
+    EXPECT_EQ(WaitForSingleObject(h, 0), WAIT_TIMEOUT);
+
+    t.join();
+    EXPECT_EQ(WaitForSingleObject(h, 5000), WAIT_OBJECT_0);
+    // Like Windows: the handle of an exited thread still answers, with its exit
+    // instant (stamped by the exit monitor) and its CPU times (the last values
+    // sampled: the kernel frees a thread's accounting the moment it ends).
+    FILETIME c2, e2, k2, u2;
+    SetLastError(0);
+    ASSERT_TRUE(GetThreadTimes(h, &c2, &e2, &k2, &u2)) << GetLastError();
+    EXPECT_EQ(ft64(c2), ft64(c));
+    EXPECT_NE(ft64(e2), 0u);
+    EXPECT_GE(ft64(e2), ft64(c2));
+    EXPECT_GE(ft64(k2) + ft64(u2), ft64(k) + ft64(u));
+    ULONG64 cycles_after = 0;
+    EXPECT_TRUE(QueryThreadCycleTime(h, &cycles_after));
+    EXPECT_GE(cycles_after, cycles);
+    EXPECT_TRUE(CloseHandle(h));
+}
+
+TEST(Win32Cxx, ProcessThatIsNotACreateProcessChild) {
+    // A forked child: it exits, stays a zombie until reaped, then vanishes.
+    testing_helpers::forked ch([] {
+        testing_helpers::burn_thread_cpu(60ms);
+        return 3;
+    });
+    HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | SYNCHRONIZE, FALSE, static_cast<DWORD>(ch.pid()));
+    ASSERT_NE(h, nullptr) << GetLastError();
+    DWORD code = 0;
+    EXPECT_TRUE(GetExitCodeProcess(h, &code));
+    EXPECT_EQ(code, STILL_ACTIVE);
+    EXPECT_EQ(WaitForSingleObject(h, 20), WAIT_TIMEOUT);
+    ch.start();
+    EXPECT_EQ(WaitForSingleObject(h, INFINITE), WAIT_OBJECT_0);
+
+    FILETIME c, e, k, u;
+    // Exited but not yet reaped: the final CPU times, and the exit instant the
+    // exit monitor stamped when its pidfd became readable.
+    ASSERT_TRUE(GetProcessTimes(h, &c, &e, &k, &u)) << GetLastError();
+    EXPECT_GE(ft64(k) + ft64(u), 60 * ms_ticks);
+    EXPECT_NE(ft64(e), 0u);
+    EXPECT_GE(ft64(e), ft64(c));
+    SetLastError(0);
+    EXPECT_FALSE(GetExitCodeProcess(h, &code));  // only its parent learns the status
+    EXPECT_EQ(GetLastError(), static_cast<DWORD>(ERROR_NOT_SUPPORTED));
+
+    ch.reap();
+    // Reaped by its parent: the handle still answers with the same values.
+    FILETIME c2, e2, k2, u2;
+    SetLastError(0);
+    ASSERT_TRUE(GetProcessTimes(h, &c2, &e2, &k2, &u2)) << GetLastError();
+    EXPECT_EQ(ft64(c2), ft64(c));
+    EXPECT_EQ(ft64(e2), ft64(e));
+    EXPECT_EQ(ft64(k2) + ft64(u2), ft64(k) + ft64(u));
+    EXPECT_TRUE(CloseHandle(h));
+}
+
+TEST(Win32Cxx, OpenProcessFindsAnExitedChildWhileAHandleHoldsIt) {
+    child_process ch("20 9");
+    ASSERT_TRUE(ch.ok) << GetLastError();
+    ASSERT_EQ(WaitForSingleObject(ch.pi.hProcess, INFINITE), WAIT_OBJECT_0);
+    HANDLE again = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, ch.pi.dwProcessId);
+    ASSERT_NE(again, nullptr) << GetLastError();
+    FILETIME c1, e1, k1, u1, c2, e2, k2, u2;
+    ASSERT_TRUE(GetProcessTimes(ch.pi.hProcess, &c1, &e1, &k1, &u1));
+    ASSERT_TRUE(GetProcessTimes(again, &c2, &e2, &k2, &u2));
+    EXPECT_EQ(ft64(c1), ft64(c2));
+    EXPECT_EQ(ft64(e1), ft64(e2));
+    EXPECT_NE(ft64(e2), 0u);
+    DWORD code = 0;
+    EXPECT_TRUE(GetExitCodeProcess(again, &code));
+    EXPECT_EQ(code, 9u);
+    HANDLE thread = OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, ch.pi.dwThreadId);
+    ASSERT_NE(thread, nullptr);
+    ASSERT_TRUE(GetThreadTimes(thread, &c2, &e2, &k2, &u2));
+    EXPECT_EQ(ft64(e2), ft64(e1));
+    PEPROCESS p = nullptr;
+    ASSERT_EQ(PsLookupProcessByProcessId(reinterpret_cast<HANDLE>(static_cast<ULONG_PTR>(ch.pi.dwProcessId)), &p),
+              STATUS_SUCCESS);
+    EXPECT_EQ(PsGetProcessCreateTimeQuadPart(p), static_cast<LONGLONG>(ft64(c1)));
+    ObDereferenceObject(p);
+    EXPECT_TRUE(CloseHandle(thread));
+    EXPECT_TRUE(CloseHandle(again));
+}
+
+TEST(Win32Cxx, KilledChildExitCodeIs128PlusSignal) {
+    child_process ch("0 0 0 10000");
+    ASSERT_TRUE(ch.ok);
+    const auto t0 = steady_clock::now();
+    EXPECT_EQ(WaitForSingleObject(ch.pi.hProcess, 50), WAIT_TIMEOUT);
+    EXPECT_GE(steady_clock::now() - t0, 50ms);
+    ASSERT_EQ(::kill(static_cast<pid_t>(ch.pi.dwProcessId), SIGKILL), 0);
+    EXPECT_EQ(WaitForSingleObject(ch.pi.hProcess, 10000), WAIT_OBJECT_0);
+    DWORD code = 0;
+    EXPECT_TRUE(GetExitCodeProcess(ch.pi.hProcess, &code));
+    EXPECT_EQ(code, 128u + SIGKILL);
+    FILETIME c, e, k, u;
+    EXPECT_TRUE(GetProcessTimes(ch.pi.hProcess, &c, &e, &k, &u));
+    EXPECT_GE(ft64(e) - ft64(c), 40 * ms_ticks);  // it was alive for the 50 ms wait
+}
+
+TEST(Win32Cxx, ChildTimesAreMonotonicAcrossItsExit) {
+    child_process ch("120 0 30");
+    ASSERT_TRUE(ch.ok);
+    ULONGLONG k0 = 0, u0 = 0;
+    ULONG64 cycles0 = 0;
+    bool exited = false;
+    while (!exited) {
+        FILETIME c, e, k, u;
+        ASSERT_TRUE(GetProcessTimes(ch.pi.hProcess, &c, &e, &k, &u));
+        ASSERT_GE(ft64(k), k0);
+        ASSERT_GE(ft64(u), u0);
+        k0 = ft64(k);
+        u0 = ft64(u);
+        ULONG64 cycles = 0;
+        ASSERT_TRUE(QueryProcessCycleTime(ch.pi.hProcess, &cycles));
+        ASSERT_GE(cycles, cycles0);
+        cycles0 = cycles;
+        exited = ft64(e) != 0;
+        std::this_thread::sleep_for(3ms);
+    }
+    EXPECT_GE(k0 + u0, 150 * ms_ticks);
+}
+
+TEST(Win32Cxx, ClosingWhileOtherThreadsQueryIsSafe) {
+    child_process ch("0 0 0 300");
+    ASSERT_TRUE(ch.ok);
+    HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, ch.pi.dwProcessId);
+    ASSERT_NE(h, nullptr);
+    std::atomic<bool> stop{false};
+    std::atomic<int> ok{0}, invalid{0}, other{0};
+    std::vector<std::thread> ts;
+    for (int i = 0; i < 3; ++i)
+        ts.emplace_back([&] {
+            while (!stop) {
+                FILETIME c, e, k, u;
+                if (GetProcessTimes(h, &c, &e, &k, &u))
+                    ++ok;
+                else if (GetLastError() == ERROR_INVALID_HANDLE)
+                    ++invalid;
+                else
+                    ++other;
+            }
+        });
+    std::this_thread::sleep_for(30ms);
+    EXPECT_TRUE(CloseHandle(h));
+    std::this_thread::sleep_for(30ms);
+    stop = true;
+    for (auto& t : ts) t.join();
+    EXPECT_GT(ok.load(), 0);
+    EXPECT_GT(invalid.load(), 0);
+    EXPECT_EQ(other.load(), 0);
+}
+
+TEST(Win32Cxx, NoDescriptorsLeak) {
+    {  // warm up: the exit watcher's epoll descriptor is created once
+        child_process ch("0");
+        ASSERT_TRUE(ch.ok);
+        WaitForSingleObject(ch.pi.hProcess, INFINITE);
+    }
+    const int before = testing_helpers::open_fd_count();
+    for (int i = 0; i < 10; ++i) {
+        child_process ch("0");
+        ASSERT_TRUE(ch.ok);
+        ASSERT_EQ(WaitForSingleObject(ch.pi.hProcess, INFINITE), WAIT_OBJECT_0);
+        FILETIME c, e, k, u;
+        ASSERT_TRUE(GetProcessTimes(ch.pi.hProcess, &c, &e, &k, &u));
+        HANDLE p = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, GetCurrentProcessId());
+        HANDLE t = OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, GetCurrentThreadId());
+        ASSERT_TRUE(p && t);
+        ASSERT_TRUE(CloseHandle(p) && CloseHandle(t));
+        PEPROCESS ep = nullptr;
+        ASSERT_EQ(PsLookupProcessByProcessId(reinterpret_cast<HANDLE>(static_cast<ULONG_PTR>(GetCurrentProcessId())), &ep),
+                  STATUS_SUCCESS);
+        ObDereferenceObject(ep);
+    }
+    STARTUPINFOA si{};
+    si.cb = sizeof si;
+    PROCESS_INFORMATION pi{};
+    char missing[] = "proctimes-no-such-program-4711";
+    EXPECT_FALSE(CreateProcessA(nullptr, missing, nullptr, nullptr, FALSE, 0, nullptr, nullptr, &si, &pi));
+    // A child's descriptors are all closed by the time a wait for it returns.
+    EXPECT_EQ(testing_helpers::open_fd_count(), before);
+}
+
+TEST(Win32Cxx, CreateProcessRefusesWhatItCannotHonour) {
+    STARTUPINFOA si{};
+    si.cb = sizeof si;
+    PROCESS_INFORMATION pi{};
+    std::string cmd = std::string(PROCTIMES_CPU_BURNER) + " 0";
+    si.dwFlags = STARTF_USESTDHANDLES;
+    SetLastError(0);
+    EXPECT_FALSE(CreateProcessA(nullptr, cmd.data(), nullptr, nullptr, FALSE, 0, nullptr, nullptr, &si, &pi));
+    EXPECT_EQ(GetLastError(), static_cast<DWORD>(ERROR_NOT_SUPPORTED));
+    si.dwFlags = STARTF_USESHOWWINDOW;  // harmless: ignored
+    si.wShowWindow = SW_HIDE;
+    ASSERT_TRUE(CreateProcessA(nullptr, cmd.data(), nullptr, nullptr, FALSE, NORMAL_PRIORITY_CLASS, nullptr, nullptr,
+                               &si, &pi));
+    EXPECT_EQ(WaitForSingleObject(pi.hProcess, INFINITE), WAIT_OBJECT_0);
+    CloseHandle(pi.hThread);
+    CloseHandle(pi.hProcess);
+    char env[] = "A=1\0";  // UTF-16 blocks are not supported
+    SetLastError(0);
+    EXPECT_FALSE(CreateProcessA(nullptr, cmd.data(), nullptr, nullptr, FALSE, CREATE_UNICODE_ENVIRONMENT, env, nullptr,
+                                &si, &pi));
+    EXPECT_EQ(GetLastError(), static_cast<DWORD>(ERROR_NOT_SUPPORTED));
+    // A directory is not a program.
+    SetLastError(0);
+    EXPECT_FALSE(CreateProcessA("/tmp", nullptr, nullptr, nullptr, FALSE, 0, nullptr, nullptr, &si, &pi));
+    EXPECT_EQ(GetLastError(), static_cast<DWORD>(ERROR_ACCESS_DENIED));
+    // Neither is an executable file in no known format.
+    char path[] = "/tmp/proctimes-badexe-XXXXXX";
+    const int fd = ::mkstemp(path);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, "\x01\x02garbage", 9), 9);
+    ::fchmod(fd, 0755);
+    ::close(fd);
+    SetLastError(0);
+    const BOOL ok = CreateProcessA(path, nullptr, nullptr, nullptr, FALSE, 0, nullptr, nullptr, &si, &pi);
+    const DWORD err = GetLastError();
+    ::unlink(path);
+    EXPECT_FALSE(ok);
+    EXPECT_EQ(err, static_cast<DWORD>(ERROR_BAD_EXE_FORMAT));
+}
+
+TEST(Win32Cxx, CallingThreadTimesCostAboutOneGetrusage) {
+    // Recorded, not asserted (speed belongs to benchmarks): the cost of
+    // GetThreadTimes(GetCurrentThread()) next to the getrusage it wraps.
+    constexpr int n = 200'000;
+    FILETIME c, e, k, u;
+    rusage ru{};
+    auto time_it = [&](auto&& f) {
+        auto best = nanoseconds::max();
+        for (int round = 0; round < 5; ++round) {
+            const auto t0 = steady_clock::now();
+            for (int i = 0; i < n; ++i) f();
+            best = std::min(best, (steady_clock::now() - t0) / n);
+        }
+        return best;
+    };
+    const auto raw = time_it([&] { ::getrusage(RUSAGE_THREAD, &ru); });
+    const auto api = time_it([&] { GetThreadTimes(GetCurrentThread(), &c, &e, &k, &u); });
+    RecordProperty("getrusage_ns", std::to_string(raw.count()));
+    RecordProperty("GetThreadTimes_ns", std::to_string(api.count()));
+    std::printf("getrusage(RUSAGE_THREAD): %lld ns, GetThreadTimes(GetCurrentThread()): %lld ns (%.2fx)\n",
+                static_cast<long long>(raw.count()), static_cast<long long>(api.count()),
+                static_cast<double>(api.count()) / static_cast<double>(raw.count()));
+    EXPECT_GT(ft64(u) + ft64(k), 0u);
+}

@@ -1,0 +1,56 @@
+// The proctimes command line: a CLI11 app whose subcommands live one per file
+// (show.cpp, ...). Parse errors are usage errors (exit 2); everything a
+// subcommand reports about the system is exit 1 (see cli.hpp).
+#include "cli.hpp"
+
+#include <exception>
+#include <ostream>
+
+#include <CLI/CLI.hpp>
+
+#include "commands.hpp"
+#include "proctimes/version.hpp"
+
+namespace proctimes::cli {
+
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+    try {
+        CLI::App app{"Windows process and thread times (GetProcessTimes, GetThreadTimes) on Linux.", "proctimes"};
+        app.set_version_flag("--version", PROCTIMES_VERSION_STRING, "Print the version and exit");
+        app.require_subcommand(0, 1);
+        app.footer(
+            "Exit status: 0 success, 1 some pid (or one of its threads) could not be shown, 2 usage error.\n"
+            "Run 'proctimes SUBCOMMAND --help' for the options of a subcommand.\n");
+
+        std::vector<subcommand> subcommands;
+        subcommands.push_back(add_show(app));
+
+        // CLI11 consumes its argument vector from the back.
+        std::vector<std::string> reversed(args.rbegin(), args.rend());
+        try {
+            app.parse(std::move(reversed));
+        } catch (const CLI::ParseError& e) {
+            // --help and --version arrive as "errors" with exit code 0.
+            if (e.get_exit_code() == 0) {
+                app.exit(e, out, err);
+                return exit_success;
+            }
+            err << "proctimes: " << e.what() << "\nRun 'proctimes --help' for usage.\n";
+            return exit_usage;
+        }
+
+        for (const auto& s : subcommands) {
+            if (s.app->parsed()) return s.run(out, err);
+        }
+        out << app.help();
+        return exit_success;
+    } catch (const std::exception& e) {
+        err << "proctimes: " << e.what() << '\n';
+        return exit_failure;
+    } catch (...) {
+        err << "proctimes: unknown error\n";
+        return exit_failure;
+    }
+}
+
+}  // namespace proctimes::cli

@@ -1,0 +1,90 @@
+// tools/proctimes/output.hpp — what the proctimes command prints, kept apart
+// from how the values are collected.
+//
+// A subcommand collects plain task_records (one per process, threads nested)
+// and hands them to one writer: a table for people, JSON or CSV for programs.
+// The JSON field names and CSV columns are a documented contract
+// (docs/CLI.md); the formatting helpers are exposed for the tests.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <sys/types.h>
+
+#include "proctimes/filetime.hpp"
+
+namespace proctimes::cli {
+
+/// One process or one thread, as reported. Plain data: no handles, no I/O.
+struct task_record {
+    pid_t pid = 0;               ///< the process id (thread group id, for a thread)
+    std::optional<pid_t> tid;    ///< the thread id; empty for a process record
+    std::string name;            ///< comm: raw bytes, any byte but NUL
+    instant creation{};          ///< creation instant (10 ms resolution)
+    std::optional<instant> exit; ///< exit instant; empty while running
+    std::chrono::nanoseconds kernel{};
+    std::chrono::nanoseconds user{};
+    std::chrono::nanoseconds resolution{};        ///< of kernel and of user, each
+    std::chrono::nanoseconds total_resolution{};  ///< of kernel + user
+    std::string source;                           ///< to_string(cpu_source)
+    std::vector<task_record> threads;             ///< thread records (processes only)
+};
+
+enum class output_format { table, json, csv };
+
+struct output_options {
+    output_format format = output_format::table;
+    /// Whether threads were asked for: adds the TID column (table) and the
+    /// "threads" array (JSON, present even when empty).
+    bool threads = false;
+    /// Table only: print instants in UTC instead of local time.
+    bool utc = false;
+};
+
+/// Writes the records in the chosen format, each format ending with a newline.
+void write_records(std::ostream& out, const std::vector<task_record>& records, const output_options& opts);
+
+void write_table(std::ostream& out, const std::vector<task_record>& records, const output_options& opts);
+void write_json(std::ostream& out, const std::vector<task_record>& records, const output_options& opts);
+void write_csv(std::ostream& out, const std::vector<task_record>& records, const output_options& opts);
+
+// ---- formatting helpers (pure functions) --------------------------------------
+
+/// A CPU duration for people: "0 s", "850 ns", "12.5 µs", "12.345 ms",
+/// "1.234 s", "2 min 3.4 s", "3 h 02 min". Truncated (never rounded up) to the
+/// digits shown; trailing zeros of the fraction are dropped.
+std::string human_duration(std::chrono::nanoseconds d);
+
+/// "2026-11-22 03:41:07.123 +01:00": milliseconds floored; local time (the
+/// offset in force at that instant, from localtime_r(3)) or UTC.
+std::string table_time(instant t, bool utc);
+
+/// RFC 3339 UTC with 7 fractional digits (whole FILETIME ticks, floored):
+/// "2026-11-22T03:41:07.1234567Z".
+std::string rfc3339_utc(instant t);
+
+/// FILETIME ticks since 1601 of an instant (floored to 100 ns); empty only
+/// outside FILETIME's range, which no sys_time<nanoseconds> reaches.
+std::optional<std::uint64_t> filetime_ticks(instant t);
+
+/// A name made printable on one line for the table: bytes 0x20..0x7E are kept
+/// except '\', which becomes "\\"; every other byte becomes "\xHH" (lower-case
+/// hex). The result is pure ASCII, one column per byte.
+std::string escape_for_table(std::string_view name);
+
+/// A name as valid UTF-8 for JSON and CSV: valid UTF-8 sequences are kept;
+/// every byte that is not part of a valid sequence (a comm truncated inside a
+/// character, a Latin-1 name) becomes the code point U+00HH of that byte.
+std::string to_valid_utf8(std::string_view bytes);
+
+/// One CSV field with RFC 4180 quoting: quoted (inner quotes doubled) when it
+/// contains a comma, a double quote, CR or LF.
+std::string csv_field(std::string_view s);
+
+}  // namespace proctimes::cli

@@ -1,0 +1,182 @@
+// proctimes show [PID...] [--threads] [--format table|json|csv] [--utc]
+//
+// Opens each process (and, with --threads, each of its threads) with the
+// library's handles, reads its times and name once, and hands plain records to
+// a writer. A pid that cannot be shown is reported on stderr and the others are
+// still shown.
+#include <charconv>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <system_error>
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli.hpp"
+#include "commands.hpp"
+#include "proctimes/error.hpp"
+#include "proctimes/process.hpp"
+
+namespace proctimes::cli {
+
+namespace {
+
+// A decimal pid as typed; nullopt when it is not a number at all. Numbers the
+// kernel cannot have (0, negative, too large) are left to process::open,
+// which answers invalid_argument, or refused here when they do not fit pid_t.
+std::optional<long long> parse_number(const std::string& s) {
+    long long v = 0;
+    const char* end = s.data() + s.size();
+    auto [p, ec] = std::from_chars(s.data(), end, v);
+    if (ec != std::errc{} || p != end) return std::nullopt;
+    return v;
+}
+
+task_record make_record(pid_t pid, std::optional<pid_t> tid, std::string name, const task_times& t) {
+    task_record r;
+    r.pid = pid;
+    r.tid = tid;
+    r.name = std::move(name);
+    r.creation = t.creation;
+    r.exit = t.exit;
+    r.kernel = t.kernel;
+    r.user = t.user;
+    r.resolution = t.precision.resolution;
+    r.total_resolution = t.precision.total_resolution;
+    r.source = std::string(to_string(t.precision.source));
+    return r;
+}
+
+// "Gone" covers errc::no_such_process, errc::no_such_thread and a raw ESRCH.
+bool vanished(std::error_code ec) { return ec == std::errc::no_such_process; }
+
+void report(std::ostream& err, pid_t pid, std::error_code ec) {
+    err << fmt::format("proctimes: pid {}: {}\n", pid, ec.message());
+}
+
+void collect_threads(const process& proc, task_record& rec, std::ostream& err, bool& failed) {
+    const pid_t pid = proc.id();
+    auto tids = proc.thread_ids();
+    if (!tids) {
+        err << fmt::format("proctimes: pid {}: cannot list threads: {}\n", pid, tids.error().message());
+        failed = true;
+        return;
+    }
+    for (const pid_t tid : *tids) {
+        // A thread may end between the listing and any of these calls: it is
+        // no longer part of the process, so it is skipped without a word.
+        std::error_code ec;
+        auto th = thread::open(pid, tid);
+        if (!th) {
+            ec = th.error();
+        } else if (auto t = th->times(); !t) {
+            ec = t.error();
+        } else if (auto name = th->name(); !name) {
+            ec = name.error();
+        } else {
+            rec.threads.push_back(make_record(pid, tid, std::move(*name), *t));
+            continue;
+        }
+        if (vanished(ec)) continue;
+        err << fmt::format("proctimes: pid {}: thread {}: {}\n", pid, tid, ec.message());
+        failed = true;
+    }
+}
+
+std::optional<task_record> collect_process(pid_t pid, bool threads, std::ostream& err, bool& failed) {
+    auto proc = process::open(pid);
+    if (!proc) {
+        report(err, pid, proc.error());
+        failed = true;
+        return std::nullopt;
+    }
+    auto t = proc->times();
+    if (!t) {
+        report(err, pid, t.error());
+        failed = true;
+        return std::nullopt;
+    }
+    auto name = proc->name();
+    if (!name) {
+        report(err, pid, name.error());
+        failed = true;
+        return std::nullopt;
+    }
+    task_record rec = make_record(pid, std::nullopt, std::move(*name), *t);
+    if (threads) collect_threads(*proc, rec, err, failed);
+    return rec;
+}
+
+}  // namespace
+
+std::vector<task_record> collect_show(const show_options& opts, std::ostream& err, bool& failed) {
+    std::vector<std::string> pids = opts.pids;
+    if (pids.empty()) pids.push_back(std::to_string(::getppid()));
+
+    std::vector<task_record> records;
+    for (const auto& arg : pids) {
+        const auto number = parse_number(arg);
+        if (!number) {
+            err << fmt::format("proctimes: '{}': not a process id\n", escape_for_table(arg));
+            failed = true;
+            continue;
+        }
+        if (*number < std::numeric_limits<pid_t>::min() || *number > std::numeric_limits<pid_t>::max()) {
+            err << fmt::format("proctimes: pid {}: {}\n", *number, make_error_code(errc::invalid_argument).message());
+            failed = true;
+            continue;
+        }
+        if (auto rec = collect_process(static_cast<pid_t>(*number), opts.threads, err, failed))
+            records.push_back(std::move(*rec));
+    }
+    return records;
+}
+
+int run_show(const show_options& opts, std::ostream& out, std::ostream& err) {
+    bool failed = false;
+    const auto records = collect_show(opts, err, failed);
+    write_records(out, records, opts.output);
+    out.flush();
+    if (!out) {
+        err << "proctimes: error writing the output\n";
+        return exit_failure;
+    }
+    return failed ? exit_failure : exit_success;
+}
+
+subcommand add_show(CLI::App& root) {
+    struct state {
+        show_options opts;
+        std::string format = "table";
+    };
+    auto st = std::make_shared<state>();
+
+    CLI::App* app = root.add_subcommand(
+        "show", "Show creation, exit, kernel and user times of processes (GetProcessTimes), and of their threads.");
+    app->add_option("pid", st->opts.pids,
+                    "Process ids (default: the parent of proctimes, normally the calling shell)")
+        ->type_name("PID");
+    app->add_flag("-t,--threads", st->opts.threads, "Also show every thread of each process (GetThreadTimes)");
+    app->add_option("-f,--format", st->format, "Output: table (for people, default), json or csv (for programs)")
+        ->check(CLI::IsMember({"table", "json", "csv"}))
+        ->type_name("FORMAT");
+    app->add_flag("--utc", st->opts.output.utc, "Table: print instants in UTC rather than local time");
+    app->footer(
+        "JSON and CSV always give UTC instants (RFC 3339) and FILETIME ticks; field list in docs/CLI.md.\n"
+        "Exit status: 0 all shown, 1 some pid (or one of its threads) could not be shown, 2 usage error.\n");
+
+    return {app, [st](std::ostream& out, std::ostream& err) {
+                show_options o = st->opts;
+                o.output.threads = o.threads;
+                o.output.format = st->format == "json"  ? output_format::json
+                                  : st->format == "csv" ? output_format::csv
+                                                        : output_format::table;
+                return run_show(o, out, err);
+            }};
+}
+
+}  // namespace proctimes::cli
