@@ -8,6 +8,7 @@
 #include "proctimes/filetime.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/result.hpp"
+#include "proctimes/snapshot.hpp"
 #include "proctimes/spawn.hpp"
 #include "proctimes/times.hpp"
 #include "proctimes/version.hpp"

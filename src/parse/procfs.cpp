@@ -1,6 +1,7 @@
 #include "parse/procfs.hpp"
 
 #include <charconv>
+#include <cstring>
 
 namespace proctimes::parse {
 namespace {
@@ -42,6 +43,23 @@ std::optional<std::int64_t> parse_id(std::string_view text) noexcept {
     if (text.empty() || text.front() < '0' || text.front() > '9') return std::nullopt;
     if (!number(text, v)) return std::nullopt;
     return v;
+}
+
+std::optional<dirent_record> next_dirent(std::string_view& buf) noexcept {
+    // struct linux_dirent64 { u64 d_ino; s64 d_off; u16 d_reclen; u8 d_type; char d_name[]; }
+    constexpr std::size_t name_offset = 19;
+    if (buf.size() < name_offset) return std::nullopt;
+    std::uint16_t reclen = 0;
+    std::memcpy(&reclen, buf.data() + 16, sizeof reclen);
+    if (reclen < name_offset + 1 || reclen > buf.size()) return std::nullopt;
+    dirent_record r;
+    r.type = static_cast<unsigned char>(buf[18]);
+    const std::string_view rec = buf.substr(name_offset, reclen - name_offset);
+    const auto nul = rec.find('\0');
+    if (nul == std::string_view::npos) return std::nullopt;
+    r.name = rec.substr(0, nul);
+    buf.remove_prefix(reclen);
+    return r;
 }
 
 std::optional<stat_record> parse_stat(std::string_view text) noexcept {

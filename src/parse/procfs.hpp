@@ -67,6 +67,17 @@ struct anchor_record {
 };
 std::optional<anchor_record> parse_anchor(std::string_view text) noexcept;
 
+/// One entry of a getdents64(2) buffer (struct linux_dirent64).
+struct dirent_record {
+    std::string_view name;
+    unsigned char type = 0;  // DT_* of <dirent.h>; DT_UNKNOWN (0) where the file system does not say
+};
+
+/// Takes the next entry off the front of `buf` (bytes returned by
+/// getdents64(2)); nullopt at the end or when the record is malformed (a
+/// record length that does not fit the buffer, a name without its NUL).
+std::optional<dirent_record> next_dirent(std::string_view& buf) noexcept;
+
 /// Parses a whole decimal number (no sign, no spaces) such as a /proc
 /// directory name; nullopt otherwise.
 std::optional<std::int64_t> parse_id(std::string_view text) noexcept;

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -152,4 +153,71 @@ TEST(ParseId, DirectoryNames) {
     EXPECT_FALSE(parse_id("-1"));
     EXPECT_FALSE(parse_id("12a"));
     EXPECT_FALSE(parse_id(""));
+}
+
+TEST(ParseStat, FlagsField) {
+    // Field 9: PF_KTHREAD (0x00200000) set for kernel threads only.
+    const auto kthread = parse_stat(fixture("stat_kthread.txt"));
+    ASSERT_TRUE(kthread);
+    EXPECT_EQ(kthread->flags, 69238880u);
+    EXPECT_NE(kthread->flags & pf_kthread, 0u);
+    const auto user = parse_stat(fixture("stat_plain.txt"));
+    ASSERT_TRUE(user);
+    EXPECT_EQ(user->flags, 4227148u);
+    EXPECT_EQ(user->flags & pf_kthread, 0u);
+    EXPECT_FALSE(parse_stat("5 (x) R 1 1 1 0 -1 notanumber 0 0 0 0 1 2 0 0 20 0 1 0 3 0 0"));
+}
+
+namespace {
+// Appends one struct linux_dirent64 record, padded to 8 bytes like the kernel.
+void put_dirent(std::string& buf, std::string_view name, unsigned char type) {
+    const std::size_t len = (19 + name.size() + 1 + 7) / 8 * 8;
+    std::string rec(len, '\0');
+    const std::uint64_t ino = 42;
+    const std::int64_t off = static_cast<std::int64_t>(buf.size() + len);
+    const auto reclen = static_cast<std::uint16_t>(len);
+    std::memcpy(rec.data(), &ino, 8);
+    std::memcpy(rec.data() + 8, &off, 8);
+    std::memcpy(rec.data() + 16, &reclen, 2);
+    rec[18] = static_cast<char>(type);
+    std::memcpy(rec.data() + 19, name.data(), name.size());
+    buf += rec;
+}
+}  // namespace
+
+TEST(ParseDirent, WalksRecords) {
+    std::string buf;
+    put_dirent(buf, ".", 4);
+    put_dirent(buf, "1234", 4);
+    put_dirent(buf, "a-name-longer-than-the-padding", 8);
+    std::string_view rest = buf;
+    auto a = next_dirent(rest);
+    auto b = next_dirent(rest);
+    auto c = next_dirent(rest);
+    ASSERT_TRUE(a && b && c);
+    EXPECT_EQ(a->name, ".");
+    EXPECT_EQ(b->name, "1234");
+    EXPECT_EQ(b->type, 4);  // DT_DIR
+    EXPECT_EQ(c->name, "a-name-longer-than-the-padding");
+    EXPECT_EQ(c->type, 8);  // DT_REG
+    EXPECT_TRUE(rest.empty());
+    EXPECT_FALSE(next_dirent(rest));
+}
+
+TEST(ParseDirent, RejectsTruncatedRecords) {
+    std::string buf;
+    put_dirent(buf, "77", 4);
+    std::string_view cut(buf.data(), buf.size() - 1);  // reclen beyond the buffer
+    EXPECT_FALSE(next_dirent(cut));
+    std::string_view header(buf.data(), 10);
+    EXPECT_FALSE(next_dirent(header));
+    std::string bad = buf;
+    bad[16] = 5;  // reclen shorter than the header
+    bad[17] = 0;
+    std::string_view b = bad;
+    EXPECT_FALSE(next_dirent(b));
+    std::string no_nul = buf;
+    for (std::size_t i = 19; i < no_nul.size(); ++i) no_nul[i] = 'x';
+    std::string_view n = no_nul;
+    EXPECT_FALSE(next_dirent(n));
 }

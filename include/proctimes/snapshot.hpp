@@ -1,0 +1,322 @@
+// proctimes/snapshot.hpp — every process (and, on request, every thread) of the
+// system at one moment, with the four Windows times of each, and the CPU time
+// each used between two snapshots.
+//
+//   auto snap = proctimes::take_snapshot({.threads = true}).value();
+//   for (const auto& p : snap.processes)
+//       for (const auto& t : snap.threads_of(p)) ...
+//
+// What a snapshot reads (proc(5)), per process: /proc/<pid>/stat once (name,
+// state, parent, start time, utime/stime), the owner of /proc/<pid> (see
+// snapshot_process::uid) and the process CPU clock when `cpu` asks for it.
+// With threads: the
+// /proc/<pid>/task listing and /proc/<pid>/task/<tid>/stat once per thread
+// (plus .../schedstat with snapshot_cpu::precise). Nothing is kept open
+// between snapshots except, in a snapshotter, the /proc directory itself.
+//
+// Consistency. /proc is not transactional: tasks are read one after another
+// during the walk (a few ms per thousand tasks). A snapshot therefore carries
+// ONE timestamp, taken when the walk starts, that every entry shares; tasks
+// created during the walk may or may not appear, and tasks that exit during it
+// are skipped (counted in `vanished`).
+//
+// Identities. Entries carry task_identity{boot, id, start_ticks} with
+// pidfs_inode = 0: a snapshot opens no pidfds (that would cost a syscall and a
+// descriptor per task). Compare snapshot identities with each other, or with a
+// handle's identity after clearing its pidfs_inode. compute_delta() keys on
+// (boot, id, start_ticks), so a pid reused between two snapshots is a
+// different process (only a pid handed out twice within one 10 ms tick, which
+// the kernel does only when forced through ns_last_pid or clone3 set_tid,
+// would be confused).
+//
+// Errors. A snapshot fails as a whole only when the /proc root cannot be read
+// (errc::proc_unavailable, or the native errno), the boot anchor is unknown, or
+// memory runs out. Everything about one process or thread — access denied by
+// hidepid or an LSM, a malformed file — is recorded in `failures` and the walk
+// goes on. Tasks that exit mid-walk are not failures.
+//
+// Thread-safety: take_snapshot() may be called from any number of threads; a
+// snapshotter is used by one thread at a time. Snapshots are plain values.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include <sys/types.h>
+
+#include "proctimes/result.hpp"
+#include "proctimes/times.hpp"
+
+namespace proctimes {
+
+/// A task's command name (comm) stored inline, so a snapshot allocates nothing
+/// per task. Up to 63 bytes: 15 for ordinary tasks (TASK_COMM_LEN), longer for
+/// kernel workers ("kworker/0:1-events_power_efficient"). Any byte but NUL may
+/// appear, including spaces, parentheses and newlines; longer input is cut.
+class task_name {
+public:
+    static constexpr std::size_t capacity = 63;
+
+    constexpr task_name() noexcept = default;
+    constexpr explicit task_name(std::string_view s) noexcept { assign(s); }
+    constexpr void assign(std::string_view s) noexcept {
+        size_ = static_cast<std::uint8_t>(std::min(s.size(), capacity));
+        std::copy_n(s.data(), size_, data_);
+    }
+    [[nodiscard]] constexpr std::string_view view() const noexcept { return {data_, size_}; }
+    [[nodiscard]] std::string str() const { return std::string(view()); }
+    [[nodiscard]] constexpr std::size_t size() const noexcept { return size_; }
+    [[nodiscard]] constexpr bool empty() const noexcept { return size_ == 0; }
+
+    friend constexpr bool operator==(const task_name& a, const task_name& b) noexcept { return a.view() == b.view(); }
+    friend constexpr bool operator==(const task_name& a, std::string_view b) noexcept { return a.view() == b; }
+
+private:
+    char data_[capacity]{};
+    std::uint8_t size_ = 0;
+};
+
+/// How precise the CPU times of a snapshot are, and what that costs (see
+/// docs/PERFORMANCE.md, "Snapshots", for figures measured on one machine).
+enum class snapshot_cpu : std::uint8_t {
+    /// Only utime/stime of the stat files: 10 ms ticks (cpu_source::stat_ticks).
+    /// The bare minimum of I/O.
+    ticks,
+    /// The default. Processes: total from the process CPU clock (1 ns; one
+    /// clock_gettime(2), ~0.4 µs plus ~12 ns per thread of the process, a few
+    /// percent of a walk), split by the stat tick ratio
+    /// (cpu_source::cpu_clock_and_stat). Threads: stat ticks.
+    precise_processes,
+    /// As precise_processes, and threads: total from
+    /// /proc/<pid>/task/<tid>/schedstat (1 ns; one more open+read+close per
+    /// thread, which makes a thread walk about 1.4–1.6× as long)
+    /// (cpu_source::schedstat_and_stat).
+    precise,
+};
+
+struct snapshot_options {
+    /// Also list every thread of every process.
+    bool threads = false;
+    /// Where procfs is mounted. Another mount (a container's /proc) or a
+    /// captured copy of /proc (a directory tree with the same files) can be
+    /// given. The process CPU clocks name pids of the CALLER's pid namespace,
+    /// so they are used only when `proc_root` is the caller's own procfs (its
+    /// "self" entry names the caller); otherwise processes fall back to stat
+    /// ticks and say so in their precision.
+    std::string proc_root = "/proc";
+    snapshot_cpu cpu = snapshot_cpu::precise_processes;
+    /// Threads that read /proc concurrently (the calling thread is one). 0
+    /// chooses: 2 when the walk is large (at least 400 tasks), the caller may
+    /// run on 2 or more CPUs, and one of them is idle at the start (the
+    /// running count of /proc/loadavg); else 1. On a busy machine a second
+    /// walker is preempted while holding part of the work and makes the walk
+    /// slower, not faster (docs/PERFORMANCE.md). If a thread cannot be
+    /// started, the walk continues on fewer.
+    unsigned workers = 0;
+};
+
+/// A process as a snapshot saw it.
+struct snapshot_process {
+    /// {boot, pid, start_ticks, pidfs_inode = 0}.
+    process_identity identity{};
+    pid_t parent_pid = 0;  ///< field 4 of stat; 0 for init and kthreadd
+    /// The effective uid (as ps's USER column; psutil reports the real uid):
+    /// the owner of the /proc/<pid> directory, which procfs sets to the
+    /// effective uid even for a non-dumpable process (whose FILES it gives to
+    /// root). On a proc_root that is not procfs (a captured tree) it comes from
+    /// the "Uid:" line of <pid>/status. unknown_uid when neither could be read
+    /// (`failures` then says why).
+    uid_t uid = unknown_uid;
+    /// State letter of proc(5): R running, S sleeping, D disk sleep, Z zombie,
+    /// T stopped, t traced, X dead, I idle (kernel thread).
+    char state = '?';
+    /// A kernel thread (PF_KTHREAD in field 9 of stat): no user space, uid 0,
+    /// parent 2 (kthreadd) or 0.
+    bool kernel_thread = false;
+    /// Threads alive when stat was read (field 20). It may differ from the
+    /// number of thread entries of a snapshot: threads come and go mid-walk.
+    std::int32_t thread_count = 0;
+    task_name name;
+    /// creation: the instant of the start tick on this process's boot anchor
+    /// (bit-identical with process handles); exit: always empty — a snapshot
+    /// does not know exit instants, even of zombies; state: exited for a
+    /// zombie (its values are final), else running (also when only the
+    /// leader thread has exited, which /proc shows as 'Z' too); sampled_at:
+    /// the snapshot's `taken`; kernel/user: all threads, exited ones
+    /// included, children excluded; precision: see snapshot_cpu.
+    task_times times{};
+    /// This process's threads are snapshot::threads[first_thread ..
+    /// first_thread + thread_entries); empty without snapshot_options::threads.
+    std::size_t first_thread = 0;
+    std::size_t thread_entries = 0;
+
+    static constexpr uid_t unknown_uid = static_cast<uid_t>(-1);
+
+    [[nodiscard]] pid_t pid() const noexcept { return identity.id; }
+    friend bool operator==(const snapshot_process&, const snapshot_process&) = default;
+};
+
+/// A thread as a snapshot saw it.
+struct snapshot_thread {
+    /// {boot, tid, start_ticks, pidfs_inode = 0}.
+    task_identity identity{};
+    pid_t pid = 0;  ///< the process (thread group) it belongs to
+    char state = '?';
+    task_name name;
+    /// As for processes, for this thread alone.
+    task_times times{};
+
+    [[nodiscard]] pid_t tid() const noexcept { return identity.id; }
+    friend bool operator==(const snapshot_thread&, const snapshot_thread&) = default;
+};
+
+/// What a failure was about.
+enum class snapshot_item : std::uint8_t {
+    process,      ///< the process's stat: the process is missing from the snapshot
+    owner,        ///< its status (for the uid): the process is there, uid unknown
+    thread_list,  ///< its task directory: the process is there, its threads are not
+    thread,       ///< one thread's stat/schedstat: that thread is missing
+};
+
+/// One process or thread the walk could not read. Access refusals (EACCES,
+/// EPERM: hidepid=1, an LSM) are reported as errc::access_denied; a file
+/// without the documented format as errc::malformed_data; anything else with
+/// its native errno.
+struct snapshot_failure {
+    pid_t pid = 0;
+    pid_t tid = 0;  ///< 0 unless `item` is thread
+    snapshot_item item = snapshot_item::process;
+    std::error_code error;
+    friend bool operator==(const snapshot_failure&, const snapshot_failure&) = default;
+};
+
+struct snapshot {
+    /// The instant the walk started, on the boot anchor's scale (boot + the
+    /// CLOCK_BOOTTIME reading), the scale of every creation instant: a process
+    /// listed here has creation <= taken + 10 ms, even after clock steps.
+    instant taken{};
+    /// CLOCK_BOOTTIME when the walk started: intervals between snapshots.
+    std::chrono::nanoseconds since_boot{};
+    /// How long the walk took (CLOCK_BOOTTIME).
+    std::chrono::nanoseconds walk_duration{};
+    /// How many threads walked /proc (see snapshot_options::workers).
+    unsigned workers = 1;
+    boot_id boot{};
+    /// Whether threads were requested.
+    bool has_threads = false;
+
+    /// Ascending by pid.
+    std::vector<snapshot_process> processes;
+    /// Grouped by process in the order of `processes`, ascending tid within.
+    std::vector<snapshot_thread> threads;
+    /// Items that could not be read, ascending by (pid, tid).
+    std::vector<snapshot_failure> failures;
+    /// Processes and threads that exited during the walk and were skipped.
+    std::size_t vanished = 0;
+
+    /// The threads of `p` (one of this snapshot's processes).
+    [[nodiscard]] std::span<const snapshot_thread> threads_of(const snapshot_process& p) const noexcept {
+        if (p.first_thread > threads.size() || p.thread_entries > threads.size() - p.first_thread) return {};
+        return {threads.data() + p.first_thread, p.thread_entries};
+    }
+    /// The process with this pid, or nullptr. Binary search.
+    [[nodiscard]] const snapshot_process* find(pid_t pid) const noexcept;
+};
+
+/// Takes a snapshot. Errors: proc_unavailable (the default /proc is not a
+/// mounted procfs, or proc_root does not exist), the native errno of opening
+/// or listing proc_root, the boot anchor's error, ENOMEM.
+result<snapshot> take_snapshot(const snapshot_options& options = {}) noexcept;
+
+/// Takes snapshot after snapshot with the same options, keeping the /proc
+/// directory open and reusing buffers and, through take(snapshot&), the
+/// memory of a previous snapshot: in a steady state a walk allocates nothing.
+/// Not thread-safe; movable.
+class snapshotter {
+public:
+    /// Opens options.proc_root. Errors as take_snapshot.
+    static result<snapshotter> open(snapshot_options options = {}) noexcept;
+
+    snapshotter() noexcept;
+    snapshotter(snapshotter&&) noexcept;
+    snapshotter& operator=(snapshotter&&) noexcept;
+    snapshotter(const snapshotter&) = delete;
+    snapshotter& operator=(const snapshotter&) = delete;
+    ~snapshotter();
+
+    [[nodiscard]] result<snapshot> take() noexcept;
+    /// Overwrites `out`, reusing its vectors' capacity. On error `out` is empty.
+    result<void> take(snapshot& out) noexcept;
+
+    [[nodiscard]] const snapshot_options& options() const noexcept;
+
+    struct impl;
+
+private:
+    explicit snapshotter(std::unique_ptr<impl> p) noexcept;
+    std::unique_ptr<impl> impl_;
+};
+
+// ---- CPU used between two snapshots ---------------------------------------------
+
+/// How a delta entry's baseline was found.
+enum class delta_basis : std::uint8_t {
+    /// In both snapshots (same boot, id and start tick): after − before.
+    both,
+    /// Created after `before` was taken: all its CPU time was used in the interval.
+    created,
+    /// Missing from `before` although created before it (it could not be read
+    /// then): no baseline, reported as 0.
+    unseen,
+};
+
+/// CPU time one process or thread used between two snapshots.
+struct cpu_delta {
+    task_identity identity{};
+    pid_t pid = 0;  ///< the process (== identity.id for a process entry)
+    /// CPU used in the interval. kernel + user is the exact difference of the
+    /// totals; each side is clamped to [0, total] (a tick-ratio split can shift
+    /// between samples, the total cannot).
+    std::chrono::nanoseconds kernel{};
+    std::chrono::nanoseconds user{};
+    /// 100 × (kernel + user) / interval: a process busy on N CPUs shows N×100.
+    double cpu_percent = 0;
+    delta_basis basis = delta_basis::both;
+    /// The coarser of the precisions of the two samples.
+    cpu_precision precision{};
+
+    [[nodiscard]] std::chrono::nanoseconds cpu() const noexcept { return kernel + user; }
+};
+
+struct snapshot_delta {
+    /// after.since_boot − before.since_boot.
+    std::chrono::nanoseconds interval{};
+    /// One entry per process of `after`, in the same order (processes[i]
+    /// belongs to after.processes[i]).
+    std::vector<cpu_delta> processes;
+    /// One entry per thread of `after`, in the same order, when both snapshots
+    /// have threads; empty otherwise.
+    std::vector<cpu_delta> threads;
+    /// Processes of `before` that are not in `after` (exited, or their pid was
+    /// reused): the CPU they used after `before` is not known.
+    std::vector<process_identity> exited;
+
+    /// Sum of the processes' CPU used.
+    [[nodiscard]] std::chrono::nanoseconds total_cpu() const noexcept;
+};
+
+/// The CPU each process (and thread) of `after` used since `before`, matched by
+/// identity (boot, id, start_ticks). Errors: invalid_argument when the
+/// snapshots come from different boots or `after` was taken before `before`;
+/// ENOMEM.
+result<snapshot_delta> compute_delta(const snapshot& before, const snapshot& after) noexcept;
+
+}  // namespace proctimes
