@@ -263,11 +263,9 @@ DWORD proctimes_WaitForSingleObject(HANDLE hHandle, DWORD dwMilliseconds) {
         return wait_result(wait_for_exit(obj.other, wait_timeout(dwMilliseconds)));
     }
     const auto& obj = *e->thread;
+    if (obj.child) return wait_result(obj.child->wait_main_thread(wait_timeout(dwMilliseconds)));
     if (obj.other.native_pidfd() >= 0) return wait_result(wait_for_exit(obj.other, wait_timeout(dwMilliseconds)));
-    // No thread pidfds (Linux < 6.9). The main thread of a CreateProcess
-    // child (single-threaded as far as we know) ends with its process.
-    if (obj.child) return wait_result(obj.child->wait(wait_timeout(dwMilliseconds)));
-    return wait_by_polling(obj.other, dwMilliseconds);
+    return wait_by_polling(obj.other, dwMilliseconds);  // no thread pidfds (Linux < 6.9)
 }
 
 BOOL proctimes_GetExitCodeProcess(HANDLE hProcess, LPDWORD lpExitCode) {

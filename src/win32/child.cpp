@@ -120,6 +120,12 @@ result<bool> created_process::wait(std::optional<nanoseconds> timeout) noexcept 
     return true;
 }
 
+result<bool> created_process::wait_main_thread(std::optional<nanoseconds> timeout) noexcept {
+    // main_ is set once at creation and never reassigned: no lock needed to poll it.
+    if (main_.native_pidfd() >= 0) return wait_for_exit(main_, timeout);
+    return wait(timeout);
+}
+
 result<process_times> created_process::times() noexcept {
     std::lock_guard lock(mutex_);
     if (auto f = finish_if_exited_locked(); !f) return f.error();

@@ -48,6 +48,10 @@ public:
     /// Returns true once it has exited, false on timeout.
     [[nodiscard]] result<bool> wait(std::optional<std::chrono::nanoseconds> timeout) noexcept;
 
+    /// Waits until its main thread has exited: through the thread's pidfd
+    /// (Linux ≥ 6.9), otherwise until the process has (then reaping it).
+    [[nodiscard]] result<bool> wait_main_thread(std::optional<std::chrono::nanoseconds> timeout) noexcept;
+
     /// Its times, live while it runs; after the exit, the exit instant and the
     /// final values of the reaping wait (wait rusage, 1 µs). Never decreasing.
     [[nodiscard]] result<process_times> times() noexcept;
