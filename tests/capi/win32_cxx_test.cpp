@@ -2,6 +2,7 @@
 // C program cannot easily set up (other threads, processes that are not
 // CreateProcess children, concurrency, descriptor accounting).
 #include <proctimes/windows.h>
+#include <proctimes/exit.hpp>
 
 #include <gtest/gtest.h>
 
@@ -12,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include <dirent.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -140,11 +142,16 @@ TEST(Win32Cxx, ProcessThatIsNotACreateProcessChild) {
     EXPECT_GE(ft64(k) + ft64(u), 60 * ms_ticks);
     EXPECT_NE(ft64(e), 0u);
     EXPECT_GE(ft64(e), ft64(c));
-    SetLastError(0);
-    EXPECT_FALSE(GetExitCodeProcess(h, &code));  // only its parent learns the status
-    EXPECT_EQ(GetLastError(), static_cast<DWORD>(ERROR_NOT_SUPPORTED));
+    // Not our child, yet its status is known: the zombie shows it until its
+    // parent reaps it, and the handle keeps it.
+    code = 0;
+    EXPECT_TRUE(GetExitCodeProcess(h, &code)) << GetLastError();
+    EXPECT_EQ(code, 3u);
 
     ch.reap();
+    code = 0;
+    EXPECT_TRUE(GetExitCodeProcess(h, &code)) << GetLastError();
+    EXPECT_EQ(code, 3u);
     // Reaped by its parent: the handle still answers with the same values.
     FILETIME c2, e2, k2, u2;
     SetLastError(0);
@@ -153,6 +160,48 @@ TEST(Win32Cxx, ProcessThatIsNotACreateProcessChild) {
     EXPECT_EQ(ft64(e2), ft64(e));
     EXPECT_EQ(ft64(k2) + ft64(u2), ft64(k) + ft64(u));
     EXPECT_TRUE(CloseHandle(h));
+}
+
+TEST(Win32Cxx, ExitCodeUnknownOnlyWhenReapedBeforeAnyoneCouldReadIt) {
+    // No exit monitor for handles opened now: nothing sees the zombie before
+    // its parent reaps it.
+    proctimes::set_exit_monitor_enabled(false);
+    testing_helpers::forked ch([] { return 4; });
+    HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | SYNCHRONIZE, FALSE, static_cast<DWORD>(ch.pid()));
+    proctimes::set_exit_monitor_enabled(true);
+    ASSERT_NE(h, nullptr) << GetLastError();
+    DWORD code = 0;
+    EXPECT_TRUE(GetExitCodeProcess(h, &code));
+    EXPECT_EQ(code, STILL_ACTIVE);
+    ch.start();
+    ch.reap();
+    SetLastError(0);
+    EXPECT_FALSE(GetExitCodeProcess(h, &code));
+    EXPECT_EQ(GetLastError(), static_cast<DWORD>(ERROR_NOT_SUPPORTED));
+    EXPECT_TRUE(CloseHandle(h));
+}
+
+TEST(Win32Cxx, OneExitMonitorThreadForChildrenAndHandles) {
+    // CreateProcess children and opened handles share the core's exit
+    // monitor: this process runs exactly two threads (main + monitor).
+    auto threads = [] {
+        int n = 0;
+        if (DIR* d = ::opendir("/proc/self/task")) {
+            while (dirent* e = ::readdir(d)) n += e->d_name[0] != '.';
+            ::closedir(d);
+        }
+        return n;
+    };
+    ASSERT_EQ(threads(), 1);
+    child_process a("0 0 0 50"), b("0");
+    ASSERT_TRUE(a.ok && b.ok) << GetLastError();
+    HANDLE t = OpenThread(THREAD_QUERY_LIMITED_INFORMATION | SYNCHRONIZE, FALSE, a.pi.dwThreadId);
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(WaitForSingleObject(b.pi.hProcess, INFINITE), WAIT_OBJECT_0);
+    EXPECT_EQ(WaitForSingleObject(t, INFINITE), WAIT_OBJECT_0);
+    EXPECT_EQ(WaitForSingleObject(a.pi.hProcess, INFINITE), WAIT_OBJECT_0);
+    EXPECT_EQ(threads(), 2);
+    EXPECT_TRUE(CloseHandle(t));
 }
 
 TEST(Win32Cxx, OpenProcessFindsAnExitedChildWhileAHandleHoldsIt) {
