@@ -34,6 +34,8 @@ namespace {
 
 std::atomic<int> g_signal_pipe{-1};
 
+constexpr std::chrono::milliseconds resample_interval{50};
+
 extern "C" void on_stop_signal(int sig) {
     const int saved = errno;
     const int fd = g_signal_pipe.load();
@@ -189,7 +191,14 @@ int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err) {
         std::vector<pollfd> fds;
         fds.push_back({signals.fd(), POLLIN, 0});
         for (const auto& w : procs) fds.push_back({w.handle.native_pidfd(), POLLIN, 0});
-        const int n = ::poll(fds.data(), fds.size(), -1);
+        // Every resample_interval without an exit, each process is sampled, so
+        // that one reaped before its final values could be read (exited_partial)
+        // reports a recent last sample.
+        const int n = ::poll(fds.data(), fds.size(), static_cast<int>(resample_interval.count()));
+        if (n == 0) {
+            for (const auto& w : procs) (void)w.handle.times();
+            continue;
+        }
         if (n < 0) {
             if (errno == EINTR) continue;
             err << fmt::format("proctimes: watch: poll: {}\n", std::strerror(errno));
