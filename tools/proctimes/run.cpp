@@ -152,6 +152,19 @@ std::string precise_time(instant t, bool utc) {
     return s;
 }
 
+// An argument as a shell would need it typed: as is when it holds only
+// characters no shell treats specially, else in single quotes.
+std::string shell_quote(const std::string& a) {
+    const auto plain = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               std::string_view("_@%+=:,./-").find(c) != std::string_view::npos;
+    };
+    if (!a.empty() && std::all_of(a.begin(), a.end(), plain)) return a;
+    std::string q = "'";
+    for (const char c : a) q += c == '\'' ? std::string("'\"'\"'") : std::string(1, c);
+    return q + "'";
+}
+
 std::string signal_name(int sig) {
     const char* d = ::sigabbrev_np(sig);
     return d ? fmt::format("SIG{}", d) : fmt::format("signal {}", sig);
@@ -171,7 +184,7 @@ void write_table_report(std::ostream& o, const run_report& r, const output_optio
     const auto& p = r.process;
     const auto& e = r.exit;
     std::string cmd;
-    for (const auto& a : r.command) cmd += (cmd.empty() ? "" : " ") + escape_for_table(a);
+    for (const auto& a : r.command) cmd += (cmd.empty() ? "" : " ") + escape_for_table(shell_quote(a));
     const auto line = [&](std::string_view key, const std::string& value, std::string_view note) {
         std::string l = fmt::format("{:<16} {}", key, value);
         // Columns, not bytes: "µ" is two bytes wide in UTF-8, one column.
