@@ -196,7 +196,10 @@ int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err) {
         // reports a recent last sample.
         const int n = ::poll(fds.data(), fds.size(), static_cast<int>(resample_interval.count()));
         if (n == 0) {
-            for (const auto& w : procs) (void)w.handle.times();
+            for (auto& w : procs) {
+                (void)w.handle.times();
+                if (auto name = w.handle.name()) w.name = std::move(*name);  // it may have exec'd
+            }
             continue;
         }
         if (n < 0) {
@@ -213,7 +216,8 @@ int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err) {
                 remaining.push_back(std::move(procs[i]));
                 continue;
             }
-            const auto& w = procs[i];
+            auto& w = procs[i];
+            if (auto name = w.handle.name()) w.name = std::move(*name);  // a zombie's comm is still readable
             auto t = final_times(w.handle);
             if (!t) {
                 err << fmt::format("proctimes: pid {}: {}\n", w.handle.id(), t.error().message());
