@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include <csignal>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -73,6 +74,18 @@ TEST(Run, KilledBySignalGives128PlusSignal) {
     EXPECT_EQ(j["signal"], 15);
     const auto t = run_cli({"run", "--", "sh", "-c", "kill -TERM $$"});
     EXPECT_NE(t.err.find("killed by SIGTERM"), std::string::npos) << t.err;
+}
+
+TEST(Run, IgnoresSigintAndSigquitWhileTheCommandRuns) {
+    struct sigaction before {};
+    ASSERT_EQ(::sigaction(SIGINT, nullptr, &before), 0);
+    // The command signals proctimes (this test process) as Ctrl-C and Ctrl-\ would.
+    const auto r = run_cli({"run", "--", "sh", "-c", "kill -INT $PPID; kill -QUIT $PPID; sleep 0.1; exit 3"});
+    EXPECT_EQ(r.code, 3);
+    EXPECT_NE(r.err.find("exit status      3"), std::string::npos) << r.err;
+    struct sigaction after {};
+    ASSERT_EQ(::sigaction(SIGINT, nullptr, &after), 0);
+    EXPECT_EQ(after.sa_handler, before.sa_handler);  // restored
 }
 
 TEST(Run, ReportGoesToErrAndOutStaysClean) {
