@@ -211,8 +211,8 @@ TEST(Run, ThreadsAreListed) {
         if (t["tid"] == j["pid"]) main_seen = true;
         names.insert(t["name"].get<std::string>());
         if (t["name"].get<std::string>().rfind("burn-", 0) == 0) {
-            // Each burner used ~150 ms; its last sample is at most one poll old.
-            EXPECT_GT(t["kernel_ns"].get<std::int64_t>() + t["user_ns"].get<std::int64_t>(), 50'000'000) << t;
+            // Each burner used 150 ms; its last sample is normally at most one poll old.
+            EXPECT_GT(t["kernel_ns"].get<std::int64_t>() + t["user_ns"].get<std::int64_t>(), 30'000'000) << t;
             EXPECT_FALSE(t["exit_time"].is_null());
         }
     }
