@@ -1,6 +1,7 @@
 // Writers of the proctimes command: table, JSON, CSV. See docs/CLI.md for the
 // contract they implement.
 #include "output.hpp"
+#include "json_record.hpp"
 
 #include <algorithm>
 #include <ctime>
@@ -186,6 +187,7 @@ std::vector<std::string> table_row(const task_record& r, const output_options& o
     row.push_back(human_duration(r.kernel));
     row.push_back(human_duration(r.user));
     row.push_back(human_duration(r.resolution));
+    if (opts.state) row.push_back(r.state);
     return row;
 }
 
@@ -201,6 +203,7 @@ void write_table(std::ostream& out, const std::vector<task_record>& records, con
     cols.push_back({"KERNEL", true});
     cols.push_back({"USER", true});
     cols.push_back({"RES", true});
+    if (opts.state) cols.push_back({"STATE", false});
 
     std::vector<std::vector<std::string>> rows;
     {
@@ -235,7 +238,7 @@ void write_table(std::ostream& out, const std::vector<task_record>& records, con
 
 namespace {
 
-using ojson = nlohmann::ordered_json;
+}  // namespace
 
 ojson instant_ticks(const std::optional<instant>& t) {
     if (!t) return nullptr;
@@ -257,6 +260,10 @@ ojson json_record(const task_record& r, const output_options& opts) {
     j["resolution_ns"] = r.resolution.count();
     j["total_resolution_ns"] = r.total_resolution.count();
     j["source"] = r.source;
+    if (opts.state) {
+        j["state"] = r.state;
+        j["sampled_at_time"] = r.sampled_at ? ojson(rfc3339_utc(*r.sampled_at)) : ojson(nullptr);
+    }
     if (opts.threads && !r.tid) {
         ojson threads = ojson::array();
         for (const auto& t : r.threads) threads.push_back(json_record(t, opts));
@@ -264,8 +271,6 @@ ojson json_record(const task_record& r, const output_options& opts) {
     }
     return j;
 }
-
-}  // namespace
 
 void write_json(std::ostream& out, const std::vector<task_record>& records, const output_options& opts) {
     ojson arr = ojson::array();
@@ -281,8 +286,10 @@ namespace {
 
 std::string optional_number(const std::optional<std::uint64_t>& v) { return v ? std::to_string(*v) : std::string(); }
 
-void csv_row(std::ostream& out, const task_record& r) {
-    const std::string fields[] = {
+}  // namespace
+
+std::vector<std::string> csv_record_fields(const task_record& r, const output_options& opts) {
+    std::vector<std::string> fields{
         std::to_string(r.pid),
         r.tid ? std::to_string(*r.tid) : std::string(),
         csv_field(to_valid_utf8(r.name)),
@@ -296,6 +303,25 @@ void csv_row(std::ostream& out, const task_record& r) {
         std::to_string(r.total_resolution.count()),
         csv_field(r.source),
     };
+    if (opts.state) {
+        fields.push_back(csv_field(r.state));
+        fields.push_back(r.sampled_at ? rfc3339_utc(*r.sampled_at) : std::string());
+    }
+    return fields;
+}
+
+std::vector<std::string> csv_header_fields(const output_options& opts) {
+    std::vector<std::string> h{"pid",     "tid",       "name",          "creation_filetime",   "exit_filetime",
+                               "creation_time", "exit_time", "kernel_ns", "user_ns", "resolution_ns",
+                               "total_resolution_ns", "source"};
+    if (opts.state) {
+        h.push_back("state");
+        h.push_back("sampled_at_time");
+    }
+    return h;
+}
+
+void write_csv_line(std::ostream& out, const std::vector<std::string>& fields) {
     bool first = true;
     for (const auto& f : fields) {
         if (!first) out << ',';
@@ -305,14 +331,11 @@ void csv_row(std::ostream& out, const task_record& r) {
     out << '\n';
 }
 
-}  // namespace
-
-void write_csv(std::ostream& out, const std::vector<task_record>& records, const output_options& /*opts*/) {
-    out << "pid,tid,name,creation_filetime,exit_filetime,creation_time,exit_time,kernel_ns,user_ns,resolution_ns,"
-           "total_resolution_ns,source\n";
+void write_csv(std::ostream& out, const std::vector<task_record>& records, const output_options& opts) {
+    write_csv_line(out, csv_header_fields(opts));
     for (const auto& p : records) {
-        csv_row(out, p);
-        for (const auto& t : p.threads) csv_row(out, t);
+        write_csv_line(out, csv_record_fields(p, opts));
+        for (const auto& t : p.threads) write_csv_line(out, csv_record_fields(t, opts));
     }
 }
 

@@ -33,6 +33,11 @@ struct task_record {
     std::chrono::nanoseconds resolution{};        ///< of kernel and of user, each
     std::chrono::nanoseconds total_resolution{};  ///< of kernel + user
     std::string source;                           ///< to_string(cpu_source)
+    /// to_string(task_state) ("running", "exited", "exited_partial"); written
+    /// only when output_options::state is set (run, watch).
+    std::string state;
+    /// When kernel and user were read; written with the state.
+    std::optional<instant> sampled_at;
     std::vector<task_record> threads;             ///< thread records (processes only)
 };
 
@@ -45,6 +50,10 @@ struct output_options {
     bool threads = false;
     /// Table only: print instants in UTC instead of local time.
     bool utc = false;
+    /// Adds each record's state: the STATE column (table), "state" and
+    /// "sampled_at_time" (JSON), columns state,sampled_at_time (CSV). Used by
+    /// run and watch; show's output does not have them.
+    bool state = false;
 };
 
 /// Writes the records in the chosen format, each format ending with a newline.
@@ -53,6 +62,13 @@ void write_records(std::ostream& out, const std::vector<task_record>& records, c
 void write_table(std::ostream& out, const std::vector<task_record>& records, const output_options& opts);
 void write_json(std::ostream& out, const std::vector<task_record>& records, const output_options& opts);
 void write_csv(std::ostream& out, const std::vector<task_record>& records, const output_options& opts);
+
+/// The CSV header fields and one record's fields (already quoted), for
+/// commands that append columns of their own.
+std::vector<std::string> csv_header_fields(const output_options& opts);
+std::vector<std::string> csv_record_fields(const task_record& r, const output_options& opts);
+/// Joins fields with commas and ends the line.
+void write_csv_line(std::ostream& out, const std::vector<std::string>& fields);
 
 // ---- formatting helpers (pure functions) --------------------------------------
 
