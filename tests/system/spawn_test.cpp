@@ -109,16 +109,19 @@ TEST(Child, OwnCpuAndExitInstantBracketedByTheChildsLastInstant) {
     // No descendants: the µs split of the wait rusage is the child's own.
     EXPECT_EQ(t.precision.source, cpu_source::wait_rusage);
     EXPECT_EQ(e->children_user + e->children_kernel, 0ns);
-    EXPECT_GE(t.user, 120ms);   // the busy loop, in user mode
-    EXPECT_GE(t.cpu(), 190ms);  // 150 + 40 ms measured by the child's own clock
-    EXPECT_GE(t.kernel, 10ms);  // at least some of the /dev/zero reads
+    // 150 + 40 ms measured by the child's own clock: the total is exact; the
+    // split is the kernel's tick sampling (noisy over 190 ms on a loaded
+    // machine, where even 40 ms of /dev/zero reads were seen sampled as 0
+    // kernel ticks), so only the total and the user side are bounded.
+    EXPECT_GE(t.cpu(), 190ms);
+    EXPECT_GT(t.user, 0ms);
     EXPECT_LE(t.cpu(), last - t.creation + 10ms);  // one thread: CPU ≤ wall (creation floored to 10 ms)
-    // The exit instant: after the child's last instant, and within 2 ms of it.
+    // The exit instant lies between two clock samples bracketing the exit: the
+    // child's last instant and the parent's return from wait (typically
+    // ~0.1 ms after the former; a loaded machine can delay the wake-up).
     ASSERT_TRUE(t.exit);
     EXPECT_GE(last, before);
     EXPECT_GE(*t.exit, last);
-    EXPECT_LE(*t.exit, last + 2ms) << "exit stamped " << duration_cast<microseconds>(*t.exit - last).count()
-                                   << " µs after the child's last instant";
     EXPECT_LE(*t.exit, after);
     EXPECT_GE(t.creation, before - 11ms);
     // The handle answers the same after the reaping.
@@ -130,6 +133,31 @@ TEST(Child, OwnCpuAndExitInstantBracketedByTheChildsLastInstant) {
     EXPECT_EQ(c.handle().exit_status().value(), std::optional<exit_status>(e->status));
 }
 
+TEST(Child, UserTimeAgreesWithTheChildsOwnMeasurement) {
+    // Issue contract: 200 ms of user time, reported within 5% + 1 ms of what
+    // the child measured itself (getrusage in the child, just before exit).
+    int p[2];
+    ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+    auto o = burner(200);
+    o.argv.push_back("usage");
+    o.stdout_fd = p[1];
+    auto c = spawn_ok(o);
+    ::close(p[1]);
+    std::string text;
+    char buf[64];
+    ssize_t n;
+    while ((n = ::read(p[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
+    ::close(p[0]);
+    auto e = c.wait();
+    ASSERT_TRUE(e) << e.error().message();
+    ASSERT_FALSE(text.empty()) << "read ended with " << n << " errno " << errno << " status " << e->status.code << "/" << e->status.signal;
+    const nanoseconds own{std::stoll(text)};
+    ASSERT_GE(own, 150ms);  // 200 ms of CPU, nearly all of it in user mode
+    const nanoseconds diff = e->times.user > own ? e->times.user - own : own - e->times.user;
+    EXPECT_LE(diff, own / 20 + 1ms) << "reported " << e->times.user.count() << " ns, measured " << own.count();
+    EXPECT_EQ(e->times.precision.source, cpu_source::wait_rusage);
+}
+
 TEST(Child, DescendantsCpuIsNotItsOwn) {
     // sh waits for the burner (a grandchild of the test), then exits.
     auto c = spawn_ok({.argv = {"sh", "-c", "\"$0\" 150 0 20; exit 5", PROCTIMES_CPU_BURNER}});
@@ -137,8 +165,10 @@ TEST(Child, DescendantsCpuIsNotItsOwn) {
     auto e = c.wait();
     ASSERT_TRUE(e) << e.error().message();
     EXPECT_EQ(e->status.code, 5);
-    EXPECT_GE(e->children_user, 120ms);
-    EXPECT_GE(e->children_user + e->children_kernel, 160ms);
+    // The total is exact; the user/kernel split of 170 ms is tick-sampled by
+    // the kernel, so only the total is bounded tightly.
+    EXPECT_GT(e->children_user, 0ms);
+    EXPECT_GE(e->children_user + e->children_kernel, 165ms);
     EXPECT_LT(e->times.cpu(), 60ms);  // the shell's own: fork, exec, wait
     EXPECT_NE(e->times.precision.source, cpu_source::wait_rusage);
     EXPECT_TRUE(e->times.exit);
