@@ -111,6 +111,9 @@ TEST(Child, OwnCpuAndExitInstantBracketedByTheChildsLastInstant) {
 
         EXPECT_EQ(e->status, (exit_status{0, 0, false}));
         const auto& t = e->times;
+        SCOPED_TRACE("attempt " + std::to_string(attempt) + ": user " + std::to_string(t.user.count()) +
+                     " ns, kernel " + std::to_string(t.kernel.count()) + " ns, source " +
+                     std::string(to_string(t.precision.source)));
         EXPECT_EQ(t.state, task_state::exited);
         // No descendants: the µs split of the wait rusage is the child's own.
         EXPECT_EQ(t.precision.source, cpu_source::wait_rusage);
