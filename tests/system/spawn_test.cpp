@@ -87,8 +87,11 @@ TEST(Child, OwnCpuAndExitInstantBracketedByTheChildsLastInstant) {
     // The exit instant must fall within 2 ms after the child's last instant.
     // On a shared machine the observer can be descheduled for longer, so the
     // bound must hold in one of three runs; everything else in each of them.
+    // The same holds for the user:kernel split, which the kernel scales from
+    // tick samples (a loaded machine can skew one run completely).
     nanoseconds best = nanoseconds::max();
-    for (int attempt = 0; attempt < 3 && best > 2ms; ++attempt) {
+    bool split_plausible = false;
+    for (int attempt = 0; attempt < 3 && (best > 2ms || !split_plausible); ++attempt) {
         int p[2];
         ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
         auto o = burner(150, 0, 40);
@@ -118,9 +121,9 @@ TEST(Child, OwnCpuAndExitInstantBracketedByTheChildsLastInstant) {
         // No descendants: the µs split of the wait rusage is the child's own.
         EXPECT_EQ(t.precision.source, cpu_source::wait_rusage);
         EXPECT_EQ(e->children_user + e->children_kernel, 0ns);
-        EXPECT_GE(t.user, 120ms);   // the busy loop, in user mode
-        EXPECT_GE(t.cpu(), 190ms);  // 150 + 40 ms measured by the child's own clock
-        EXPECT_GE(t.kernel, 10ms);  // at least some of the /dev/zero reads
+        EXPECT_GE(t.cpu(), 190ms);  // 150 + 40 ms measured by the child's own clock (exact total)
+        // The busy loop in user mode, and at least some of the /dev/zero reads.
+        split_plausible = split_plausible || (t.user >= 120ms && t.kernel >= 10ms);
         EXPECT_LE(t.cpu(), last - t.creation + 10ms);  // one thread: CPU ≤ wall (creation floored to 10 ms)
         // The exit instant: after the child's last instant, before the wait returned.
         ASSERT_TRUE(t.exit);
@@ -137,6 +140,7 @@ TEST(Child, OwnCpuAndExitInstantBracketedByTheChildsLastInstant) {
         EXPECT_EQ(again->user, t.user);
         EXPECT_EQ(c.handle().exit_status().value(), std::optional<exit_status>(e->status));
     }
+    EXPECT_TRUE(split_plausible) << "user ≥ 120 ms and kernel ≥ 10 ms in none of the runs";
     EXPECT_LE(best, 2ms) << "exit stamped " << duration_cast<microseconds>(best).count()
                          << " µs after the child's last instant at best";
 }
