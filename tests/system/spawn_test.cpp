@@ -87,11 +87,11 @@ TEST(Child, OwnCpuAndExitInstantBracketedByTheChildsLastInstant) {
     // The exit instant must fall within 2 ms after the child's last instant.
     // On a shared machine the observer can be descheduled for longer, so the
     // bound must hold in one of three runs; everything else in each of them.
-    // The same holds for the user:kernel split, which the kernel scales from
-    // tick samples (a loaded machine can skew one run completely).
+    // The user:kernel split is not asserted: the kernel scales it from tick
+    // samples, and on an overloaded machine a busy loop was seen split 0.8 ms
+    // user / 190 ms kernel. The total is exact.
     nanoseconds best = nanoseconds::max();
-    bool split_plausible = false;
-    for (int attempt = 0; attempt < 3 && (best > 2ms || !split_plausible); ++attempt) {
+    for (int attempt = 0; attempt < 3 && best > 2ms; ++attempt) {
         int p[2];
         ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
         auto o = burner(150, 0, 40);
@@ -122,8 +122,6 @@ TEST(Child, OwnCpuAndExitInstantBracketedByTheChildsLastInstant) {
         EXPECT_EQ(t.precision.source, cpu_source::wait_rusage);
         EXPECT_EQ(e->children_user + e->children_kernel, 0ns);
         EXPECT_GE(t.cpu(), 190ms);  // 150 + 40 ms measured by the child's own clock (exact total)
-        // The busy loop in user mode, and at least some of the /dev/zero reads.
-        split_plausible = split_plausible || (t.user >= 120ms && t.kernel >= 10ms);
         EXPECT_LE(t.cpu(), last - t.creation + 10ms);  // one thread: CPU ≤ wall (creation floored to 10 ms)
         // The exit instant: after the child's last instant, before the wait returned.
         ASSERT_TRUE(t.exit);
@@ -140,7 +138,6 @@ TEST(Child, OwnCpuAndExitInstantBracketedByTheChildsLastInstant) {
         EXPECT_EQ(again->user, t.user);
         EXPECT_EQ(c.handle().exit_status().value(), std::optional<exit_status>(e->status));
     }
-    EXPECT_TRUE(split_plausible) << "user ≥ 120 ms and kernel ≥ 10 ms in none of the runs";
     EXPECT_LE(best, 2ms) << "exit stamped " << duration_cast<microseconds>(best).count()
                          << " µs after the child's last instant at best";
 }
@@ -153,9 +150,8 @@ TEST(Child, DescendantsCpuIsNotItsOwn) {
     ASSERT_TRUE(e) << e.error().message();
     EXPECT_EQ(e->status.code, 5);
     // The total is exact (the burner's own clock measured 150 + 20 ms); its
-    // user:kernel split is the kernel's tick sampling, noisy on a busy machine.
+    // user:kernel split is the kernel's tick sampling, not asserted.
     EXPECT_GE(e->children_user + e->children_kernel, 165ms);
-    EXPECT_GT(e->children_user, e->children_kernel);
     EXPECT_LT(e->times.cpu(), 60ms);  // the shell's own: fork, exec, wait
     EXPECT_NE(e->times.precision.source, cpu_source::wait_rusage);
     EXPECT_TRUE(e->times.exit);
