@@ -75,8 +75,10 @@ public:
     /// Errors: not_supported when it exited but was reaped before anyone could
     /// read its status (the exit monitor off, the kernel before field 52, or a
     /// process of another user: the kernel shows its field 52 as 0).
-    /// Caveat: a process whose main thread ended (pthread_exit) before another
-    /// thread called exit(3) reports the main thread's own exit code.
+    /// A process whose main thread ended (pthread_exit) before the others shows
+    /// the main thread's own code in field 52, not the process's: when the
+    /// handle saw that happen, the status is not_supported instead (unless
+    /// child::wait read it); when it did not, the main thread's code (0).
     [[nodiscard]] result<std::optional<proctimes::exit_status>> exit_status() const noexcept;
 
     /// The command name (comm, at most 15 bytes, may contain any byte but NUL),

@@ -193,11 +193,20 @@ result<task_times> sample(task_core& c, char* state_char) noexcept {
     stat_read s;
     if (auto ec = read_stat(c.stat.get(), s, c.is_thread)) return ec;
     *state_char = s.rec.state;
-    if (!c.is_thread && c.status_readable && exited_state(s.rec.state) && s.rec.exit_code) {
-        // A zombie shows its wait status until it is reaped: keep it.
-        if (auto st = parse::decode_wait_status(*s.rec.exit_code)) {
+    if (!c.is_thread && exited_state(s.rec.state)) {
+        if (s.rec.num_threads > 1) {
+            // The main thread has ended (pthread_exit) but other threads run:
+            // the process runs. Its stat shows the main thread's state and
+            // exit code, which is not the process's.
+            *state_char = 'R';
             std::lock_guard lock(c.mutex);
-            if (!c.status) c.status = *st;
+            c.leader_exited_early = true;
+        } else if (c.status_readable && s.rec.exit_code) {
+            // A zombie shows its wait status until it is reaped: keep it.
+            if (auto st = parse::decode_wait_status(*s.rec.exit_code)) {
+                std::lock_guard lock(c.mutex);
+                if (!c.status && !c.leader_exited_early) c.status = *st;
+            }
         }
     }
 

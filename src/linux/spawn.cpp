@@ -67,7 +67,7 @@ std::string resolve_program(const std::string& name, bool search) {
     std::string first_found;
     while (start <= dirs.size()) {
         const auto colon = dirs.find(':', start);
-        std::string_view dir = std::string_view(dirs).substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+        std::string_view dir = std::string_view(dirs).substr(start, colon == std::string::npos ? colon : colon - start);
         if (dir.empty()) dir = ".";  // an empty PATH entry is the current directory
         std::string candidate;
         candidate.reserve(dir.size() + 1 + name.size());

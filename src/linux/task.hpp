@@ -39,6 +39,10 @@ struct task_core {
     // only trusted when status_readable (decided at open).
     std::optional<exit_status> status;
     bool status_readable = false;
+    // Seen as a zombie main thread with live threads: field 52 will then hold
+    // the main thread's own code, not the process's (wait(2) reports the group
+    // exit code), so it is not trusted.
+    bool leader_exited_early = false;
 };
 
 /// The error for "this task is gone" (no_such_process or no_such_thread).

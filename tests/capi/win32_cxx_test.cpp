@@ -192,7 +192,9 @@ TEST(Win32Cxx, OneExitMonitorThreadForChildrenAndHandles) {
         }
         return n;
     };
-    ASSERT_EQ(threads(), 1);
+    // 1 when this test runs alone; 2 when an earlier test started the monitor.
+    const int before = threads();
+    ASSERT_TRUE(before == 1 || before == 2) << before;
     child_process a("0 0 0 50"), b("0");
     ASSERT_TRUE(a.ok && b.ok) << GetLastError();
     HANDLE t = OpenThread(THREAD_QUERY_LIMITED_INFORMATION | SYNCHRONIZE, FALSE, a.pi.dwThreadId);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -83,54 +84,62 @@ TEST(Child, TrueExitsZeroAndIsReaped) {
 }
 
 TEST(Child, OwnCpuAndExitInstantBracketedByTheChildsLastInstant) {
-    int p[2];
-    ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
-    auto o = burner(150, 0, 40);
-    o.argv.push_back("report");
-    o.stdout_fd = p[1];
-    const auto before = system_clock::now();
-    auto c = spawn_ok(o);
-    ::close(p[1]);
-    ASSERT_TRUE(c.valid());
-    std::string text;
-    char buf[64];
-    ssize_t n;
-    while ((n = ::read(p[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
-    ::close(p[0]);
-    auto e = c.wait();
-    const auto after = system_clock::now();
-    ASSERT_TRUE(e) << e.error().message();
-    ASSERT_FALSE(text.empty());
-    const instant last{nanoseconds{std::stoll(text)}};
+    // The exit instant must fall within 2 ms after the child's last instant.
+    // On a shared machine the observer can be descheduled for longer, so the
+    // bound must hold in one of three runs; everything else in each of them.
+    // The user:kernel split is not asserted: the kernel scales it from tick
+    // samples, and on an overloaded machine a busy loop was seen split 0.8 ms
+    // user / 190 ms kernel. The total is exact.
+    nanoseconds best = nanoseconds::max();
+    for (int attempt = 0; attempt < 3 && best > 2ms; ++attempt) {
+        int p[2];
+        ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+        auto o = burner(150, 0, 40);
+        o.argv.push_back("report");
+        o.stdout_fd = p[1];
+        const auto before = system_clock::now();
+        auto c = spawn_ok(o);
+        ::close(p[1]);
+        ASSERT_TRUE(c.valid());
+        std::string text;
+        char buf[64];
+        ssize_t n;
+        while ((n = ::read(p[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
+        ::close(p[0]);
+        auto e = c.wait();
+        const auto after = system_clock::now();
+        ASSERT_TRUE(e) << e.error().message();
+        ASSERT_FALSE(text.empty());
+        const instant last{nanoseconds{std::stoll(text)}};
 
-    EXPECT_EQ(e->status, (exit_status{0, 0, false}));
-    const auto& t = e->times;
-    EXPECT_EQ(t.state, task_state::exited);
-    // No descendants: the µs split of the wait rusage is the child's own.
-    EXPECT_EQ(t.precision.source, cpu_source::wait_rusage);
-    EXPECT_EQ(e->children_user + e->children_kernel, 0ns);
-    // 150 + 40 ms measured by the child's own clock: the total is exact; the
-    // split is the kernel's tick sampling (noisy over 190 ms on a loaded
-    // machine, where even 40 ms of /dev/zero reads were seen sampled as 0
-    // kernel ticks), so only the total and the user side are bounded.
-    EXPECT_GE(t.cpu(), 190ms);
-    EXPECT_GT(t.user, 0ms);
-    EXPECT_LE(t.cpu(), last - t.creation + 10ms);  // one thread: CPU ≤ wall (creation floored to 10 ms)
-    // The exit instant lies between two clock samples bracketing the exit: the
-    // child's last instant and the parent's return from wait (typically
-    // ~0.1 ms after the former; a loaded machine can delay the wake-up).
-    ASSERT_TRUE(t.exit);
-    EXPECT_GE(last, before);
-    EXPECT_GE(*t.exit, last);
-    EXPECT_LE(*t.exit, after);
-    EXPECT_GE(t.creation, before - 11ms);
-    // The handle answers the same after the reaping.
-    auto again = c.handle().times();
-    ASSERT_TRUE(again) << again.error().message();
-    EXPECT_EQ(again->exit, t.exit);
-    EXPECT_EQ(again->kernel, t.kernel);
-    EXPECT_EQ(again->user, t.user);
-    EXPECT_EQ(c.handle().exit_status().value(), std::optional<exit_status>(e->status));
+        EXPECT_EQ(e->status, (exit_status{0, 0, false}));
+        const auto& t = e->times;
+        SCOPED_TRACE("attempt " + std::to_string(attempt) + ": user " + std::to_string(t.user.count()) +
+                     " ns, kernel " + std::to_string(t.kernel.count()) + " ns, source " +
+                     std::string(to_string(t.precision.source)));
+        EXPECT_EQ(t.state, task_state::exited);
+        // No descendants: the µs split of the wait rusage is the child's own.
+        EXPECT_EQ(t.precision.source, cpu_source::wait_rusage);
+        EXPECT_EQ(e->children_user + e->children_kernel, 0ns);
+        EXPECT_GE(t.cpu(), 190ms);  // 150 + 40 ms measured by the child's own clock (exact total)
+        EXPECT_LE(t.cpu(), last - t.creation + 10ms);  // one thread: CPU ≤ wall (creation floored to 10 ms)
+        // The exit instant: after the child's last instant, before the wait returned.
+        ASSERT_TRUE(t.exit);
+        EXPECT_GE(last, before);
+        EXPECT_GE(*t.exit, last);
+        EXPECT_LE(*t.exit, after);
+        EXPECT_GE(t.creation, before - 11ms);
+        best = std::min(best, *t.exit - last);
+        // The handle answers the same after the reaping.
+        auto again = c.handle().times();
+        ASSERT_TRUE(again) << again.error().message();
+        EXPECT_EQ(again->exit, t.exit);
+        EXPECT_EQ(again->kernel, t.kernel);
+        EXPECT_EQ(again->user, t.user);
+        EXPECT_EQ(c.handle().exit_status().value(), std::optional<exit_status>(e->status));
+    }
+    EXPECT_LE(best, 2ms) << "exit stamped " << duration_cast<microseconds>(best).count()
+                         << " µs after the child's last instant at best";
 }
 
 TEST(Child, UserTimeAgreesWithTheChildsOwnMeasurement) {
@@ -165,9 +174,8 @@ TEST(Child, DescendantsCpuIsNotItsOwn) {
     auto e = c.wait();
     ASSERT_TRUE(e) << e.error().message();
     EXPECT_EQ(e->status.code, 5);
-    // The total is exact; the user/kernel split of 170 ms is tick-sampled by
-    // the kernel, so only the total is bounded tightly.
-    EXPECT_GT(e->children_user, 0ms);
+    // The total is exact (the burner's own clock measured 150 + 20 ms); its
+    // user:kernel split is the kernel's tick sampling, not asserted.
     EXPECT_GE(e->children_user + e->children_kernel, 165ms);
     EXPECT_LT(e->times.cpu(), 60ms);  // the shell's own: fork, exec, wait
     EXPECT_NE(e->times.precision.source, cpu_source::wait_rusage);
@@ -435,4 +443,36 @@ TEST(ExitStatus, UnknownWhenReapedBeforeAnyoneCouldReadIt) {
     auto s = h->exit_status();
     ASSERT_FALSE(s);
     EXPECT_EQ(s.error(), errc::not_supported);
+}
+
+TEST(ExitStatus, MainThreadEndingFirstIsNotTheProcessEnding) {
+    // The main thread calls pthread_exit; another thread runs on, then exits
+    // the process with 6. Meanwhile the main thread is a zombie in /proc.
+    testing_helpers::forked ch([] {
+        std::thread([] {
+            std::this_thread::sleep_for(300ms);
+            ::_exit(6);
+        }).detach();
+        // Only the calling thread ends, without unwinding (pthread_exit would
+        // unwind through the test framework's frames).
+        ::syscall(SYS_exit, 0);
+        return 0;
+    });
+    auto h = process::open(ch.pid());
+    ASSERT_TRUE(h);
+    ch.start();
+    std::this_thread::sleep_for(100ms);
+    auto t = h->times();
+    ASSERT_TRUE(t) << t.error().message();
+    EXPECT_EQ(t->state, task_state::running);
+    EXPECT_FALSE(t->exit);
+    EXPECT_EQ(h->exit_status().value(), std::nullopt);  // still running
+    ASSERT_TRUE(wait_for_exit(*h).value());
+    ch.wait_exited_unreaped();
+    // The main thread's field 52 says 0; the process ended with 6: not trusted.
+    auto s = h->exit_status();
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.error(), errc::not_supported);
+    const int raw = ch.reap();
+    EXPECT_TRUE(WIFEXITED(raw) && WEXITSTATUS(raw) == 6);
 }
