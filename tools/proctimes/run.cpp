@@ -5,7 +5,7 @@
 // its waited-for descendants' times and its peak RSS — /usr/bin/time with
 // 100 ns instants and µs CPU times. The report goes to `err` (the command's
 // stdout stays clean) or to the -o file. While the command runs SIGINT and
-// SIGQUIT are ignored here, so Ctrl-C reaches the command and the report is
+// SIGQUIT have no effect here, so Ctrl-C reaches the command and the report is
 // still written. With --threads the command's thread list is polled and each
 // thread seen is reported with its own times.
 #include <algorithm>
@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 
 #include <CLI/CLI.hpp>
@@ -38,27 +39,38 @@ using std::chrono::steady_clock;
 constexpr nanoseconds thread_poll_interval = std::chrono::milliseconds{2};
 constexpr nanoseconds name_refresh_interval = std::chrono::milliseconds{20};
 
-// SIGINT and SIGQUIT ignored for the lifetime of the object, then restored.
-class ignore_terminal_signals {
+extern "C" void ignore_signal(int) {}
+
+// SIGINT and SIGQUIT have no effect on proctimes for the lifetime of the
+// object; the previous dispositions are restored after. Installed before the
+// spawn, so that a signal sent as soon as the command starts is not lost on
+// proctimes. A handler that does nothing, not SIG_IGN: exec resets handled
+// signals to their default in the command, whereas an ignored signal would stay
+// ignored there. A signal that proctimes itself inherited as ignored is left
+// so, for the command to inherit too (as any program would).
+class shield_terminal_signals {
 public:
-    ignore_terminal_signals() {
-        struct sigaction ign {};
-        ign.sa_handler = SIG_IGN;
-        sigemptyset(&ign.sa_mask);
-        ok_int_ = ::sigaction(SIGINT, &ign, &old_int_) == 0;
-        ok_quit_ = ::sigaction(SIGQUIT, &ign, &old_quit_) == 0;
+    shield_terminal_signals() {
+        struct sigaction sa {};
+        sa.sa_handler = ignore_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART;
+        for (std::size_t i = 0; i < 2; ++i) {
+            if (::sigaction(signals_[i], nullptr, &old_[i]) != 0 || old_[i].sa_handler == SIG_IGN) continue;
+            changed_[i] = ::sigaction(signals_[i], &sa, nullptr) == 0;
+        }
     }
-    ~ignore_terminal_signals() {
-        if (ok_int_) ::sigaction(SIGINT, &old_int_, nullptr);
-        if (ok_quit_) ::sigaction(SIGQUIT, &old_quit_, nullptr);
+    ~shield_terminal_signals() {
+        for (std::size_t i = 0; i < 2; ++i)
+            if (changed_[i]) ::sigaction(signals_[i], &old_[i], nullptr);
     }
-    ignore_terminal_signals(const ignore_terminal_signals&) = delete;
-    ignore_terminal_signals& operator=(const ignore_terminal_signals&) = delete;
+    shield_terminal_signals(const shield_terminal_signals&) = delete;
+    shield_terminal_signals& operator=(const shield_terminal_signals&) = delete;
 
 private:
-    struct sigaction old_int_ {};
-    struct sigaction old_quit_ {};
-    bool ok_int_ = false, ok_quit_ = false;
+    static constexpr int signals_[2] = {SIGINT, SIGQUIT};
+    struct sigaction old_[2] {};
+    bool changed_[2] = {false, false};
 };
 
 task_record make_record(pid_t pid, std::optional<pid_t> tid, std::string name, const task_times& t) {
@@ -291,6 +303,8 @@ int run_run(const run_options& opts, std::ostream& out, std::ostream& err) {
 
     spawn_options so;
     so.argv = opts.command;
+    std::optional<shield_terminal_signals> shield;
+    shield.emplace();
     const auto start = steady_clock::now();
     auto c = child::spawn(so);
     if (!c) {
@@ -302,7 +316,6 @@ int run_run(const run_options& opts, std::ostream& out, std::ostream& err) {
     std::string name;
     std::vector<task_record> thread_records;
     {
-        ignore_terminal_signals ignoring;
         if (auto n = c->handle().name()) name = std::move(*n);
         if (opts.threads) {
             thread_tracker tracker(c->handle());
@@ -329,6 +342,7 @@ int run_run(const run_options& opts, std::ostream& out, std::ostream& err) {
         }
     }
     const auto stop = steady_clock::now();
+    shield.reset();
     if (name.empty()) name = comm_of(opts.command.front());
 
     run_report r;

@@ -131,9 +131,10 @@ std::optional<long long> parse_number(const std::string& s) {
     return v;
 }
 
-// The process's times once the exit monitor has recorded its end. The pidfd
-// wakes this poll and the monitor's epoll at the same moment; until the
-// monitor has run, times() still reads the zombie as running.
+// The process's times after its pidfd woke. By then it is a zombie (times()
+// says exited, the first observer stamping the exit) or reaped (the monitor's
+// record); should a sample still say running, it is retried briefly rather
+// than reported as final.
 result<task_times> final_times(const process& p) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds{500};
     for (;;) {
