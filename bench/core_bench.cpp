@@ -213,25 +213,34 @@ void thread_other_win32_GetThreadTimes(benchmark::State& s) {
 
 }  // namespace
 
-BENCHMARK(thread_self_baseline_getrusage);
-BENCHMARK(thread_self_proctimes);
-BENCHMARK(thread_self_win32_GetThreadTimes);
-BENCHMARK(thread_self_proctimes_cpu_clock);
-BENCHMARK(thread_self_boost_thread_clock);
-
-#define PER_THREADS ->Arg(1)->Arg(100)->Arg(1000)
-BENCHMARK(process_self_baseline_getrusage) PER_THREADS;
-BENCHMARK(process_self_proctimes) PER_THREADS;
-BENCHMARK(process_self_win32_GetProcessTimes) PER_THREADS;
-BENCHMARK(process_self_boost_process_cpu_clock) PER_THREADS;
-BENCHMARK(process_self_boost_cpu_timer) PER_THREADS;
-BENCHMARK(process_self_times) PER_THREADS;
-BENCHMARK(process_other_baseline_pread_clock) PER_THREADS;
-BENCHMARK(process_other_open_read_close) PER_THREADS;
-BENCHMARK(process_other_proctimes) PER_THREADS;
-BENCHMARK(process_other_win32_GetProcessTimes) PER_THREADS;
-BENCHMARK(thread_other_baseline_pread) PER_THREADS;
-BENCHMARK(thread_other_proctimes) PER_THREADS;
-BENCHMARK(thread_other_win32_GetThreadTimes) PER_THREADS;
-
-BENCHMARK_MAIN();
+// Registered by target size first: own-process threads are only ever added, so
+// every query at N threads must run before any at the next N.
+int main(int argc, char** argv) {
+    benchmark::RegisterBenchmark("thread_self_baseline_getrusage", thread_self_baseline_getrusage);
+    benchmark::RegisterBenchmark("thread_self_proctimes", thread_self_proctimes);
+    benchmark::RegisterBenchmark("thread_self_win32_GetThreadTimes", thread_self_win32_GetThreadTimes);
+    benchmark::RegisterBenchmark("thread_self_proctimes_cpu_clock", thread_self_proctimes_cpu_clock);
+    benchmark::RegisterBenchmark("thread_self_boost_thread_clock", thread_self_boost_thread_clock);
+    using fn = void (*)(benchmark::State&);
+    const std::pair<const char*, fn> per_n[] = {
+        {"process_self_baseline_getrusage", process_self_baseline_getrusage},
+        {"process_self_proctimes", process_self_proctimes},
+        {"process_self_win32_GetProcessTimes", process_self_win32_GetProcessTimes},
+        {"process_self_boost_process_cpu_clock", process_self_boost_process_cpu_clock},
+        {"process_self_boost_cpu_timer", process_self_boost_cpu_timer},
+        {"process_self_times", process_self_times},
+        {"process_other_baseline_pread_clock", process_other_baseline_pread_clock},
+        {"process_other_open_read_close", process_other_open_read_close},
+        {"process_other_proctimes", process_other_proctimes},
+        {"process_other_win32_GetProcessTimes", process_other_win32_GetProcessTimes},
+        {"thread_other_baseline_pread", thread_other_baseline_pread},
+        {"thread_other_proctimes", thread_other_proctimes},
+        {"thread_other_win32_GetThreadTimes", thread_other_win32_GetThreadTimes},
+    };
+    for (int n : {1, 100, 1000})
+        for (const auto& [name, f] : per_n) benchmark::RegisterBenchmark(name, f)->Arg(n);
+    benchmark::Initialize(&argc, argv);
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

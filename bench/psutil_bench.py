@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """psutil's cost for the same queries as bench/core_bench.cpp, in ns per call.
 
 Usage: psutil_bench.py PID TID   (a target process and one of its threads)

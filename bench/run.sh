@@ -27,7 +27,7 @@ trap 'rm -rf "$out"; kill "${target:-0}" 2>/dev/null || true' EXIT
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), kernel $(uname -r)"
 build-bench/bin/core_bench --benchmark_min_time="$min_time" --benchmark_format=json >"$out/core.json" 2>/dev/null
 sleep 300 & target=$!
-python3 bench/psutil_bench.py "$target" "$target" >"$out/psutil.json"
+/usr/bin/python3 bench/psutil_bench.py "$target" "$target" >"$out/psutil.json"
 echo
 echo "## Per-query cost"
 python3 bench/ratios.py "$out/core.json" "$out/psutil.json"
