@@ -30,7 +30,11 @@ public:
     bool ok() const noexcept { return ep_.valid(); }
 
     void start() {
-        std::thread([this] { loop(); }).detach();
+        std::thread([this] {
+            // A name to find it by in /proc/<pid>/task/*/comm, top -H and gdb.
+            ::pthread_setname_np(::pthread_self(), "proctimes-exit");
+            loop();
+        }).detach();
     }
 
     void add(const std::shared_ptr<task_core>& c) {
