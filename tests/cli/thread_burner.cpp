@@ -13,7 +13,7 @@
 
 namespace {
 
-volatile unsigned long sink = 0;
+thread_local volatile unsigned long sink = 0;  // per thread: the burners share nothing
 
 long long thread_cpu_ns() {
     timespec ts{};
