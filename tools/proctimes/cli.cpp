@@ -24,6 +24,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 
         std::vector<subcommand> subcommands;
         subcommands.push_back(add_show(app));
+        subcommands.push_back(add_ps(app));
 
         // CLI11 consumes its argument vector from the back.
         std::vector<std::string> reversed(args.rbegin(), args.rend());

@@ -175,7 +175,34 @@ struct column {
     bool right = false;
 };
 
+// The `ps` layout: PID [TID] [PPID] OWNER S [CREATED | CPU%] KERNEL USER RES NAME,
+// the name last (its width varies most), KERNEL and USER of the interval with
+// --interval.
+std::vector<std::string> ps_table_row(const task_record& r, const output_options& opts) {
+    std::vector<std::string> row;
+    const bool is_thread = r.tid.has_value();
+    const ps_values v = r.ps.value_or(ps_values{});
+    row.push_back(is_thread ? std::string() : std::to_string(r.pid));
+    if (opts.threads) row.push_back(is_thread ? std::to_string(*r.tid) : std::string());
+    if (!opts.interval) row.push_back(is_thread ? std::string() : std::to_string(v.ppid));
+    row.push_back(escape_for_table(v.user_name));
+    row.push_back(escape_for_table(std::string_view(&v.state, 1)));
+    if (opts.interval) {
+        row.push_back(r.used ? fmt::format("{:.1f}", r.used->cpu_percent) : "-");
+        row.push_back(r.used ? human_duration(r.used->kernel) : "-");
+        row.push_back(r.used ? human_duration(r.used->user) : "-");
+    } else {
+        row.push_back(table_time(r.creation, opts.utc));
+        row.push_back(human_duration(r.kernel));
+        row.push_back(human_duration(r.user));
+    }
+    row.push_back(human_duration(r.resolution));
+    row.push_back((is_thread ? "  " : "") + escape_for_table(r.name));
+    return row;
+}
+
 std::vector<std::string> table_row(const task_record& r, const output_options& opts) {
+    if (opts.ps) return ps_table_row(r, opts);
     std::vector<std::string> row;
     const bool is_thread = r.tid.has_value();
     row.push_back(is_thread ? std::string() : std::to_string(r.pid));
@@ -195,12 +222,27 @@ void write_table(std::ostream& out, const std::vector<task_record>& records, con
     std::vector<column> cols;
     cols.push_back({"PID", true});
     if (opts.threads) cols.push_back({"TID", true});
-    cols.push_back({"NAME", false});
-    cols.push_back({"CREATED", false});
-    cols.push_back({"EXITED", false});
-    cols.push_back({"KERNEL", true});
-    cols.push_back({"USER", true});
-    cols.push_back({"RES", true});
+    if (opts.ps) {
+        if (!opts.interval) cols.push_back({"PPID", true});
+        cols.push_back({"OWNER", false});
+        cols.push_back({"S", false});
+        if (opts.interval) {
+            cols.push_back({"CPU%", true});
+        } else {
+            cols.push_back({"CREATED", false});
+        }
+        cols.push_back({"KERNEL", true});
+        cols.push_back({"USER", true});
+        cols.push_back({"RES", true});
+        cols.push_back({"NAME", false});
+    } else {
+        cols.push_back({"NAME", false});
+        cols.push_back({"CREATED", false});
+        cols.push_back({"EXITED", false});
+        cols.push_back({"KERNEL", true});
+        cols.push_back({"USER", true});
+        cols.push_back({"RES", true});
+    }
 
     std::vector<std::vector<std::string>> rows;
     {
@@ -257,6 +299,21 @@ ojson json_record(const task_record& r, const output_options& opts) {
     j["resolution_ns"] = r.resolution.count();
     j["total_resolution_ns"] = r.total_resolution.count();
     j["source"] = r.source;
+    if (opts.ps) {
+        const ps_values v = r.ps.value_or(ps_values{});
+        j["ppid"] = v.ppid;
+        j["uid"] = v.uid ? ojson(*v.uid) : ojson(nullptr);
+        j["user_name"] = to_valid_utf8(v.user_name);
+        j["state"] = std::string(1, v.state);
+        if (opts.interval) {
+            const interval_values u = r.used.value_or(interval_values{});
+            j["interval_ns"] = u.interval.count();
+            j["interval_kernel_ns"] = u.kernel.count();
+            j["interval_user_ns"] = u.user.count();
+            j["cpu_percent"] = u.cpu_percent;
+            j["basis"] = u.basis;
+        }
+    }
     if (opts.threads && !r.tid) {
         ojson threads = ojson::array();
         for (const auto& t : r.threads) threads.push_back(json_record(t, opts));
@@ -281,8 +338,8 @@ namespace {
 
 std::string optional_number(const std::optional<std::uint64_t>& v) { return v ? std::to_string(*v) : std::string(); }
 
-void csv_row(std::ostream& out, const task_record& r) {
-    const std::string fields[] = {
+void csv_row(std::ostream& out, const task_record& r, const output_options& opts) {
+    std::vector<std::string> fields = {
         std::to_string(r.pid),
         r.tid ? std::to_string(*r.tid) : std::string(),
         csv_field(to_valid_utf8(r.name)),
@@ -296,6 +353,21 @@ void csv_row(std::ostream& out, const task_record& r) {
         std::to_string(r.total_resolution.count()),
         csv_field(r.source),
     };
+    if (opts.ps) {
+        const ps_values v = r.ps.value_or(ps_values{});
+        fields.push_back(std::to_string(v.ppid));
+        fields.push_back(v.uid ? std::to_string(*v.uid) : std::string());
+        fields.push_back(csv_field(to_valid_utf8(v.user_name)));
+        fields.push_back(csv_field(to_valid_utf8(std::string_view(&v.state, 1))));
+        if (opts.interval) {
+            const interval_values u = r.used.value_or(interval_values{});
+            fields.push_back(std::to_string(u.interval.count()));
+            fields.push_back(std::to_string(u.kernel.count()));
+            fields.push_back(std::to_string(u.user.count()));
+            fields.push_back(fmt::format("{:.3f}", u.cpu_percent));
+            fields.push_back(csv_field(u.basis));
+        }
+    }
     bool first = true;
     for (const auto& f : fields) {
         if (!first) out << ',';
@@ -307,12 +379,15 @@ void csv_row(std::ostream& out, const task_record& r) {
 
 }  // namespace
 
-void write_csv(std::ostream& out, const std::vector<task_record>& records, const output_options& /*opts*/) {
+void write_csv(std::ostream& out, const std::vector<task_record>& records, const output_options& opts) {
     out << "pid,tid,name,creation_filetime,exit_filetime,creation_time,exit_time,kernel_ns,user_ns,resolution_ns,"
-           "total_resolution_ns,source\n";
+           "total_resolution_ns,source";
+    if (opts.ps) out << ",ppid,uid,user_name,state";
+    if (opts.ps && opts.interval) out << ",interval_ns,interval_kernel_ns,interval_user_ns,cpu_percent,basis";
+    out << '\n';
     for (const auto& p : records) {
-        csv_row(out, p);
-        for (const auto& t : p.threads) csv_row(out, t);
+        csv_row(out, p, opts);
+        for (const auto& t : p.threads) csv_row(out, t, opts);
     }
 }
 
