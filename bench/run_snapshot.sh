@@ -16,7 +16,7 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DPROCTIMES_BUILD_BENCH=ON -DP
 targets=(snapshot_bench)
 cli_args=()
 if grep -q '^PROCTIMES_BUILD_TOOLS:BOOL=ON' "$build/CMakeCache.txt" && [ -f tools/proctimes/ps.cpp ]; then
-  targets+=(proctimes)
+  targets+=(proctimes_tool)
   cli_args=(--cli "$build/bin/proctimes")
 fi
 cmake --build "$build" -j "$jobs" --target "${targets[@]}" >/dev/null
