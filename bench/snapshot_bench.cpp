@@ -7,9 +7,17 @@
 //                                         and wait until stdin closes (used by
 //                                         bench/run_snapshot.sh so that every
 //                                         tool walks the same system)
+//   snapshot_bench --samples N            time N single walks of each
+//                                         configuration, round-robin, after one
+//                                         warm-up walk each, and print one line
+//                                         per configuration: name, tasks,
+//                                         walkers, then the N times in ms (the
+//                                         comparison script interleaves these
+//                                         with runs of ps and psutil)
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -191,10 +199,72 @@ int hold_threads(int n) {
     return 0;
 }
 
+// ---- --samples N -------------------------------------------------------------------
+
+struct sample_config {
+    const char* name;
+    bool minimal;
+    proctimes::snapshot_options options;
+};
+
+int print_samples(int n) {
+    using proctimes::snapshot_cpu;
+    auto snap = [](bool threads, snapshot_cpu cpu, unsigned workers) {
+        proctimes::snapshot_options o;
+        o.threads = threads;
+        o.cpu = cpu;
+        o.workers = workers;
+        return o;
+    };
+    const std::vector<sample_config> configs = {
+        {"minimal/threads", true, snap(true, snapshot_cpu::ticks, 1)},
+        {"minimal/processes", true, snap(false, snapshot_cpu::ticks, 1)},
+        {"snapshot/threads/defaults", false, snap(true, snapshot_cpu::precise_processes, 0)},
+        {"snapshot/threads/defaults/1", false, snap(true, snapshot_cpu::precise_processes, 1)},
+        {"snapshot/threads/defaults/2", false, snap(true, snapshot_cpu::precise_processes, 2)},
+        {"snapshot/threads/ticks/1", false, snap(true, snapshot_cpu::ticks, 1)},
+        {"snapshot/threads/precise/1", false, snap(true, snapshot_cpu::precise, 1)},
+        {"snapshot/threads/precise/2", false, snap(true, snapshot_cpu::precise, 2)},
+        {"snapshot/processes/defaults/1", false, snap(false, snapshot_cpu::precise_processes, 1)},
+        {"snapshot/processes/ticks/1", false, snap(false, snapshot_cpu::ticks, 1)},
+    };
+    const int proc_fd = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    std::vector<std::vector<double>> ms(configs.size());
+    std::vector<std::size_t> tasks(configs.size(), 0);
+    std::vector<unsigned> walkers(configs.size(), 1);
+    for (int round = -1; round < n; ++round) {  // round -1: warm-up, not recorded
+        for (std::size_t i = 0; i < configs.size(); ++i) {
+            const auto& c = configs[i];
+            const auto t0 = std::chrono::steady_clock::now();
+            if (c.minimal) {
+                tasks[i] = minimal_walk(proc_fd, c.options.threads);
+            } else {
+                auto s = proctimes::take_snapshot(c.options);
+                if (!s) {
+                    std::fprintf(stderr, "%s: %s\n", c.name, s.error().message().c_str());
+                    return 1;
+                }
+                tasks[i] = s->processes.size() + s->threads.size();
+                walkers[i] = s->workers;
+            }
+            const auto t1 = std::chrono::steady_clock::now();
+            if (round >= 0) ms[i].push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+        }
+    }
+    ::close(proc_fd);
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+        std::printf("%s %zu %u", configs[i].name, tasks[i], walkers[i]);
+        for (double v : ms[i]) std::printf(" %.4f", v);
+        std::printf("\n");
+    }
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     if (argc == 3 && std::strcmp(argv[1], "--hold") == 0) return hold_threads(std::atoi(argv[2]));
+    if (argc == 3 && std::strcmp(argv[1], "--samples") == 0) return print_samples(std::atoi(argv[2]));
     std::fprintf(stderr, "sizeof(snapshot_process) = %zu, sizeof(snapshot_thread) = %zu\n",
                  sizeof(proctimes::snapshot_process), sizeof(proctimes::snapshot_thread));
     benchmark::Initialize(&argc, argv);

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <functional>
+#include <cstddef>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,39 @@ std::vector<task_record> collect_show(const show_options& opts, std::ostream& er
 
 /// The whole `show` command once its options are known: collect, then write.
 int run_show(const show_options& opts, std::ostream& out, std::ostream& err);
+
+// ---- ps ------------------------------------------------------------------------
+
+/// How `ps --interval` draws successive frames.
+enum class redraw_mode {
+    automatic,  ///< redraw in place when the output is a terminal, else append
+    always,     ///< redraw in place with ANSI sequences (cursor home, clear to end)
+    never,      ///< append frames, separated by a blank line
+};
+
+struct ps_options {
+    bool threads = false;
+    /// cpu, kernel, user, start, pid or name; empty: pid (one snapshot), cpu
+    /// (with an interval).
+    std::string sort;
+    std::optional<std::size_t> top;
+    /// Only processes of this user (a name or a decimal uid).
+    std::optional<std::string> user;
+    output_options output;
+    /// Nanosecond CPU totals for threads too (snapshot_cpu::precise).
+    bool precise = false;
+    /// Seconds between frames; empty: one snapshot.
+    std::optional<double> interval;
+    /// Frames to show with an interval; empty: until interrupted.
+    std::optional<unsigned> count;
+    std::string proc_root = "/proc";
+    redraw_mode redraw = redraw_mode::automatic;
+};
+
+subcommand add_ps(CLI::App& root);
+
+/// The whole `ps` command once its options are known.
+int run_ps(const ps_options& opts, std::ostream& out, std::ostream& err);
 
 }  // namespace proctimes::cli
 

@@ -176,7 +176,34 @@ struct column {
     bool right = false;
 };
 
+// The `ps` layout: PID [TID] [PPID] OWNER S [CREATED | CPU%] KERNEL USER RES NAME,
+// the name last (its width varies most), KERNEL and USER of the interval with
+// --interval.
+std::vector<std::string> ps_table_row(const task_record& r, const output_options& opts) {
+    std::vector<std::string> row;
+    const bool is_thread = r.tid.has_value();
+    const ps_values v = r.ps.value_or(ps_values{});
+    row.push_back(is_thread ? std::string() : std::to_string(r.pid));
+    if (opts.threads) row.push_back(is_thread ? std::to_string(*r.tid) : std::string());
+    if (!opts.interval) row.push_back(is_thread ? std::string() : std::to_string(v.ppid));
+    row.push_back(escape_for_table(v.user_name));
+    row.push_back(escape_for_table(std::string_view(&v.state, 1)));
+    if (opts.interval) {
+        row.push_back(r.used ? fmt::format("{:.1f}", r.used->cpu_percent) : "-");
+        row.push_back(r.used ? human_duration(r.used->kernel) : "-");
+        row.push_back(r.used ? human_duration(r.used->user) : "-");
+    } else {
+        row.push_back(table_time(r.creation, opts.utc));
+        row.push_back(human_duration(r.kernel));
+        row.push_back(human_duration(r.user));
+    }
+    row.push_back(human_duration(r.resolution));
+    row.push_back((is_thread ? "  " : "") + escape_for_table(r.name));
+    return row;
+}
+
 std::vector<std::string> table_row(const task_record& r, const output_options& opts) {
+    if (opts.ps) return ps_table_row(r, opts);
     std::vector<std::string> row;
     const bool is_thread = r.tid.has_value();
     row.push_back(is_thread ? std::string() : std::to_string(r.pid));
@@ -197,13 +224,28 @@ void write_table(std::ostream& out, const std::vector<task_record>& records, con
     std::vector<column> cols;
     cols.push_back({"PID", true});
     if (opts.threads) cols.push_back({"TID", true});
-    cols.push_back({"NAME", false});
-    cols.push_back({"CREATED", false});
-    cols.push_back({"EXITED", false});
-    cols.push_back({"KERNEL", true});
-    cols.push_back({"USER", true});
-    cols.push_back({"RES", true});
-    if (opts.state) cols.push_back({"STATE", false});
+    if (opts.ps) {
+        if (!opts.interval) cols.push_back({"PPID", true});
+        cols.push_back({"OWNER", false});
+        cols.push_back({"S", false});
+        if (opts.interval) {
+            cols.push_back({"CPU%", true});
+        } else {
+            cols.push_back({"CREATED", false});
+        }
+        cols.push_back({"KERNEL", true});
+        cols.push_back({"USER", true});
+        cols.push_back({"RES", true});
+        cols.push_back({"NAME", false});
+    } else {
+        cols.push_back({"NAME", false});
+        cols.push_back({"CREATED", false});
+        cols.push_back({"EXITED", false});
+        cols.push_back({"KERNEL", true});
+        cols.push_back({"USER", true});
+        cols.push_back({"RES", true});
+        if (opts.state) cols.push_back({"STATE", false});
+    }
 
     std::vector<std::vector<std::string>> rows;
     {
@@ -264,6 +306,21 @@ ojson json_record(const task_record& r, const output_options& opts) {
         j["state"] = r.state;
         j["sampled_at_time"] = r.sampled_at ? ojson(rfc3339_utc(*r.sampled_at)) : ojson(nullptr);
     }
+    if (opts.ps) {
+        const ps_values v = r.ps.value_or(ps_values{});
+        j["ppid"] = v.ppid;
+        j["uid"] = v.uid ? ojson(*v.uid) : ojson(nullptr);
+        j["user_name"] = to_valid_utf8(v.user_name);
+        j["state"] = std::string(1, v.state);
+        if (opts.interval) {
+            const interval_values u = r.used.value_or(interval_values{});
+            j["interval_ns"] = u.interval.count();
+            j["interval_kernel_ns"] = u.kernel.count();
+            j["interval_user_ns"] = u.user.count();
+            j["cpu_percent"] = u.cpu_percent;
+            j["basis"] = u.basis;
+        }
+    }
     if (opts.threads && !r.tid) {
         ojson threads = ojson::array();
         for (const auto& t : r.threads) threads.push_back(json_record(t, opts));
@@ -303,6 +360,21 @@ std::vector<std::string> csv_record_fields(const task_record& r, const output_op
         std::to_string(r.total_resolution.count()),
         csv_field(r.source),
     };
+    if (opts.ps) {
+        const ps_values v = r.ps.value_or(ps_values{});
+        fields.push_back(std::to_string(v.ppid));
+        fields.push_back(v.uid ? std::to_string(*v.uid) : std::string());
+        fields.push_back(csv_field(to_valid_utf8(v.user_name)));
+        fields.push_back(csv_field(to_valid_utf8(std::string_view(&v.state, 1))));
+        if (opts.interval) {
+            const interval_values u = r.used.value_or(interval_values{});
+            fields.push_back(std::to_string(u.interval.count()));
+            fields.push_back(std::to_string(u.kernel.count()));
+            fields.push_back(std::to_string(u.user.count()));
+            fields.push_back(fmt::format("{:.3f}", u.cpu_percent));
+            fields.push_back(csv_field(u.basis));
+        }
+    }
     if (opts.state) {
         fields.push_back(csv_field(r.state));
         fields.push_back(r.sampled_at ? rfc3339_utc(*r.sampled_at) : std::string());
@@ -314,6 +386,12 @@ std::vector<std::string> csv_header_fields(const output_options& opts) {
     std::vector<std::string> h{"pid",     "tid",       "name",          "creation_filetime",   "exit_filetime",
                                "creation_time", "exit_time", "kernel_ns", "user_ns", "resolution_ns",
                                "total_resolution_ns", "source"};
+    if (opts.ps) {
+        for (const char* f : {"ppid", "uid", "user_name", "state"}) h.push_back(f);
+        if (opts.interval)
+            for (const char* f : {"interval_ns", "interval_kernel_ns", "interval_user_ns", "cpu_percent", "basis"})
+                h.push_back(f);
+    }
     if (opts.state) {
         h.push_back("state");
         h.push_back("sampled_at_time");

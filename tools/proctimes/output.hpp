@@ -21,6 +21,23 @@
 
 namespace proctimes::cli {
 
+/// What `proctimes ps` adds to a record (docs/CLI.md, "proctimes ps").
+struct ps_values {
+    pid_t ppid = 0;                    ///< parent process id (the process's, on thread records)
+    std::optional<std::uint32_t> uid;  ///< effective uid; empty when it could not be read
+    std::string user_name;             ///< the uid's user name, or the uid in decimal, or "?"
+    char state = '?';                  ///< proc(5) state letter: R, S, D, Z, T, t, X, I
+};
+
+/// CPU used over the last interval (`proctimes ps --interval`).
+struct interval_values {
+    std::chrono::nanoseconds interval{};  ///< length of the interval
+    std::chrono::nanoseconds kernel{};    ///< kernel time used in it
+    std::chrono::nanoseconds user{};      ///< user time used in it
+    double cpu_percent = 0;               ///< 100 × (kernel + user) / interval; N CPUs: up to N × 100
+    std::string basis;                    ///< "both", "created" or "unseen" (proctimes::delta_basis)
+};
+
 /// One process or one thread, as reported. Plain data: no handles, no I/O.
 struct task_record {
     pid_t pid = 0;               ///< the process id (thread group id, for a thread)
@@ -39,6 +56,8 @@ struct task_record {
     /// When kernel and user were read; written with the state.
     std::optional<instant> sampled_at;
     std::vector<task_record> threads;             ///< thread records (processes only)
+    std::optional<ps_values> ps;                  ///< `ps` records only
+    std::optional<interval_values> used;          ///< `ps --interval` records only
 };
 
 enum class output_format { table, json, csv };
@@ -54,6 +73,13 @@ struct output_options {
     /// "sampled_at_time" (JSON), columns state,sampled_at_time (CSV). Used by
     /// run and watch; show's output does not have them.
     bool state = false;
+    /// The `ps` layout: PPID, OWNER and S columns (table); ppid, uid,
+    /// user_name and state fields (JSON, CSV), from task_record::ps.
+    bool ps = false;
+    /// With `ps`: the CPU used over the interval (task_record::used) —
+    /// CPU%, and KERNEL/USER of the interval in the table; interval_ns,
+    /// interval_kernel_ns, interval_user_ns, cpu_percent and basis fields.
+    bool interval = false;
 };
 
 /// Writes the records in the chosen format, each format ending with a newline.

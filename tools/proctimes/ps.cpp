@@ -1,0 +1,437 @@
+// proctimes ps [--threads] [--sort KEY] [--top N] [--user NAME] [--format F] [--utc]
+//              [--precise] [--interval SECONDS [--count N]] [--proc-root DIR]
+//
+// One whole-system snapshot (proctimes::take_snapshot), or with --interval a
+// refreshing view of the CPU each process used over the last interval
+// (proctimes::compute_delta between successive snapshots). Records go to the
+// shared writers (output.hpp) with the ps columns switched on.
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <time.h>
+#include <unordered_map>
+#include <vector>
+
+#include <pwd.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli.hpp"
+#include "commands.hpp"
+#include "proctimes/snapshot.hpp"
+
+namespace proctimes::cli {
+
+namespace {
+
+using std::chrono::nanoseconds;
+
+// uid → user name, from the password database, once per uid.
+class user_names {
+public:
+    const std::string& name(uid_t uid) {
+        auto it = cache_.find(uid);
+        if (it != cache_.end()) return it->second;
+        std::string n;
+        if (uid == snapshot_process::unknown_uid) {
+            n = "?";
+        } else {
+            passwd pw{};
+            passwd* res = nullptr;
+            std::vector<char> buf(4096);
+            int rc;
+            while ((rc = ::getpwuid_r(uid, &pw, buf.data(), buf.size(), &res)) == ERANGE && buf.size() < (1u << 20))
+                buf.resize(buf.size() * 2);
+            n = (rc == 0 && res) ? std::string(res->pw_name) : std::to_string(uid);
+        }
+        return cache_.emplace(uid, std::move(n)).first->second;
+    }
+
+private:
+    std::unordered_map<uid_t, std::string> cache_;
+};
+
+// --user: a user name, or a decimal uid.
+std::optional<uid_t> resolve_user(const std::string& s) {
+    passwd pw{};
+    passwd* res = nullptr;
+    std::vector<char> buf(4096);
+    int rc;
+    while ((rc = ::getpwnam_r(s.c_str(), &pw, buf.data(), buf.size(), &res)) == ERANGE && buf.size() < (1u << 20))
+        buf.resize(buf.size() * 2);
+    if (rc == 0 && res) return res->pw_uid;
+    unsigned long v = 0;
+    const char* end = s.data() + s.size();
+    auto [p, ec] = std::from_chars(s.data(), end, v);
+    if (!s.empty() && ec == std::errc{} && p == end && v < snapshot_process::unknown_uid) return static_cast<uid_t>(v);
+    return std::nullopt;
+}
+
+task_record make_record(pid_t pid, std::optional<pid_t> tid, const task_name& name, const task_times& t) {
+    task_record r;
+    r.pid = pid;
+    r.tid = tid;
+    r.name = name.str();
+    r.creation = t.creation;
+    r.exit = t.exit;
+    r.kernel = t.kernel;
+    r.user = t.user;
+    r.resolution = t.precision.resolution;
+    r.total_resolution = t.precision.total_resolution;
+    r.source = std::string(to_string(t.precision.source));
+    return r;
+}
+
+std::string_view basis_name(delta_basis b) {
+    switch (b) {
+        case delta_basis::both: return "both";
+        case delta_basis::created: return "created";
+        case delta_basis::unseen: return "unseen";
+    }
+    return "?";
+}
+
+interval_values used_of(const cpu_delta& d, nanoseconds interval) {
+    interval_values u;
+    u.interval = interval;
+    u.kernel = d.kernel;
+    u.user = d.user;
+    u.cpu_percent = d.cpu_percent;
+    u.basis = std::string(basis_name(d.basis));
+    return u;
+}
+
+// The records of one snapshot (and, with a delta, of the interval before it),
+// filtered by user.
+std::vector<task_record> build_records(const snapshot& s, const snapshot_delta* delta, const ps_options& opts,
+                                       std::optional<uid_t> only_uid, user_names& users) {
+    std::vector<task_record> out;
+    out.reserve(s.processes.size());
+    for (std::size_t i = 0; i < s.processes.size(); ++i) {
+        const auto& p = s.processes[i];
+        if (only_uid && p.uid != *only_uid) continue;
+        task_record r = make_record(p.pid(), std::nullopt, p.name, p.times);
+        ps_values v;
+        v.ppid = p.parent_pid;
+        if (p.uid != snapshot_process::unknown_uid) v.uid = p.uid;
+        v.user_name = users.name(p.uid);
+        v.state = p.state;
+        r.ps = v;
+        if (delta) r.used = used_of(delta->processes[i], delta->interval);
+        if (opts.threads) {
+            const auto threads = s.threads_of(p);
+            r.threads.reserve(threads.size());
+            for (std::size_t k = 0; k < threads.size(); ++k) {
+                const auto& t = threads[k];
+                task_record tr = make_record(p.pid(), t.tid(), t.name, t.times);
+                ps_values tv = v;
+                tv.state = t.state;
+                tr.ps = tv;
+                if (delta && !delta->threads.empty())
+                    tr.used = used_of(delta->threads[p.first_thread + k], delta->interval);
+                r.threads.push_back(std::move(tr));
+            }
+        }
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+// CPU to sort by: used in the interval when there is one, else the total.
+nanoseconds sort_cpu(const task_record& r, bool kernel, bool user) {
+    const nanoseconds k = r.used ? r.used->kernel : r.kernel;
+    const nanoseconds u = r.used ? r.used->user : r.user;
+    return (kernel ? k : nanoseconds{0}) + (user ? u : nanoseconds{0});
+}
+
+// Orders records (and the threads of each) by `key`; ties by pid, then tid.
+void sort_records(std::vector<task_record>& records, const std::string& key) {
+    auto id = [](const task_record& r) { return std::pair{r.pid, r.tid.value_or(0)}; };
+    auto less = [&](const task_record& a, const task_record& b) {
+        if (key == "name") {
+            if (a.name != b.name) return a.name < b.name;
+        } else if (key == "start") {
+            if (a.creation != b.creation) return a.creation < b.creation;
+        } else if (key == "cpu" || key == "kernel" || key == "user") {
+            const bool k = key != "user", u = key != "kernel";
+            const auto ca = sort_cpu(a, k, u), cb = sort_cpu(b, k, u);
+            if (ca != cb) return ca > cb;  // busiest first
+        }
+        return id(a) < id(b);
+    };
+    std::stable_sort(records.begin(), records.end(), less);
+    for (auto& r : records) std::stable_sort(r.threads.begin(), r.threads.end(), less);
+}
+
+// The terminal's size, when `out` is the standard output and a terminal.
+struct terminal {
+    bool is_tty = false;
+    int rows = 0;
+    int cols = 0;
+};
+terminal terminal_of(const std::ostream& out) {
+    terminal t;
+    if (out.rdbuf() != std::cout.rdbuf() || !::isatty(STDOUT_FILENO)) return t;
+    t.is_tty = true;
+    winsize ws{};
+    if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0) {
+        t.rows = ws.ws_row;
+        t.cols = ws.ws_col;
+    }
+    return t;
+}
+
+void report_failures(const snapshot& s, std::ostream& err) {
+    for (const auto& f : s.failures) {
+        switch (f.item) {
+            case snapshot_item::process:
+                err << fmt::format("proctimes: pid {}: {}\n", f.pid, f.error.message());
+                break;
+            case snapshot_item::owner:
+                err << fmt::format("proctimes: pid {}: cannot read its owner: {}\n", f.pid, f.error.message());
+                break;
+            case snapshot_item::thread_list:
+                err << fmt::format("proctimes: pid {}: cannot list threads: {}\n", f.pid, f.error.message());
+                break;
+            case snapshot_item::thread:
+                err << fmt::format("proctimes: pid {}: thread {}: {}\n", f.pid, f.tid, f.error.message());
+                break;
+        }
+    }
+}
+
+snapshot_options snapshot_options_of(const ps_options& opts) {
+    snapshot_options so;
+    so.threads = opts.threads;
+    so.proc_root = opts.proc_root;
+    so.cpu = opts.precise ? snapshot_cpu::precise : snapshot_cpu::precise_processes;
+    return so;
+}
+
+// Keeps the first `n` processes.
+void keep_top(std::vector<task_record>& records, std::optional<std::size_t> n) {
+    if (n && records.size() > *n) records.resize(*n);
+}
+
+int write_checked(std::ostream& out, std::ostream& err, bool failed) {
+    out.flush();
+    if (!out) {
+        err << "proctimes: error writing the output\n";
+        return exit_failure;
+    }
+    return failed ? exit_failure : exit_success;
+}
+
+// One frame of --interval for a terminal: the cursor goes home, every line
+// is cut to the width and cleared to its end, and what is left of the screen
+// below is cleared — no full-screen erase, so no flicker, in a plain
+// terminal as in tmux.
+void draw_frame(std::ostream& out, const std::string& text, const terminal& term) {
+    std::string frame = "\x1b[H";
+    std::istringstream lines(text);
+    std::string line;
+    int row = 0;
+    while (std::getline(lines, line)) {
+        if (term.rows > 0 && row >= term.rows - 1) break;
+        if (term.cols > 0 && static_cast<int>(line.size()) > term.cols) {
+            // Cut at a column, not inside a UTF-8 sequence ("µ").
+            std::size_t cut = 0;
+            int cols = 0;
+            while (cut < line.size() && cols < term.cols) {
+                ++cut;
+                while (cut < line.size() && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) ++cut;
+                ++cols;
+            }
+            line.resize(cut);
+        }
+        frame += line;
+        frame += "\x1b[K\n";
+        ++row;
+    }
+    frame += "\x1b[J";
+    out << frame << std::flush;
+}
+
+std::string header_line(const snapshot& s, const snapshot_delta& d, const ps_options& opts, std::size_t shown) {
+    const double interval_s = std::chrono::duration<double>(d.interval).count();
+    const double total = d.interval.count() > 0 ? 100.0 * std::chrono::duration<double>(d.total_cpu()).count() /
+                                                      interval_s
+                                                : 0.0;
+    const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+    return fmt::format("proctimes ps  {}  CPU used in the last {:.2f} s: {:.1f} % (of {} %, {} CPUs)  "
+                       "processes {}  threads {}  shown {}",
+                       table_time(s.taken, opts.output.utc), interval_s, total, cpus * 100, cpus,
+                       s.processes.size(), s.has_threads ? std::to_string(s.threads.size()) : std::string("-"),
+                       shown);
+}
+
+int run_once(const ps_options& opts, std::optional<uid_t> only_uid, std::ostream& out, std::ostream& err) {
+    auto s = take_snapshot(snapshot_options_of(opts));
+    if (!s) {
+        err << fmt::format("proctimes: cannot take a snapshot of {}: {}\n", opts.proc_root, s.error().message());
+        return exit_failure;
+    }
+    report_failures(*s, err);
+    user_names users;
+    auto records = build_records(*s, nullptr, opts, only_uid, users);
+    sort_records(records, opts.sort.empty() ? "pid" : opts.sort);
+    keep_top(records, opts.top);
+    output_options o = opts.output;
+    o.threads = opts.threads;
+    o.ps = true;
+    write_records(out, records, o);
+    return write_checked(out, err, !s->failures.empty());
+}
+
+int run_interval(const ps_options& opts, std::optional<uid_t> only_uid, std::ostream& out, std::ostream& err) {
+    auto taker = snapshotter::open(snapshot_options_of(opts));
+    if (!taker) {
+        err << fmt::format("proctimes: cannot take a snapshot of {}: {}\n", opts.proc_root, taker.error().message());
+        return exit_failure;
+    }
+    const terminal term = opts.redraw == redraw_mode::never    ? terminal{}
+                          : opts.redraw == redraw_mode::always ? terminal{true, 0, 0}
+                                                               : terminal_of(out);
+    user_names users;
+    snapshot prev, cur;
+    if (auto r = taker->take(prev); !r) {
+        err << fmt::format("proctimes: cannot take a snapshot of {}: {}\n", opts.proc_root, r.error().message());
+        return exit_failure;
+    }
+    const auto step = std::chrono::duration_cast<nanoseconds>(std::chrono::duration<double>(*opts.interval));
+    bool failed = false;
+    for (unsigned frame = 0; !opts.count || frame < *opts.count; ++frame) {
+        // Each interval runs from the start of one walk to the start of the
+        // next and is never shorter than asked (a late frame does not make the
+        // next one short).
+        for (;;) {
+            timespec now{};
+            ::clock_gettime(CLOCK_BOOTTIME, &now);
+            const nanoseconds left =
+                prev.since_boot + step - (std::chrono::seconds{now.tv_sec} + nanoseconds{now.tv_nsec});
+            if (left.count() <= 0) break;
+            std::this_thread::sleep_for(left);
+        }
+        if (auto r = taker->take(cur); !r) {
+            err << fmt::format("proctimes: cannot take a snapshot of {}: {}\n", opts.proc_root, r.error().message());
+            return exit_failure;
+        }
+        if (!term.is_tty) report_failures(cur, err);
+        failed = failed || !cur.failures.empty();
+        auto delta = compute_delta(prev, cur);
+        if (!delta) {
+            err << fmt::format("proctimes: {}\n", delta.error().message());
+            return exit_failure;
+        }
+        auto records = build_records(cur, &*delta, opts, only_uid, users);
+        sort_records(records, opts.sort.empty() ? "cpu" : opts.sort);
+        std::optional<std::size_t> top = opts.top;
+        // On a terminal, as many processes as fit under the two header lines
+        // and the column titles.
+        if (term.is_tty && !top && term.rows > 4 && !opts.threads)
+            top = static_cast<std::size_t>(term.rows - 4);
+        keep_top(records, top);
+        output_options o = opts.output;
+        o.threads = opts.threads;
+        o.ps = true;
+        o.interval = true;
+        std::ostringstream text;
+        if (o.format == output_format::table) text << header_line(cur, *delta, opts, records.size()) << "\n\n";
+        write_records(text, records, o);
+        if (term.is_tty) {
+            draw_frame(out, text.str(), term);
+        } else {
+            if (frame > 0) out << '\n';
+            out << text.str() << std::flush;
+        }
+        if (!out) break;
+        std::swap(prev, cur);
+    }
+    return write_checked(out, err, failed);
+}
+
+}  // namespace
+
+int run_ps(const ps_options& opts, std::ostream& out, std::ostream& err) {
+    std::optional<uid_t> only_uid;
+    if (opts.user) {
+        only_uid = resolve_user(*opts.user);
+        if (!only_uid) {
+            err << fmt::format("proctimes: '{}': no such user\n", escape_for_table(*opts.user));
+            return exit_usage;
+        }
+    }
+    if (opts.interval) return run_interval(opts, only_uid, out, err);
+    return run_once(opts, only_uid, out, err);
+}
+
+subcommand add_ps(CLI::App& root) {
+    struct state {
+        ps_options opts;
+        std::string format = "table";
+        double interval = 0;
+        unsigned count = 0;
+        std::string user;
+        std::size_t top = 0;
+    };
+    auto st = std::make_shared<state>();
+
+    CLI::App* app = root.add_subcommand(
+        "ps", "Every process (and thread) of the system with creation, kernel and user times, from one snapshot; "
+              "with --interval, the CPU each used over the interval, refreshed.");
+    app->add_flag("-t,--threads", st->opts.threads, "Also list every thread of each process");
+    app->add_option("-s,--sort", st->opts.sort,
+                    "Order: cpu, kernel, user (busiest first), start (oldest first), pid, name "
+                    "(default: pid; cpu with --interval)")
+        ->check(CLI::IsMember({"cpu", "kernel", "user", "start", "pid", "name"}))
+        ->type_name("KEY");
+    auto* top = app->add_option("-n,--top", st->top, "Show only the first N processes (after sorting)")
+                    ->check(CLI::PositiveNumber)
+                    ->type_name("N");
+    auto* user = app->add_option("-u,--user", st->user, "Only processes whose effective user is NAME (or a uid)")
+                     ->type_name("NAME");
+    app->add_option("-f,--format", st->format, "Output: table (default), json or csv")
+        ->check(CLI::IsMember({"table", "json", "csv"}))
+        ->type_name("FORMAT");
+    app->add_flag("--utc", st->opts.output.utc, "Table: print instants in UTC rather than local time");
+    app->add_flag("--precise", st->opts.precise,
+                  "Nanosecond CPU totals for threads too (reads schedstat per thread: slower)");
+    auto* interval = app->add_option("-i,--interval", st->interval,
+                                     "Show the CPU used over each INTERVAL seconds, refreshing until interrupted")
+                         ->check(CLI::PositiveNumber)
+                         ->type_name("SECONDS");
+    auto* count = app->add_option("-c,--count", st->count, "With --interval: stop after N refreshes")
+                      ->check(CLI::PositiveNumber)
+                      ->needs(interval)
+                      ->type_name("N");
+    app->add_option("--proc-root", st->opts.proc_root, "Where procfs is mounted (default /proc)")->type_name("DIR");
+    app->footer(
+        "JSON and CSV use the fields of 'show' plus ppid, uid, user_name and state, and with --interval\n"
+        "interval_ns, interval_kernel_ns, interval_user_ns, cpu_percent and basis (docs/CLI.md).\n"
+        "Exit status: 0 all shown, 1 some process or thread could not be read, 2 usage error.\n");
+
+    return {app, [st, top, user, interval, count](std::ostream& out, std::ostream& err) {
+                ps_options o = st->opts;
+                if (top->count() > 0) o.top = st->top;
+                if (user->count() > 0) o.user = st->user;
+                if (interval->count() > 0) o.interval = st->interval;
+                if (count->count() > 0) o.count = st->count;
+                o.output.format = st->format == "json"  ? output_format::json
+                                  : st->format == "csv" ? output_format::csv
+                                                        : output_format::table;
+                return run_ps(o, out, err);
+            }};
+}
+
+}  // namespace proctimes::cli
