@@ -11,6 +11,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libfmt-dev   # the proctimes command
   clang libclang-rt-14-dev                     # fuzzers (libFuzzer) and sanitizer builds
   util-linux procps                            # unshare/setpriv for the hidden-/proc tests, ps for bench/
+  libboost-chrono-dev libboost-timer-dev python3-psutil   # peers measured in bench/
 )
 
 missing=()

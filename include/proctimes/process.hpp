@@ -19,6 +19,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,20 @@ public:
     /// Errors: no_such_process when it was reaped and nothing recorded its end
     /// (exit monitor off).
     [[nodiscard]] result<process_times> times() const noexcept;
+
+    /// How the process ended, for any process, not only children: the kernel
+    /// shows a zombie's wait status (stat field 52, Linux ≥ 3.5) until its
+    /// parent reaps it, and the handle records it when its exit is observed
+    /// (by the exit monitor, a query, or child::wait). Returns an empty
+    /// optional while the process runs (GetExitCodeProcess: STILL_ACTIVE).
+    /// Errors: not_supported when it exited but was reaped before anyone could
+    /// read its status (the exit monitor off, the kernel before field 52, or a
+    /// process of another user: the kernel shows its field 52 as 0).
+    /// A process whose main thread ended (pthread_exit) before the others shows
+    /// the main thread's own code in field 52, not the process's: when the
+    /// handle saw that happen, the status is not_supported instead (unless
+    /// child::wait read it); when it did not, the main thread's code (0).
+    [[nodiscard]] result<std::optional<proctimes::exit_status>> exit_status() const noexcept;
 
     /// The command name (comm, at most 15 bytes, may contain any byte but NUL),
     /// read now: a process can rename itself.

@@ -21,8 +21,14 @@
 namespace proctimes {
 
 struct spawn_options {
-    /// The program and its arguments. argv[0] without a '/' is searched in PATH.
+    /// The program and its arguments. argv[0] without a '/' is searched in PATH
+    /// (unless `program` is set). A relative path — argv[0] or `program` with a
+    /// '/', or found through a relative PATH entry — means the CALLER's
+    /// working directory, also when `working_directory` changes the child's.
     std::vector<std::string> argv;
+    /// The file to execute when it is not argv[0] (CreateProcess's
+    /// lpApplicationName): used as given, never searched in PATH. Empty: argv[0].
+    std::string program;
     /// The environment; empty optional: inherit this process's.
     std::optional<std::vector<std::string>> environment;
     /// The working directory; empty: inherit.
@@ -31,16 +37,15 @@ struct spawn_options {
     int stdin_fd = -1;
     int stdout_fd = -1;
     int stderr_fd = -1;
-};
-
-struct exit_status {
-    int code = 0;             ///< exit code, when it exited normally
-    int signal = 0;           ///< the signal that ended it, else 0
-    bool core_dumped = false;
-    [[nodiscard]] bool signaled() const noexcept { return signal != 0; }
-    /// The shell's convention: the exit code, or 128 + the signal.
-    [[nodiscard]] int shell_code() const noexcept { return signal ? 128 + signal : code; }
-    friend bool operator==(const exit_status&, const exit_status&) = default;
+    /// Put the child in a new process group of its own (setpgid(0, 0)), so
+    /// that signals sent to the caller's group (Ctrl-C) do not reach it.
+    bool new_process_group = false;
+    /// Signals. false (the default): what exec(2) keeps — signals this process
+    /// ignores stay ignored and its signal mask is inherited (caught signals
+    /// are reset to their default, as exec must). true: every signal at its
+    /// default disposition and none blocked, whatever this process has set, as
+    /// a freshly created Windows process starts.
+    bool default_signals = false;
 };
 
 /// What is known once a spawned child has been waited for.

@@ -69,6 +69,17 @@ enum class task_state : std::uint8_t {
 /// "running", "exited" or "exited_partial".
 std::string_view to_string(task_state s) noexcept;
 
+/// How a process ended: its exit status, or the signal that killed it.
+struct exit_status {
+    int code = 0;             ///< exit code, when it exited normally
+    int signal = 0;           ///< the signal that ended it, else 0
+    bool core_dumped = false;
+    [[nodiscard]] bool signaled() const noexcept { return signal != 0; }
+    /// The shell's convention: the exit code, or 128 + the signal.
+    [[nodiscard]] int shell_code() const noexcept { return signal ? 128 + signal : code; }
+    friend bool operator==(const exit_status&, const exit_status&) = default;
+};
+
 /// The four values of GetProcessTimes/GetThreadTimes.
 struct task_times {
     /// When the process/thread was created (see proctimes::boot_anchor for how

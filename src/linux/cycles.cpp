@@ -19,6 +19,7 @@
 #include <x86intrin.h>
 #endif
 
+#include "linux/fork_generation.hpp"
 #include "linux/sys.hpp"
 
 namespace proctimes {
@@ -168,15 +169,6 @@ tsc_rate determine_rate() noexcept { return tsc_rate{}; }
 
 #endif
 
-// A forked child's thread and process CPU clocks restart near zero; the
-// monotonic guards must restart with them.
-std::atomic<std::uint64_t> fork_generation{1};
-void on_fork_child() noexcept { fork_generation.fetch_add(1, std::memory_order_relaxed); }
-void register_atfork() noexcept {
-    static const int once = ::pthread_atfork(nullptr, nullptr, on_fork_child);
-    (void)once;
-}
-
 }  // namespace
 
 std::string_view to_string(tsc_rate_source s) noexcept {
@@ -201,9 +193,8 @@ namespace this_thread {
 std::uint64_t cycles() noexcept {
     thread_local std::uint64_t last = 0;
     thread_local std::uint64_t generation = 0;
-    const std::uint64_t gen = fork_generation.load(std::memory_order_relaxed);
+    const std::uint64_t gen = detail::fork_generation();  // the clocks restart in a forked child
     if (generation != gen) {
-        register_atfork();
         last = 0;
         generation = gen;
     }
@@ -219,11 +210,10 @@ namespace this_process {
 std::uint64_t cycles() noexcept {
     static cycle_meter meter;
     static std::atomic<std::uint64_t> seen_generation{0};
-    const std::uint64_t gen = fork_generation.load(std::memory_order_relaxed);
+    const std::uint64_t gen = detail::fork_generation();  // the clocks restart in a forked child
     if (seen_generation.load(std::memory_order_acquire) != gen) {
         // First use, or first use in a forked child (then single-threaded):
         // the process CPU clock started over, so does the guard.
-        register_atfork();
         if (seen_generation.exchange(gen, std::memory_order_acq_rel) != gen) meter.reset();
     }
     const std::uint64_t hz = get_tsc_rate().hz;

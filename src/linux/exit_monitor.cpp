@@ -30,7 +30,11 @@ public:
     bool ok() const noexcept { return ep_.valid(); }
 
     void start() {
-        std::thread([this] { loop(); }).detach();
+        std::thread([this] {
+            // A name to find it by in /proc/<pid>/task/*/comm, top -H and gdb.
+            ::pthread_setname_np(::pthread_self(), "proctimes-exit");
+            loop();
+        }).detach();
     }
 
     void add(const std::shared_ptr<task_core>& c) {
@@ -46,16 +50,10 @@ public:
         c->watched = true;
     }
 
-    void remove(const std::shared_ptr<task_core>& c, bool reap) {
+    void remove(const std::shared_ptr<task_core>& c) {
         std::lock_guard lock(mutex_);
         auto k = keys_.find(c.get());
         if (k == keys_.end()) return;
-        if (reap) {
-            // Keep watching: reap it when it exits (the map keeps it alive).
-            std::lock_guard task_lock(c->mutex);
-            c->auto_reap = true;
-            return;
-        }
         ::epoll_ctl(ep_.get(), EPOLL_CTL_DEL, c->pidfd.get(), nullptr);
         tasks_.erase(k->second);
         keys_.erase(k);
@@ -164,25 +162,30 @@ void unwatch_exit(const std::shared_ptr<task_core>& c, bool reap) noexcept {
         m = g_monitor;
     }
     if (reap && c->pidfd) {
+        // Decided under the task's lock, which the monitor also takes when it
+        // handles an exit: either it is still watched and the monitor will see
+        // auto_reap when the exit comes, or the monitor has already handled
+        // the exit (or never watched it) and it is watched again, to be
+        // reaped at once if it has already exited (the pidfd stays readable).
         bool watched;
         {
             std::lock_guard task_lock(c->mutex);
+            if (c->reaped) return;
+            c->auto_reap = true;
             watched = c->watched;
         }
-        if (!watched) {
-            // The monitor is off for handles, but a child must still be reaped.
-            if (!m) m = get_monitor();
-            if (!m) return;
-            try {
-                m->add(c);
-            } catch (...) {
-                return;
-            }
+        if (watched) return;
+        if (!m) m = get_monitor();
+        if (!m) return;
+        try {
+            m->add(c);
+        } catch (...) {
         }
+        return;
     }
     if (m) {
         try {
-            m->remove(c, reap);
+            m->remove(c);
         } catch (...) {
         }
     }

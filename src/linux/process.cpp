@@ -24,6 +24,7 @@
 #include <sys/syscall.h>
 
 #include "cpu_split.hpp"
+#include "linux/fork_generation.hpp"
 #include "linux/sys.hpp"
 #include "linux/task.hpp"
 #include "parse/procfs.hpp"
@@ -95,15 +96,6 @@ std::error_code confirm_same_task(int pidfd, bool thread) noexcept {
     return make_error_code(thread ? errc::no_such_thread : errc::no_such_process);
 }
 
-// Fork safety for the calling-process/thread caches: a forked child has a new
-// pid and a new main thread with its own start time.
-std::atomic<std::uint64_t> fork_generation{1};
-void on_fork_child() noexcept { fork_generation.fetch_add(1, std::memory_order_relaxed); }
-void register_atfork() noexcept {
-    static const int once = ::pthread_atfork(nullptr, nullptr, on_fork_child);
-    (void)once;
-}
-
 result<instant> creation_from_path(const char* path) noexcept {
     char buf[detail::small_file_max];
     unique_fd fd{detail::open_read(AT_FDCWD, path)};
@@ -145,6 +137,13 @@ result<std::shared_ptr<detail::task_core>> finish_open(std::shared_ptr<detail::t
     if (!created) return created.error();
     c->creation = *created;
     c->identity = {boot, c->id, s.rec.starttime, pidfs_inode(c->pidfd.get())};
+    if (!c->is_thread) {
+        // The kernel shows stat field 52 only to callers that may ptrace the
+        // process (same uids, or CAP_SYS_PTRACE); others read 0. The /proc
+        // directory is owned by the process's effective uid.
+        struct stat st {};
+        c->status_readable = ::geteuid() == 0 || (::fstat(c->dir.get(), &st) == 0 && st.st_uid == ::geteuid());
+    }
     // A first sample, so that a task that ends before anyone asks still has
     // last values to report.
     if (auto first = detail::query(*c); !first && first.error() != detail::gone_error(*c)) return first.error();
@@ -194,6 +193,22 @@ result<task_times> sample(task_core& c, char* state_char) noexcept {
     stat_read s;
     if (auto ec = read_stat(c.stat.get(), s, c.is_thread)) return ec;
     *state_char = s.rec.state;
+    if (!c.is_thread && exited_state(s.rec.state)) {
+        if (s.rec.num_threads > 1) {
+            // The main thread has ended (pthread_exit) but other threads run:
+            // the process runs. Its stat shows the main thread's state and
+            // exit code, which is not the process's.
+            *state_char = 'R';
+            std::lock_guard lock(c.mutex);
+            c.leader_exited_early = true;
+        } else if (c.status_readable && s.rec.exit_code) {
+            // A zombie shows its wait status until it is reaped: keep it.
+            if (auto st = parse::decode_wait_status(*s.rec.exit_code)) {
+                std::lock_guard lock(c.mutex);
+                if (!c.status && !c.leader_exited_early) c.status = *st;
+            }
+        }
+    }
 
     task_times t;
     t.creation = c.creation;
@@ -339,6 +354,19 @@ result<process> process::open_self() noexcept { return open(::getpid()); }
 result<process_times> process::times() const noexcept {
     if (!impl_) return errc::invalid_handle;
     return detail::query(*impl_->core);
+}
+
+result<std::optional<proctimes::exit_status>> process::exit_status() const noexcept {
+    if (!impl_) return errc::invalid_handle;
+    detail::task_core& c = *impl_->core;
+    auto t = detail::query(c);  // reads the zombie's status if it is one now
+    std::lock_guard lock(c.mutex);
+    if (c.status) return std::optional<proctimes::exit_status>(*c.status);
+    // Gone without a record (reaped while nobody watched): it did exit, but
+    // its status was never seen.
+    if (!t) return t.error() == detail::gone_error(c) ? make_error_code(errc::not_supported) : t.error();
+    if (t->state == task_state::running) return std::optional<proctimes::exit_status>();
+    return errc::not_supported;  // exited; reaped before its status could be read
 }
 
 result<std::string> process::name() const {
@@ -534,12 +562,11 @@ result<process_times> times() noexcept {
     // The creation instant never changes: read /proc/self/stat once (per fork).
     static std::atomic<std::uint64_t> cached_gen{0};
     static std::atomic<std::int64_t> cached_ns{0};
-    const std::uint64_t gen = fork_generation.load(std::memory_order_relaxed);
+    const std::uint64_t gen = detail::fork_generation();
     instant created;
     if (cached_gen.load(std::memory_order_acquire) == gen) {
         created = instant{nanoseconds{cached_ns.load(std::memory_order_relaxed)}};
     } else {
-        register_atfork();
         auto c = creation_from_path("/proc/self/stat");
         if (!c) return c.error();
         created = *c;
@@ -566,9 +593,8 @@ pid_t id() noexcept { return static_cast<pid_t>(::gettid()); }
 result<thread_times> times() noexcept {
     thread_local std::uint64_t cached_gen = 0;
     thread_local instant created;
-    const std::uint64_t gen = fork_generation.load(std::memory_order_relaxed);
+    const std::uint64_t gen = detail::fork_generation();
     if (cached_gen != gen) {
-        register_atfork();
         auto c = creation_from_path("/proc/thread-self/stat");
         if (!c) return c.error();
         created = *c;

@@ -3,13 +3,16 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <vector>
 
 #include <fcntl.h>
 #include <linux/sched.h>
 #include <poll.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -49,26 +52,33 @@ result<int> poll_pidfds(pollfd* fds, std::size_t n, std::optional<nanoseconds> t
     }
 }
 
-// Resolves argv[0] through PATH in the parent, so that the child only calls
-// execve (async-signal-safe).
-std::string resolve_program(const std::string& name) {
-    if (name.find('/') != std::string::npos) return name;
+bool is_regular_executable(const std::string& path) noexcept {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+// Resolves the program through PATH in the parent, so that the child only
+// calls execve (async-signal-safe). Returns "" when nothing by that name exists.
+std::string resolve_program(const std::string& name, bool search) {
+    if (!search || name.find('/') != std::string::npos) return name;
     const char* path = std::getenv("PATH");
     std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
     std::size_t start = 0;
     std::string first_found;
     while (start <= dirs.size()) {
         const auto colon = dirs.find(':', start);
-        std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-        if (dir.empty()) dir = ".";
-        std::string candidate = dir + "/" + name;
-        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+        std::string_view dir = std::string_view(dirs).substr(start, colon == std::string::npos ? colon : colon - start);
+        if (dir.empty()) dir = ".";  // an empty PATH entry is the current directory
+        std::string candidate;
+        candidate.reserve(dir.size() + 1 + name.size());
+        candidate.append(dir).append(1, '/').append(name);
+        if (is_regular_executable(candidate)) return candidate;
         if (first_found.empty() && ::access(candidate.c_str(), F_OK) == 0) first_found = candidate;
         if (colon == std::string::npos) break;
         start = colon + 1;
     }
     // Not found as executable: exec the first existing one to get EACCES, else ENOENT.
-    return first_found.empty() ? std::string() : first_found;
+    return first_found;
 }
 
 [[noreturn]] void child_fail(int pipe_fd, int err) noexcept {
@@ -97,7 +107,16 @@ result<child> child::spawn(const spawn_options& o) noexcept {
     std::string program;
     std::vector<char*> argv, envp;
     try {
-        program = resolve_program(o.argv[0]);
+        program = o.program.empty() ? resolve_program(o.argv[0], true) : o.program;
+        if (!program.empty() && program[0] != '/' && !o.working_directory.empty()) {
+            // The child changes directory before exec: anchor a relative path
+            // to this process's directory, where the caller meant it.
+            char cwd[4096];
+            if (!::getcwd(cwd, sizeof cwd)) return detail::last_errno();
+            std::string absolute(cwd);
+            absolute.append(1, '/').append(program);
+            program = std::move(absolute);
+        }
         for (const auto& a : o.argv) argv.push_back(const_cast<char*>(a.c_str()));
         argv.push_back(nullptr);
         if (o.environment) {
@@ -130,13 +149,20 @@ result<child> child::spawn(const spawn_options& o) noexcept {
         // The child: only async-signal-safe calls from here on.
         for (int sig = 1; sig < NSIG; ++sig) {
             struct sigaction sa {};
-            if (::sigaction(sig, nullptr, &sa) == 0 && sa.sa_handler != SIG_IGN && sa.sa_handler != SIG_DFL) {
-                sa.sa_handler = SIG_DFL;
-                sa.sa_flags = 0;
-                ::sigaction(sig, &sa, nullptr);
-            }
+            if (::sigaction(sig, nullptr, &sa) != 0 || sa.sa_handler == SIG_DFL) continue;
+            if (sa.sa_handler == SIG_IGN && !o.default_signals) continue;  // exec keeps it ignored
+            sa.sa_handler = SIG_DFL;
+            sa.sa_flags = 0;
+            ::sigaction(sig, &sa, nullptr);
         }
-        ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+        if (o.default_signals) {
+            sigset_t none;
+            ::sigemptyset(&none);
+            ::pthread_sigmask(SIG_SETMASK, &none, nullptr);
+        } else {
+            ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+        }
+        if (o.new_process_group && ::setpgid(0, 0) != 0) child_fail(errpipe[1], errno);
         const int fds[3] = {o.stdin_fd, o.stdout_fd, o.stderr_fd};
         for (int i = 0; i < 3; ++i) {
             if (fds[i] < 0) continue;
@@ -216,12 +242,21 @@ result<std::optional<child_exit>> child::wait_for(nanoseconds timeout) noexcept 
             e.status.signal = si.si_status;
             e.status.core_dumped = si.si_code == CLD_DUMPED;
         }
+        {
+            std::lock_guard lock(core->mutex);
+            core->status = e.status;  // process::exit_status() answers it from now on
+        }
         e.max_rss_kib = ru.ru_maxrss;
     } else if (errno != ECHILD) {
         return detail::last_errno();
     }
     // ECHILD: something else in this process reaped it (a SIGCHLD handler, or
-    // SIGCHLD ignored); the status is lost, the times are what was recorded.
+    // SIGCHLD ignored); the status is what the zombie showed, if anyone saw
+    // it, and the times are what was recorded.
+    if (w != 0) {
+        std::lock_guard lock(core->mutex);
+        if (core->status) e.status = *core->status;
+    }
     if (!own) own = process_.times();
     if (!own) return own.error();
     e.times = *own;

@@ -34,6 +34,15 @@ struct task_core {
     bool watched = false;            // registered with the exit monitor
     bool auto_reap = false;          // a child nobody will wait for: the monitor reaps it
     bool reaped = false;             // a child already reaped by proctimes
+    // How a process ended: its zombie's stat field 52, or child::wait's
+    // siginfo. Field 52 reads 0 for callers without ptrace access, so it is
+    // only trusted when status_readable (decided at open).
+    std::optional<exit_status> status;
+    bool status_readable = false;
+    // Seen as a zombie main thread with live threads: field 52 will then hold
+    // the main thread's own code, not the process's (wait(2) reports the group
+    // exit code), so it is not trusted.
+    bool leader_exited_early = false;
 };
 
 /// The error for "this task is gone" (no_such_process or no_such_thread).

@@ -85,7 +85,32 @@ std::optional<stat_record> parse_stat(std::string_view text) noexcept {
         !number(f[13], r.cutime) || !number(f[14], r.cstime) || !number(f[17], r.num_threads) ||
         !number(f[19], r.starttime))
         return std::nullopt;
+    // Fields 23..51 are not used; field 52 (exit_code) exists since Linux 3.5.
+    for (int field = 23; field < 52; ++field) {
+        if (next_field(rest).empty()) return r;  // an older kernel: fewer fields
+    }
+    const std::string_view code = next_field(rest);
+    if (!code.empty()) {
+        std::int64_t v = 0;
+        if (!number(code, v) || v < 0) return std::nullopt;
+        r.exit_code = v;
+    }
     return r;
+}
+
+std::optional<exit_status> decode_wait_status(std::int64_t status) noexcept {
+    if (status < 0 || status > 0xFFFF) return std::nullopt;
+    const int s = static_cast<int>(status);
+    const int sig = s & 0x7F;
+    exit_status e;
+    if (sig == 0) {
+        e.code = (s >> 8) & 0xFF;  // WIFEXITED, WEXITSTATUS
+        return e;
+    }
+    if (sig == 0x7F || (s >> 8) != 0) return std::nullopt;  // stopped or continued, not an end
+    e.signal = sig;                                           // WIFSIGNALED, WTERMSIG
+    e.core_dumped = (s & 0x80) != 0;                          // WCOREDUMP
+    return e;
 }
 
 std::optional<schedstat_record> parse_schedstat(std::string_view text) noexcept {

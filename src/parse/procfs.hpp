@@ -26,6 +26,11 @@ struct stat_record {
     std::int64_t cstime = 0;         // (17)
     std::int64_t num_threads = 0;    // (20)
     std::uint64_t starttime = 0;     // (22) clock ticks since boot
+    /// (52) the task's exit code in wait(2) status form (exit status << 8, or
+    /// the terminating signal | 0x80 for a core dump); meaningful once the
+    /// task is a zombie. Empty when the kernel prints fewer than 52 fields
+    /// (before Linux 3.5). The kernel shows 0 to readers without ptrace access.
+    std::optional<std::int64_t> exit_code;
 };
 
 /// PF_KTHREAD in stat field 9: the task is a kernel thread.
@@ -34,6 +39,11 @@ inline constexpr std::uint64_t pf_kthread = 0x00200000;
 /// Parses one stat line. comm may hold spaces, parentheses and newlines, so it
 /// spans from the first '(' to the LAST ')' of the text.
 std::optional<stat_record> parse_stat(std::string_view text) noexcept;
+
+/// Decodes a wait(2) status (stat field 52 of a zombie): WEXITSTATUS, or
+/// WTERMSIG and WCOREDUMP. nullopt for a value that is neither an exit nor a
+/// termination by signal (a stop status, or out of range).
+std::optional<exit_status> decode_wait_status(std::int64_t status) noexcept;
 
 /// /proc/<pid>/task/<tid>/schedstat: "run_ns wait_ns timeslices".
 struct schedstat_record {

@@ -14,11 +14,11 @@
 
 #include <unistd.h>
 
-#include "linux/spawn_min.hpp"
 #include "linux/sys.hpp"
 #include "proctimes/civil.hpp"
 #include "proctimes/filetime.hpp"
 #include "proctimes/process.hpp"
+#include "win32/child.hpp"
 #include "win32/win32.hpp"
 
 using namespace proctimes;
@@ -85,7 +85,7 @@ NTSTATUS proctimes_PsLookupProcessByProcessId(HANDLE ProcessId, PEPROCESS* Proce
     const auto pid = static_cast<pid_t>(id);
     try {
         LONGLONG created = 0;
-        if (auto child = detail::spawned_process::find(pid); child && !child->exit_info()) {
+        if (auto child = created_process::find(pid); child && !child->reaped()) {
             created = quad(child->creation());
         } else {
             auto p = process::open(pid);

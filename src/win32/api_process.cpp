@@ -8,13 +8,13 @@
 #include <climits>
 #include <thread>
 
-#include <poll.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "linux/spawn_min.hpp"
 #include "linux/sys.hpp"
+#include "proctimes/exit.hpp"
+#include "proctimes/spawn.hpp"
+#include "win32/child.hpp"
 #include "win32/cmdline.hpp"
 #include "win32/handles.hpp"
 #include "win32/win32.hpp"
@@ -35,25 +35,17 @@ std::optional<pid_t> task_id(DWORD id) noexcept {
     return static_cast<pid_t>(id);
 }
 
-// Waits until fd is readable: WAIT_OBJECT_0, WAIT_TIMEOUT or WAIT_FAILED (errno).
-DWORD wait_readable(int fd, DWORD ms) noexcept {
-    const bool infinite = ms == INFINITE;
-    const auto deadline = steady_clock::now() + milliseconds{ms};
-    for (;;) {
-        int timeout = -1;
-        if (!infinite) {
-            const auto left = std::chrono::ceil<milliseconds>(deadline - steady_clock::now()).count();
-            timeout = static_cast<int>(std::clamp<long long>(left, 0, INT_MAX));
-        }
-        pollfd p{fd, POLLIN, 0};
-        const int r = ::poll(&p, 1, timeout);
-        if (r > 0) return WAIT_OBJECT_0;
-        if (r == 0) {
-            if (!infinite && steady_clock::now() >= deadline) return WAIT_TIMEOUT;
-            continue;
-        }
-        if (errno != EINTR) return WAIT_FAILED;
-    }
+// The core's wait timeout for a Win32 one: empty for INFINITE.
+std::optional<nanoseconds> wait_timeout(DWORD ms) noexcept {
+    if (ms == INFINITE) return std::nullopt;
+    return nanoseconds{milliseconds{ms}};
+}
+
+// WAIT_OBJECT_0 / WAIT_TIMEOUT for a core wait's answer, or WAIT_FAILED with
+// the last error set.
+DWORD wait_result(const result<bool>& r) noexcept {
+    if (!r) return fail<DWORD>(WAIT_FAILED, error_from(r.error(), error_context::query));
+    return *r ? WAIT_OBJECT_0 : WAIT_TIMEOUT;
 }
 
 // Waits by sampling, for threads on kernels without thread pidfds (< 6.9):
@@ -68,15 +60,9 @@ DWORD wait_by_polling(const thread& t, DWORD ms) noexcept {
     }
 }
 
-nanoseconds child_timeout(DWORD ms) noexcept { return ms == INFINITE ? nanoseconds{-1} : nanoseconds{milliseconds{ms}}; }
-
-// The exit code Windows code expects from a child: its exit status, or
-// 128 + the signal that ended it (the shell's convention).
-std::optional<DWORD> exit_code_of(const detail::child_exit& e) noexcept {
-    if (e.how == CLD_EXITED) return static_cast<DWORD>(e.status);
-    if (e.how == CLD_KILLED || e.how == CLD_DUMPED) return static_cast<DWORD>(128 + e.status);
-    return std::nullopt;
-}
+// The exit code Windows code expects: the exit status, or 128 + the signal
+// that ended the process (the shell's convention).
+DWORD exit_code_of(const exit_status& e) noexcept { return static_cast<DWORD>(e.shell_code()); }
 
 }  // namespace
 
@@ -105,8 +91,8 @@ HANDLE proctimes_OpenProcess(DWORD dwDesiredAccess, BOOL bInheritHandle, DWORD d
         // A child of CreateProcess is the same object, with its exit record:
         // while it has not exited it cannot have been reaped (only this
         // library reaps it); once it has, the pid may name a newer process.
-        auto child = detail::spawned_process::find(*pid);
-        if (child && !child->exit_info()) {
+        auto child = created_process::find(*pid);
+        if (child && !child->reaped()) {
             obj->child = std::move(child);
         } else {
             auto p = process::open(*pid);
@@ -134,8 +120,8 @@ HANDLE proctimes_OpenThread(DWORD dwDesiredAccess, BOOL bInheritHandle, DWORD dw
         const auto tid = task_id(dwThreadId);
         if (!tid) return fail<HANDLE>(nullptr, ERROR_INVALID_PARAMETER);
         auto obj = std::make_shared<thread_object>();
-        auto child = detail::spawned_process::find(*tid);  // the main thread of a child has its pid
-        if (child && !child->exit_info()) {
+        auto child = created_process::find(*tid);  // the main thread of a child has its pid
+        if (child && !child->reaped()) {
             obj->child = std::move(child);
         } else {
             auto t = thread::open(*tid);
@@ -196,17 +182,15 @@ BOOL proctimes_CreateProcessA(LPCSTR lpApplicationName, LPSTR lpCommandLine,
         if (!lpStartupInfo || !lpProcessInformation) return fail<BOOL>(FALSE, ERROR_NOACCESS);
         if (lpStartupInfo->dwFlags & STARTF_USESTDHANDLES) return fail<BOOL>(FALSE, ERROR_NOT_SUPPORTED);
 
-        detail::spawn_options o;
+        spawn_options o;
         o.argv = split_command_line(lpCommandLine ? lpCommandLine : lpApplicationName);
         if (lpApplicationName) {
             // The module is named exactly: no search.
             o.program = lpApplicationName;
-            o.search_path = false;
+            if (o.program.empty()) return fail<BOOL>(FALSE, ERROR_FILE_NOT_FOUND);
             if (o.argv.empty()) o.argv.push_back(o.program);
         } else {
             if (o.argv.empty() || o.argv[0].empty()) return fail<BOOL>(FALSE, ERROR_FILE_NOT_FOUND);
-            o.program = o.argv[0];
-            o.search_path = true;
         }
         if (lpEnvironment) {
             auto env = parse_environment_block(static_cast<const char*>(lpEnvironment));
@@ -219,8 +203,9 @@ BOOL proctimes_CreateProcessA(LPCSTR lpApplicationName, LPSTR lpCommandLine,
             o.working_directory = lpCurrentDirectory;
         }
         o.new_process_group = (dwCreationFlags & CREATE_NEW_PROCESS_GROUP) != 0;
+        o.default_signals = true;  // a new Windows process inherits no signal state
 
-        auto child = detail::spawned_process::spawn(o);
+        auto child = created_process::create(o);
         if (!child) return fail<BOOL>(FALSE, error_from(child.error(), error_context::spawn));
 
         auto pobj = std::make_shared<process_object>();
@@ -272,18 +257,15 @@ DWORD proctimes_WaitForSingleObject(HANDLE hHandle, DWORD dwMilliseconds) {
     if (!e) return fail<DWORD>(WAIT_FAILED, ERROR_INVALID_HANDLE);
     if ((e->access & SYNCHRONIZE) == 0) return fail<DWORD>(WAIT_FAILED, ERROR_ACCESS_DENIED);
 
-    const std::shared_ptr<detail::spawned_process> child =
-        e->kind == object_kind::process ? e->process->child : e->thread->child;
-    if (child) return child->wait_for(child_timeout(dwMilliseconds)) ? WAIT_OBJECT_0 : WAIT_TIMEOUT;
-
-    const int fd = e->kind == object_kind::process ? e->process->pidfd() : e->thread->other.native_pidfd();
-    if (fd >= 0) {
-        const DWORD r = wait_readable(fd, dwMilliseconds);
-        if (r == WAIT_FAILED) return fail<DWORD>(WAIT_FAILED, error_from(detail::last_errno(), error_context::query));
-        return r;
+    if (e->kind == object_kind::process) {
+        const auto& obj = *e->process;
+        if (obj.child) return wait_result(obj.child->wait(wait_timeout(dwMilliseconds)));
+        return wait_result(wait_for_exit(obj.other, wait_timeout(dwMilliseconds)));
     }
-    if (e->kind == object_kind::thread) return wait_by_polling(e->thread->other, dwMilliseconds);
-    return fail<DWORD>(WAIT_FAILED, ERROR_NOT_SUPPORTED);  // no pidfd: kernel before 5.3
+    const auto& obj = *e->thread;
+    if (obj.child) return wait_result(obj.child->wait_main_thread(wait_timeout(dwMilliseconds)));
+    if (obj.other.native_pidfd() >= 0) return wait_result(wait_for_exit(obj.other, wait_timeout(dwMilliseconds)));
+    return wait_by_polling(obj.other, dwMilliseconds);  // no thread pidfds (Linux < 6.9)
 }
 
 BOOL proctimes_GetExitCodeProcess(HANDLE hProcess, LPDWORD lpExitCode) {
@@ -294,21 +276,14 @@ BOOL proctimes_GetExitCodeProcess(HANDLE hProcess, LPDWORD lpExitCode) {
         *lpExitCode = STILL_ACTIVE;
         return TRUE;
     }
-    if (p.object->child) {
-        const auto e = p.object->child->exit_info();
-        if (!e) {
-            *lpExitCode = STILL_ACTIVE;
-            return TRUE;
-        }
-        const auto code = exit_code_of(*e);
-        if (!code) return fail<BOOL>(FALSE, ERROR_NOT_SUPPORTED);  // reaped by someone else
-        *lpExitCode = *code;
-        return TRUE;
+    auto st = p.object->child ? p.object->child->status() : p.object->other.exit_status();
+    if (!st) {
+        // Exited, but reaped (by its parent, or by other code of this process)
+        // before anyone could read its status.
+        if (st.error() == std::errc::not_supported) return fail<BOOL>(FALSE, ERROR_NOT_SUPPORTED);
+        return fail<BOOL>(FALSE, error_from(st.error(), error_context::query));
     }
-    // Not our child: running, or exited with a status only its parent learns.
-    const int fd = p.object->pidfd();
-    if (fd >= 0 && wait_readable(fd, 0) == WAIT_OBJECT_0) return fail<BOOL>(FALSE, ERROR_NOT_SUPPORTED);
-    *lpExitCode = STILL_ACTIVE;
+    *lpExitCode = *st ? exit_code_of(**st) : STILL_ACTIVE;
     return TRUE;
 }
 

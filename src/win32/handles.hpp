@@ -21,9 +21,9 @@
 
 #include <sys/types.h>
 
-#include "linux/spawn_min.hpp"
 #include "proctimes/cycles.hpp"
 #include "proctimes/process.hpp"
+#include "win32/child.hpp"
 #include "win32/win32.hpp"
 
 namespace proctimes::win32 {
@@ -32,24 +32,21 @@ inline constexpr std::uintptr_t current_process_handle = ~std::uintptr_t{0};    
 inline constexpr std::uintptr_t current_thread_handle = ~std::uintptr_t{0} - 1;   // (HANDLE)-2
 
 /// A process behind a handle: a child started by CreateProcess (whose exit
-/// and final times are recorded), or any other process.
+/// status and final times are recorded), or any other process.
 struct process_object {
-    std::shared_ptr<detail::spawned_process> child;
+    std::shared_ptr<created_process> child;
     process other;  // when !child
     cycle_meter cycles;
 
     [[nodiscard]] pid_t id() const noexcept { return child ? child->id() : other.id(); }
     [[nodiscard]] instant creation() const noexcept { return child ? child->creation() : other.creation(); }
     [[nodiscard]] result<process_times> times() const noexcept { return child ? child->times() : other.times(); }
-    /// The pidfd to poll for the exit of a non-child; -1 for children (wait
-    /// on `child` instead) or without pidfd support.
-    [[nodiscard]] int pidfd() const noexcept { return child ? -1 : other.native_pidfd(); }
 };
 
 /// A thread behind a handle: the main thread of a CreateProcess child, or any
 /// other thread.
 struct thread_object {
-    std::shared_ptr<detail::spawned_process> child;
+    std::shared_ptr<created_process> child;
     thread other;  // when !child
     cycle_meter cycles;
 

@@ -383,7 +383,7 @@ static void test_child(void) {
     CHECK(ft64(e) >= ft64(c));
     CHECK(ft64(e) <= after);
     CHECK(ft64(e) - ft64(c) >= 140 * MS);      /* it ran at least its 150 ms of CPU */
-    CHECK(ft64(u) >= 140 * MS);                /* final CPU times, not 0 */
+    CHECK(ft64(u) > 0);                        /* final CPU times, not 0 (the split is tick-sampled) */
     CHECK(ft64(k) + ft64(u) >= 150 * MS);
     CHECK(ft64(k) + ft64(u) <= ft64(e) - ft64(c) + 10 * MS); /* one thread: CPU <= wall */
 
@@ -395,9 +395,10 @@ static void test_child(void) {
 
     /* Its main thread: exited at the same instant, after its process started. */
     CHECK(GetThreadTimes(pi.hThread, &tc, &te, &tk, &tu));
-    CHECK(ft64(te) == ft64(e));
+    CHECK(ft64(te) <= ft64(e));                /* the main thread ends first, never later */
+    CHECK(ft64(te) >= ft64(tc));
     CHECK(ft64(tc) >= ft64(c));
-    CHECK(ft64(tu) >= 140 * MS);
+    CHECK(ft64(tk) + ft64(tu) >= 150 * MS);    /* the total is exact; the split is tick-sampled */
     CHECK(ft64(tk) + ft64(tu) <= ft64(k) + ft64(u) + 1 * MS);
 
     /* Cycles: at least 140 ms at 100 MHz, and fixed once it has exited. */

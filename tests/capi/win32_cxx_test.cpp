@@ -2,8 +2,12 @@
 // C program cannot easily set up (other threads, processes that are not
 // CreateProcess children, concurrency, descriptor accounting).
 #include <proctimes/windows.h>
+#include <proctimes/exit.hpp>
 
 #include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
 
 #include <atomic>
 #include <chrono>
@@ -12,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include <dirent.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -140,11 +145,16 @@ TEST(Win32Cxx, ProcessThatIsNotACreateProcessChild) {
     EXPECT_GE(ft64(k) + ft64(u), 60 * ms_ticks);
     EXPECT_NE(ft64(e), 0u);
     EXPECT_GE(ft64(e), ft64(c));
-    SetLastError(0);
-    EXPECT_FALSE(GetExitCodeProcess(h, &code));  // only its parent learns the status
-    EXPECT_EQ(GetLastError(), static_cast<DWORD>(ERROR_NOT_SUPPORTED));
+    // Not our child, yet its status is known: the zombie shows it until its
+    // parent reaps it, and the handle keeps it.
+    code = 0;
+    EXPECT_TRUE(GetExitCodeProcess(h, &code)) << GetLastError();
+    EXPECT_EQ(code, 3u);
 
     ch.reap();
+    code = 0;
+    EXPECT_TRUE(GetExitCodeProcess(h, &code)) << GetLastError();
+    EXPECT_EQ(code, 3u);
     // Reaped by its parent: the handle still answers with the same values.
     FILETIME c2, e2, k2, u2;
     SetLastError(0);
@@ -153,6 +163,62 @@ TEST(Win32Cxx, ProcessThatIsNotACreateProcessChild) {
     EXPECT_EQ(ft64(e2), ft64(e));
     EXPECT_EQ(ft64(k2) + ft64(u2), ft64(k) + ft64(u));
     EXPECT_TRUE(CloseHandle(h));
+}
+
+TEST(Win32Cxx, ExitCodeUnknownOnlyWhenReapedBeforeAnyoneCouldReadIt) {
+    // No exit monitor for handles opened now: nothing sees the zombie before
+    // its parent reaps it.
+    proctimes::set_exit_monitor_enabled(false);
+    testing_helpers::forked ch([] { return 4; });
+    HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | SYNCHRONIZE, FALSE, static_cast<DWORD>(ch.pid()));
+    proctimes::set_exit_monitor_enabled(true);
+    ASSERT_NE(h, nullptr) << GetLastError();
+    DWORD code = 0;
+    EXPECT_TRUE(GetExitCodeProcess(h, &code));
+    EXPECT_EQ(code, STILL_ACTIVE);
+    ch.start();
+    ch.reap();
+    SetLastError(0);
+    EXPECT_FALSE(GetExitCodeProcess(h, &code));
+    EXPECT_EQ(GetLastError(), static_cast<DWORD>(ERROR_NOT_SUPPORTED));
+    EXPECT_TRUE(CloseHandle(h));
+}
+
+TEST(Win32Cxx, OneExitMonitorThreadForChildrenAndHandles) {
+    // CreateProcess children and opened handles share the core's exit
+    // monitor: exactly one thread named "proctimes-exit", and no other thread
+    // started by the library (sanitizer runtimes may add their own).
+    auto threads = [](const char* only) {
+        int n = 0;
+        if (DIR* d = ::opendir("/proc/self/task")) {
+            while (dirent* e = ::readdir(d)) {
+                if (e->d_name[0] == '.') continue;
+                if (!only) {
+                    ++n;
+                    continue;
+                }
+                std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
+                std::string name;
+                std::getline(comm, name);
+                n += name == only;
+            }
+            ::closedir(d);
+        }
+        return n;
+    };
+    const int before = threads(nullptr);
+    const int monitors_before = threads("proctimes-exit");
+    ASSERT_LE(monitors_before, 1);
+    child_process a("0 0 0 50"), b("0");
+    ASSERT_TRUE(a.ok && b.ok) << GetLastError();
+    HANDLE t = OpenThread(THREAD_QUERY_LIMITED_INFORMATION | SYNCHRONIZE, FALSE, a.pi.dwThreadId);
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(WaitForSingleObject(b.pi.hProcess, INFINITE), WAIT_OBJECT_0);
+    EXPECT_EQ(WaitForSingleObject(t, INFINITE), WAIT_OBJECT_0);
+    EXPECT_EQ(WaitForSingleObject(a.pi.hProcess, INFINITE), WAIT_OBJECT_0);
+    EXPECT_EQ(threads("proctimes-exit"), 1);
+    EXPECT_EQ(threads(nullptr), before + 1 - monitors_before);
+    EXPECT_TRUE(CloseHandle(t));
 }
 
 TEST(Win32Cxx, OpenProcessFindsAnExitedChildWhileAHandleHoldsIt) {
@@ -173,7 +239,10 @@ TEST(Win32Cxx, OpenProcessFindsAnExitedChildWhileAHandleHoldsIt) {
     HANDLE thread = OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, ch.pi.dwThreadId);
     ASSERT_NE(thread, nullptr);
     ASSERT_TRUE(GetThreadTimes(thread, &c2, &e2, &k2, &u2));
-    EXPECT_EQ(ft64(e2), ft64(e1));
+    // The main thread ends first, then the process: its own pidfd may be
+    // stamped a few µs earlier, never later.
+    EXPECT_LE(ft64(e2), ft64(e1));
+    EXPECT_GE(ft64(e2), ft64(c2));
     PEPROCESS p = nullptr;
     ASSERT_EQ(PsLookupProcessByProcessId(reinterpret_cast<HANDLE>(static_cast<ULONG_PTR>(ch.pi.dwProcessId)), &p),
               STATUS_SUCCESS);

@@ -1,5 +1,8 @@
 // A child for the spawn tests: burns CPU, then exits with a chosen status.
-//   cpu_burner <user_ms> [exit_status] [kernel_ms] [sleep_ms]
+//   cpu_burner <user_ms> [exit_status] [kernel_ms] [sleep_ms] [report]
+// With "usage", it writes its own user time (getrusage, ns) instead.
+// With "report", its last act before exiting is to write CLOCK_REALTIME in
+// nanoseconds (decimal) to its standard output.
 // user_ms of CPU in user mode (a busy loop), kernel_ms in the kernel (reads
 // of /dev/zero, which the kernel fills with memset), then sleeps sleep_ms of
 // wall time without using CPU.
@@ -7,6 +10,7 @@
 #include <ctime>
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace {
@@ -40,6 +44,29 @@ int main(int argc, char** argv) {
         timespec ts{static_cast<time_t>(sleep_ms / 1000), static_cast<long>(sleep_ms % 1000) * 1'000'000};
         while (::nanosleep(&ts, &ts) != 0) {
         }
+    }
+    if (argc > 5 && (argv[5][0] == 'r' || argv[5][0] == 'u')) {
+        unsigned long long ns = 0;
+        if (argv[5][0] == 'r') {
+            timespec now{};
+            ::clock_gettime(CLOCK_REALTIME, &now);
+            ns = static_cast<unsigned long long>(now.tv_sec) * 1'000'000'000ULL +
+                 static_cast<unsigned long long>(now.tv_nsec);
+        } else {
+            // "usage": its own user time as it measures it, getrusage(2) in µs.
+            rusage ru{};
+            ::getrusage(RUSAGE_SELF, &ru);
+            ns = (static_cast<unsigned long long>(ru.ru_utime.tv_sec) * 1'000'000ULL +
+                  static_cast<unsigned long long>(ru.ru_utime.tv_usec)) * 1000ULL;
+        }
+        char buf[32];
+        int i = sizeof buf;
+        do {
+            buf[--i] = static_cast<char>('0' + ns % 10);
+            ns /= 10;
+        } while (ns != 0);
+        if (::write(1, buf + i, sizeof buf - static_cast<unsigned>(i)) < 0) return 100;
+        ::_exit(status);  // no exit handlers between the report and the end
     }
     return status;
 }

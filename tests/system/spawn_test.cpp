@@ -1,5 +1,7 @@
-// The minimal spawner: children start, their exit is stamped and their final
-// times kept after they are reaped; nothing leaks.
+// proctimes::child: children start, their exit status and exit instant are
+// recorded, their own CPU time is told apart from their descendants', and
+// nothing leaks: no zombies, no descriptors. Also process::exit_status() for
+// processes proctimes did not start.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -8,145 +10,272 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include <fcntl.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "linux/spawn_min.hpp"
+#include "proctimes/exit.hpp"
+#include "proctimes/spawn.hpp"
 #include "system/helpers.hpp"
 
 using namespace std::chrono;
 using namespace std::chrono_literals;
 using namespace proctimes;
-using detail::spawn_options;
-using detail::spawned_process;
 
 namespace {
 spawn_options burner(int user_ms, int status = 0, int kernel_ms = 0, int sleep_ms = 0) {
     spawn_options o;
-    o.program = PROCTIMES_CPU_BURNER;
     o.argv = {PROCTIMES_CPU_BURNER, std::to_string(user_ms), std::to_string(status), std::to_string(kernel_ms),
               std::to_string(sleep_ms)};
     return o;
 }
 
-std::shared_ptr<spawned_process> spawn_ok(const spawn_options& o) {
-    auto r = spawned_process::spawn(o);
+child spawn_ok(const spawn_options& o) {
+    auto r = child::spawn(o);
     EXPECT_TRUE(r) << r.error().message();
-    return r ? *r : nullptr;
+    return r ? std::move(*r) : child{};
 }
 
 bool exists(pid_t pid) { return ::access(("/proc/" + std::to_string(pid)).c_str(), F_OK) == 0; }
+
+// Still a process of ours (running or a zombie)? A reused pid has another parent.
+bool ours(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(in, line)) return false;
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) return false;
+    char state = 0;
+    long ppid = 0;
+    std::sscanf(line.c_str() + close + 1, " %c %ld", &state, &ppid);
+    return ppid == ::getpid();
+}
+
+// Does this process have an unreaped child?
+bool has_zombie_child() {
+    siginfo_t si{};
+    if (::waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0) return false;  // ECHILD: no children at all
+    return si.si_pid != 0;
+}
+
+std::uint64_t status_bits(pid_t pid, const char* key) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(status, line))
+        if (line.rfind(key, 0) == 0) return std::stoull(line.substr(line.find('\t') + 1), nullptr, 16);
+    ADD_FAILURE() << key << " not found";
+    return ~0ULL;
+}
 }  // namespace
 
-TEST(Spawn, TrueExitsZeroAndIsReaped) {
-    auto p = spawn_ok(spawn_options{"true", true, {}, std::nullopt, "", false});
-    ASSERT_TRUE(p);
-    ASSERT_TRUE(p->wait_for(-1ns));
-    auto e = p->exit_info();
+TEST(Child, TrueExitsZeroAndIsReaped) {
+    auto c = spawn_ok({.argv = {"true"}});
+    ASSERT_TRUE(c.valid());
+    auto e = c.wait();
+    ASSERT_TRUE(e) << e.error().message();
+    EXPECT_EQ(e->status, (exit_status{0, 0, false}));
+    EXPECT_FALSE(e->status.signaled());
+    EXPECT_FALSE(exists(c.id()));  // reaped by wait, not a zombie
+    EXPECT_EQ(c.wait().value().status, e->status);  // the same values again
+}
+
+TEST(Child, OwnCpuAndExitInstantBracketedByTheChildsLastInstant) {
+    // The exit instant must fall within 2 ms after the child's last instant.
+    // On a shared machine the observer can be descheduled for longer, so the
+    // bound must hold in one of three runs; everything else in each of them.
+    // The user:kernel split is not asserted: the kernel scales it from tick
+    // samples, and on an overloaded machine a busy loop was seen split 0.8 ms
+    // user / 190 ms kernel. The total is exact.
+    nanoseconds best = nanoseconds::max();
+    for (int attempt = 0; attempt < 3 && best > 2ms; ++attempt) {
+        int p[2];
+        ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+        auto o = burner(150, 0, 40);
+        o.argv.push_back("report");
+        o.stdout_fd = p[1];
+        const auto before = system_clock::now();
+        auto c = spawn_ok(o);
+        ::close(p[1]);
+        ASSERT_TRUE(c.valid());
+        std::string text;
+        char buf[64];
+        ssize_t n;
+        while ((n = ::read(p[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
+        ::close(p[0]);
+        auto e = c.wait();
+        const auto after = system_clock::now();
+        ASSERT_TRUE(e) << e.error().message();
+        ASSERT_FALSE(text.empty());
+        const instant last{nanoseconds{std::stoll(text)}};
+
+        EXPECT_EQ(e->status, (exit_status{0, 0, false}));
+        const auto& t = e->times;
+        SCOPED_TRACE("attempt " + std::to_string(attempt) + ": user " + std::to_string(t.user.count()) +
+                     " ns, kernel " + std::to_string(t.kernel.count()) + " ns, source " +
+                     std::string(to_string(t.precision.source)));
+        EXPECT_EQ(t.state, task_state::exited);
+        // No descendants: the µs split of the wait rusage is the child's own.
+        EXPECT_EQ(t.precision.source, cpu_source::wait_rusage);
+        EXPECT_EQ(e->children_user + e->children_kernel, 0ns);
+        EXPECT_GE(t.cpu(), 190ms);  // 150 + 40 ms measured by the child's own clock (exact total)
+        EXPECT_LE(t.cpu(), last - t.creation + 10ms);  // one thread: CPU ≤ wall (creation floored to 10 ms)
+        // The exit instant: after the child's last instant, before the wait returned.
+        ASSERT_TRUE(t.exit);
+        EXPECT_GE(last, before);
+        EXPECT_GE(*t.exit, last);
+        EXPECT_LE(*t.exit, after);
+        EXPECT_GE(t.creation, before - 11ms);
+        best = std::min(best, *t.exit - last);
+        // The handle answers the same after the reaping.
+        auto again = c.handle().times();
+        ASSERT_TRUE(again) << again.error().message();
+        EXPECT_EQ(again->exit, t.exit);
+        EXPECT_EQ(again->kernel, t.kernel);
+        EXPECT_EQ(again->user, t.user);
+        EXPECT_EQ(c.handle().exit_status().value(), std::optional<exit_status>(e->status));
+    }
+    EXPECT_LE(best, 2ms) << "exit stamped " << duration_cast<microseconds>(best).count()
+                         << " µs after the child's last instant at best";
+}
+
+TEST(Child, UserTimeAgreesWithTheChildsOwnMeasurement) {
+    // Issue contract: 200 ms of user time, reported within 5% + 1 ms of what
+    // the child measured itself (getrusage in the child, just before exit).
+    int p[2];
+    ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+    auto o = burner(200);
+    o.argv.push_back("usage");
+    o.stdout_fd = p[1];
+    auto c = spawn_ok(o);
+    ::close(p[1]);
+    std::string text;
+    char buf[64];
+    ssize_t n;
+    while ((n = ::read(p[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
+    ::close(p[0]);
+    auto e = c.wait();
+    ASSERT_TRUE(e) << e.error().message();
+    ASSERT_FALSE(text.empty()) << "read ended with " << n << " errno " << errno << " status " << e->status.code << "/" << e->status.signal;
+    const nanoseconds own{std::stoll(text)};
+    ASSERT_GE(own, 150ms);  // 200 ms of CPU, nearly all of it in user mode
+    const nanoseconds diff = e->times.user > own ? e->times.user - own : own - e->times.user;
+    EXPECT_LE(diff, own / 20 + 1ms) << "reported " << e->times.user.count() << " ns, measured " << own.count();
+    EXPECT_EQ(e->times.precision.source, cpu_source::wait_rusage);
+}
+
+TEST(Child, DescendantsCpuIsNotItsOwn) {
+    // sh waits for the burner (a grandchild of the test), then exits.
+    auto c = spawn_ok({.argv = {"sh", "-c", "\"$0\" 150 0 20; exit 5", PROCTIMES_CPU_BURNER}});
+    ASSERT_TRUE(c.valid());
+    auto e = c.wait();
+    ASSERT_TRUE(e) << e.error().message();
+    EXPECT_EQ(e->status.code, 5);
+    // The total is exact (the burner's own clock measured 150 + 20 ms); its
+    // user:kernel split is the kernel's tick sampling, not asserted.
+    EXPECT_GE(e->children_user + e->children_kernel, 165ms);
+    EXPECT_LT(e->times.cpu(), 60ms);  // the shell's own: fork, exec, wait
+    EXPECT_NE(e->times.precision.source, cpu_source::wait_rusage);
+    EXPECT_TRUE(e->times.exit);
+}
+
+TEST(Child, ExitStatusAndSignal) {
+    auto c = spawn_ok(burner(0, 7));
+    auto e = c.wait();
     ASSERT_TRUE(e);
-    EXPECT_EQ(e->how, CLD_EXITED);
-    EXPECT_EQ(e->status, 0);
-    EXPECT_TRUE(e->final_times);
-    EXPECT_FALSE(exists(p->id()));  // reaped by the watcher, not a zombie
+    EXPECT_EQ(e->status, (exit_status{7, 0, false}));
+    EXPECT_EQ(e->status.shell_code(), 7);
+
+    auto q = spawn_ok(burner(0, 0, 0, 10'000));
+    ASSERT_TRUE(q.valid());
+    auto none = q.wait_for(20ms);
+    ASSERT_TRUE(none);
+    EXPECT_FALSE(*none);
+    EXPECT_EQ(q.handle().exit_status().value(), std::nullopt);  // still running
+    ASSERT_EQ(::kill(q.id(), SIGKILL), 0);
+    auto k = q.wait();
+    ASSERT_TRUE(k);
+    EXPECT_EQ(k->status.signal, SIGKILL);
+    EXPECT_TRUE(k->status.signaled());
+    EXPECT_EQ(k->status.shell_code(), 128 + SIGKILL);
+    EXPECT_TRUE(k->times.exit);
+    EXPECT_EQ(q.handle().exit_status().value(), std::optional<exit_status>(k->status));
 }
 
-TEST(Spawn, FinalTimesCoverTheChildsCpuAndExitIsBracketed) {
-    const auto before = system_clock::now();
-    auto p = spawn_ok(burner(150, 0, 40));
-    ASSERT_TRUE(p);
-    ASSERT_TRUE(p->wait_for(-1ns));
-    const auto after = system_clock::now();
-    auto t = p->times();
-    ASSERT_TRUE(t) << t.error().message();
-    ASSERT_TRUE(t->exit);
-    EXPECT_EQ(t->precision.source, cpu_source::wait_rusage);
-    EXPECT_GE(t->user, 120ms);           // the busy loop, in user mode (split sampled in 10 ms ticks)
-    EXPECT_GE(t->cpu(), 190ms);          // 150 + 40 ms measured by the child's own clock
-    EXPECT_GE(t->kernel, 10ms);          // at least some of the /dev/zero reads
-    EXPECT_GE(t->creation, before - 11ms);
-    EXPECT_LE(*t->exit, after);
-    EXPECT_GE(*t->exit, t->creation + 180ms);  // it ran ≥ 190 ms of CPU on one thread
-    EXPECT_LE(t->cpu(), *t->exit - t->creation + 1ms);
-    // Stable once exited.
-    EXPECT_EQ(p->times().value(), *t);
-}
-
-TEST(Spawn, TimesNeverDecreaseAcrossTheExit) {
-    auto p = spawn_ok(burner(120, 0, 30));
-    ASSERT_TRUE(p);
+TEST(Child, TimesNeverDecreaseWhileItRunsAndExits) {
+    auto c = spawn_ok(burner(120, 0, 30));
+    ASSERT_TRUE(c.valid());
     nanoseconds k{0}, u{0};
     bool saw_running = false, saw_exited = false;
     while (!saw_exited) {
-        auto t = p->times();
+        auto t = c.handle().times();
         ASSERT_TRUE(t) << t.error().message();
         ASSERT_GE(t->kernel, k);
         ASSERT_GE(t->user, u);
         k = t->kernel;
         u = t->user;
-        (t->exit ? saw_exited : saw_running) = true;
+        (t->state == task_state::running ? saw_running : saw_exited) = true;
         std::this_thread::sleep_for(2ms);
     }
     EXPECT_TRUE(saw_running);
+    auto e = c.wait();
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->times.cpu(), k + u);  // the zombie's total is the final one
 }
 
-TEST(Spawn, ExitStatusAndSignal) {
-    auto p = spawn_ok(burner(0, 7));
-    ASSERT_TRUE(p && p->wait_for(-1ns));
-    EXPECT_EQ(p->exit_info()->how, CLD_EXITED);
-    EXPECT_EQ(p->exit_info()->status, 7);
-
-    auto q = spawn_ok(burner(0, 0, 0, 10'000));
-    ASSERT_TRUE(q);
-    EXPECT_FALSE(q->wait_for(20ms));
-    EXPECT_FALSE(q->exit_info());
-    ASSERT_EQ(::kill(q->id(), SIGKILL), 0);
-    ASSERT_TRUE(q->wait_for(10s));
-    EXPECT_EQ(q->exit_info()->how, CLD_KILLED);
-    EXPECT_EQ(q->exit_info()->status, SIGKILL);
-    EXPECT_TRUE(q->times().value().exit);
-}
-
-TEST(Spawn, WaitTimesOutWhileRunning) {
-    auto p = spawn_ok(burner(0, 0, 0, 300));
-    ASSERT_TRUE(p);
+TEST(Child, WaitTimesOutWhileRunning) {
+    auto c = spawn_ok(burner(0, 0, 0, 300));
+    ASSERT_TRUE(c.valid());
     const auto t0 = steady_clock::now();
-    EXPECT_FALSE(p->wait_for(50ms));
+    auto r = c.wait_for(50ms);
+    ASSERT_TRUE(r);
+    EXPECT_FALSE(*r);
     EXPECT_GE(steady_clock::now() - t0, 50ms);
-    EXPECT_FALSE(p->times().value().exit);
-    EXPECT_TRUE(p->wait_for(30s));
+    EXPECT_FALSE(c.handle().times().value().exit);
+    EXPECT_TRUE(c.wait());
 }
 
-TEST(Spawn, ProgramNotFoundOrNotExecutable) {
-    auto a = spawned_process::spawn(spawn_options{"proctimes-no-such-program-4711", true, {}, std::nullopt, "", false});
+TEST(Child, ProgramNotFoundOrNotExecutable) {
+    auto a = child::spawn({.argv = {"proctimes-no-such-program-4711"}});
     ASSERT_FALSE(a);
     EXPECT_EQ(a.error(), std::errc::no_such_file_or_directory);
-    auto b = spawned_process::spawn(spawn_options{"/nonexistent/dir/prog", true, {}, std::nullopt, "", false});
+    auto b = child::spawn({.argv = {"/nonexistent/dir/prog"}});
     ASSERT_FALSE(b);
     EXPECT_EQ(b.error(), std::errc::no_such_file_or_directory);
-    // A file without the execute bit.
     char path[] = "/tmp/proctimes-noexec-XXXXXX";
     const int fd = ::mkstemp(path);
     ASSERT_GE(fd, 0);
     ::close(fd);
-    auto c = spawned_process::spawn(spawn_options{path, true, {}, std::nullopt, "", false});
+    auto c = child::spawn({.argv = {path}});
     ::unlink(path);
     ASSERT_FALSE(c);
     EXPECT_EQ(c.error(), std::errc::permission_denied);
+    EXPECT_EQ(child::spawn({}).error(), std::errc::invalid_argument);
 }
 
-TEST(Spawn, WorkingDirectoryEnvironmentAndArguments) {
+TEST(Child, ProgramOtherThanArgv0IsNotSearched) {
+    // `program` names the file; argv[0] is only what the child sees.
+    auto c = spawn_ok({.argv = {"not-a-program", "-c", "test \"$0\" = not-a-program && exit 4"}, .program = "/bin/sh"});
+    ASSERT_TRUE(c.valid());
+    EXPECT_EQ(c.wait().value().status.code, 4);
+    auto bare = child::spawn({.argv = {"sh"}, .program = "sh"});  // not looked up in PATH
+    ASSERT_FALSE(bare);
+    EXPECT_EQ(bare.error(), std::errc::no_such_file_or_directory);
+}
+
+TEST(Child, WorkingDirectoryEnvironmentAndArguments) {
     char dir[] = "/tmp/proctimes-spawn-XXXXXX";
     ASSERT_NE(::mkdtemp(dir), nullptr);
     spawn_options o;
-    o.program = "sh";
     o.argv = {"sh", "-c", "pwd > out; printf '%s|%s|%s' \"$FOO\" \"$1\" \"$HOME\" >> out", "sh", "a b"};
     o.environment = std::vector<std::string>{"FOO=bar baz", "PATH=/usr/bin:/bin"};
     o.working_directory = dir;
-    auto p = spawn_ok(o);
-    ASSERT_TRUE(p && p->wait_for(-1ns));
-    EXPECT_EQ(p->exit_info()->status, 0);
+    auto c = spawn_ok(o);
+    ASSERT_TRUE(c.valid());
+    EXPECT_EQ(c.wait().value().status.code, 0);
     std::ifstream in(std::string(dir) + "/out");
     std::string line1, line2;
     std::getline(in, line1);
@@ -159,26 +288,22 @@ TEST(Spawn, WorkingDirectoryEnvironmentAndArguments) {
     ::rmdir(dir);
 }
 
-TEST(Spawn, RelativeProgramIsResolvedAgainstTheCallersDirectory) {
-    // "./x" with a different child working directory still means the caller's ./x.
+TEST(Child, RelativeProgramIsResolvedAgainstTheCallersDirectory) {
+    // "./true" with a different child working directory still means the caller's ./true.
     char dir[] = "/tmp/proctimes-rel-XXXXXX";
     ASSERT_NE(::mkdtemp(dir), nullptr);
     char cwd[4096];
     ASSERT_NE(::getcwd(cwd, sizeof cwd), nullptr);
     ASSERT_EQ(::chdir("/bin"), 0);
-    spawn_options o;
-    o.program = "./true";
-    o.working_directory = dir;
-    auto r = spawned_process::spawn(o);
+    auto r = child::spawn({.argv = {"./true"}, .working_directory = dir});
     ASSERT_EQ(::chdir(cwd), 0);
     ::rmdir(dir);
     ASSERT_TRUE(r) << r.error().message();
-    EXPECT_TRUE((*r)->wait_for(-1ns));
-    EXPECT_EQ((*r)->exit_info()->status, 0);
+    EXPECT_EQ(r->wait().value().status.code, 0);
 }
 
-TEST(Spawn, ChildStartsWithDefaultSignalsAndEmptyMask) {
-    // Ignore SIGTERM and block SIGUSR1 here; the child must not inherit either.
+TEST(Child, SignalsAreInheritedAsExecKeepsThemOrReset) {
+    // Ignore SIGTERM and block SIGUSR1 here.
     struct sigaction ign {}, old {};
     ign.sa_handler = SIG_IGN;
     ::sigaction(SIGTERM, &ign, &old);
@@ -186,81 +311,168 @@ TEST(Spawn, ChildStartsWithDefaultSignalsAndEmptyMask) {
     ::sigemptyset(&usr1);
     ::sigaddset(&usr1, SIGUSR1);
     ::pthread_sigmask(SIG_BLOCK, &usr1, &oldmask);
-    auto p = spawn_ok(burner(0, 0, 0, 10'000));
+    auto inherit = spawn_ok(burner(0, 0, 0, 10'000));
+    auto fresh = child::spawn([] {
+        auto o = burner(0, 0, 0, 10'000);
+        o.default_signals = true;
+        return o;
+    }());
     ::pthread_sigmask(SIG_SETMASK, &oldmask, nullptr);
     ::sigaction(SIGTERM, &old, nullptr);
-    ASSERT_TRUE(p);
-    std::ifstream status("/proc/" + std::to_string(p->id()) + "/status");
-    std::string line, sigign, sigblk;
-    while (std::getline(status, line)) {
-        if (line.rfind("SigIgn:", 0) == 0) sigign = line;
-        if (line.rfind("SigBlk:", 0) == 0) sigblk = line;
-    }
-    // Standard signals 1..31 only: glibc's posix_spawn leaves its two internal
-    // real-time signals (32, 33) ignored in every child.
-    auto bits = [](const std::string& l) { return std::stoull(l.substr(l.find('\t') + 1), nullptr, 16) & 0x7FFF'FFFFULL; };
-    ASSERT_FALSE(sigblk.empty());
-    ASSERT_FALSE(sigign.empty());
-    EXPECT_EQ(bits(sigblk), 0u) << sigblk;
-    EXPECT_EQ(bits(sigign), 0u) << sigign;
-    ::kill(p->id(), SIGTERM);
-    ASSERT_TRUE(p->wait_for(10s));
-    EXPECT_EQ(p->exit_info()->how, CLD_KILLED);
+    ASSERT_TRUE(inherit.valid());
+    ASSERT_TRUE(fresh) << fresh.error().message();
+    const std::uint64_t term = 1ULL << (SIGTERM - 1), user1 = 1ULL << (SIGUSR1 - 1);
+    // Default: what exec keeps.
+    EXPECT_NE(status_bits(inherit.id(), "SigIgn:") & term, 0u);
+    EXPECT_NE(status_bits(inherit.id(), "SigBlk:") & user1, 0u);
+    // default_signals: nothing ignored, nothing blocked (standard signals 1..31).
+    EXPECT_EQ(status_bits(fresh->id(), "SigIgn:") & 0x7FFF'FFFFULL, 0u);
+    EXPECT_EQ(status_bits(fresh->id(), "SigBlk:"), 0u);
+    ::kill(fresh->id(), SIGTERM);
+    EXPECT_EQ(fresh->wait().value().status.signal, SIGTERM);
+    ::kill(inherit.id(), SIGKILL);
+    EXPECT_EQ(inherit.wait().value().status.signal, SIGKILL);
 }
 
-TEST(Spawn, MainThreadTimesSurviveTheExit) {
-    auto p = spawn_ok(burner(80));
-    ASSERT_TRUE(p && p->wait_for(-1ns));
-    auto t = p->main_thread_times();
-    ASSERT_TRUE(t) << t.error().message();
-    ASSERT_TRUE(t->exit);
-    EXPECT_EQ(*t->exit, *p->times().value().exit);
-    EXPECT_GE(t->cpu(), 75ms);
-    EXPECT_GE(t->creation, p->creation());
-    // A single-threaded child: the main thread has (about) all of the process's CPU.
-    EXPECT_NEAR(duration<double>(t->cpu()).count(), duration<double>(p->times().value().cpu()).count(), 0.005);
+TEST(Child, NewProcessGroup) {
+    auto own = child::spawn([] {
+        auto o = burner(0, 0, 0, 10'000);
+        o.new_process_group = true;
+        return o;
+    }());
+    auto same = spawn_ok(burner(0, 0, 0, 10'000));
+    ASSERT_TRUE(own) << own.error().message();
+    EXPECT_EQ(::getpgid(own->id()), own->id());
+    EXPECT_EQ(::getpgid(same.id()), ::getpgrp());
+    ::kill(own->id(), SIGKILL);
+    ::kill(same.id(), SIGKILL);
+    EXPECT_TRUE(own->wait());
+    EXPECT_TRUE(same.wait());
 }
 
-TEST(Spawn, ReapedEvenWhenNobodyHoldsIt) {
+TEST(Child, ReapedEvenWhenNobodyWaits) {
     pid_t pid;
     {
-        auto p = spawn_ok(burner(0, 3));
-        ASSERT_TRUE(p);
-        pid = p->id();
+        auto c = spawn_ok(burner(0, 3));
+        ASSERT_TRUE(c.valid());
+        pid = c.id();
     }
     const auto deadline = steady_clock::now() + 10s;
-    while (exists(pid) && steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
-    EXPECT_FALSE(exists(pid));
+    while (ours(pid) && steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+    EXPECT_FALSE(ours(pid));
+    EXPECT_FALSE(has_zombie_child());
 }
 
-TEST(Spawn, FindReturnsTheLiveObject) {
-    auto p = spawn_ok(burner(0, 0, 0, 100));
-    ASSERT_TRUE(p);
-    EXPECT_EQ(spawned_process::find(p->id()), p);
-    const pid_t pid = p->id();
-    ASSERT_TRUE(p->wait_for(-1ns));
-    EXPECT_EQ(spawned_process::find(pid), p);  // exited, still referenced
-    p.reset();
-    // The watcher may still hold its reference for a moment after reaping.
-    const auto deadline = steady_clock::now() + 5s;
-    while (spawned_process::find(pid) && steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
-    EXPECT_EQ(spawned_process::find(pid), nullptr);
-    EXPECT_EQ(spawned_process::find(::getpid()), nullptr);
-}
-
-TEST(Spawn, NoDescriptorsLeak) {
-    {  // warm up: the watcher's epoll descriptor is created once
-        auto p = spawn_ok(burner(0));
-        ASSERT_TRUE(p && p->wait_for(-1ns));
+TEST(Child, AThousandSpawnsLeaveNoZombiesAndNoDescriptors) {
+    {  // warm up: the exit monitor's thread and epoll descriptor are created once
+        auto c = spawn_ok(burner(0));
+        ASSERT_TRUE(c.wait());
     }
     const int before = testing_helpers::open_fd_count();
-    for (int i = 0; i < 20; ++i) {
-        auto p = spawn_ok(burner(0));
-        ASSERT_TRUE(p && p->wait_for(-1ns));
-        ASSERT_TRUE(p->times());
+    std::vector<pid_t> pids;
+    pids.reserve(1000);
+    for (int i = 0; i < 1000; ++i) {
+        auto c = spawn_ok(burner(0, i % 7));
+        ASSERT_TRUE(c.valid());
+        pids.push_back(c.id());
+        if (i % 2 == 0) {  // half waited for, half dropped while they run
+            auto e = c.wait();
+            ASSERT_TRUE(e);
+            ASSERT_EQ(e->status.code, i % 7);
+        }
     }
-    auto bad = spawned_process::spawn(spawn_options{"/nonexistent", true, {}, std::nullopt, "", false});
+    auto bad = child::spawn({.argv = {"/nonexistent"}});
     EXPECT_FALSE(bad);
-    // The watcher closes each child's descriptors before wait_for() returns.
+    // Dropped children are reaped by the exit monitor when they exit, which
+    // then releases their descriptors.
+    const auto deadline = steady_clock::now() + 30s;
+    auto settled = [&] {
+        if (testing_helpers::open_fd_count() != before || has_zombie_child()) return false;
+        for (pid_t pid : pids)
+            if (ours(pid)) return false;
+        return true;
+    };
+    while (!settled() && steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
     EXPECT_EQ(testing_helpers::open_fd_count(), before);
+    EXPECT_FALSE(has_zombie_child());
+    int left = 0;
+    for (pid_t pid : pids) left += ours(pid) ? 1 : 0;
+    EXPECT_EQ(left, 0);
+}
+
+// ---- process::exit_status() for processes proctimes did not start -------------
+
+TEST(ExitStatus, ReadFromTheZombieOfANonChildAndKeptAfterTheReaping) {
+    testing_helpers::forked ch([] { return 3; });
+    auto h = process::open(ch.pid());
+    ASSERT_TRUE(h) << h.error().message();
+    EXPECT_EQ(h->exit_status().value(), std::nullopt);  // running
+    ch.start();
+    ch.wait_exited_unreaped();
+    EXPECT_EQ(h->exit_status().value(), std::optional<exit_status>({3, 0, false}));
+    const int raw = ch.reap();
+    EXPECT_TRUE(WIFEXITED(raw) && WEXITSTATUS(raw) == 3);
+    EXPECT_EQ(h->exit_status().value(), std::optional<exit_status>({3, 0, false}));
+}
+
+TEST(ExitStatus, SignalDeathOfANonChild) {
+    testing_helpers::forked ch([] {
+        ::raise(SIGKILL);
+        return 0;
+    });
+    auto h = process::open(ch.pid());
+    ASSERT_TRUE(h);
+    ch.start();
+    ASSERT_TRUE(wait_for_exit(*h).value());
+    ch.wait_exited_unreaped();
+    auto t = h->times();  // the zombie, read by this query or already by the exit monitor
+    ASSERT_TRUE(t);
+    EXPECT_EQ(t->state, task_state::exited);
+    ch.reap();
+    EXPECT_EQ(h->exit_status().value(), std::optional<exit_status>({0, SIGKILL, false}));
+}
+
+TEST(ExitStatus, UnknownWhenReapedBeforeAnyoneCouldReadIt) {
+    set_exit_monitor_enabled(false);  // nothing watches handles opened now
+    testing_helpers::forked ch([] { return 9; });
+    auto h = process::open(ch.pid());
+    set_exit_monitor_enabled(true);
+    ASSERT_TRUE(h);
+    ch.start();
+    ch.reap();
+    auto s = h->exit_status();
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.error(), errc::not_supported);
+}
+
+TEST(ExitStatus, MainThreadEndingFirstIsNotTheProcessEnding) {
+    // The main thread calls pthread_exit; another thread runs on, then exits
+    // the process with 6. Meanwhile the main thread is a zombie in /proc.
+    testing_helpers::forked ch([] {
+        std::thread([] {
+            std::this_thread::sleep_for(300ms);
+            ::_exit(6);
+        }).detach();
+        // Only the calling thread ends, without unwinding (pthread_exit would
+        // unwind through the test framework's frames).
+        ::syscall(SYS_exit, 0);
+        return 0;
+    });
+    auto h = process::open(ch.pid());
+    ASSERT_TRUE(h);
+    ch.start();
+    std::this_thread::sleep_for(100ms);
+    auto t = h->times();
+    ASSERT_TRUE(t) << t.error().message();
+    EXPECT_EQ(t->state, task_state::running);
+    EXPECT_FALSE(t->exit);
+    EXPECT_EQ(h->exit_status().value(), std::nullopt);  // still running
+    ASSERT_TRUE(wait_for_exit(*h).value());
+    ch.wait_exited_unreaped();
+    // The main thread's field 52 says 0; the process ended with 6: not trusted.
+    auto s = h->exit_status();
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.error(), errc::not_supported);
+    const int raw = ch.reap();
+    EXPECT_TRUE(WIFEXITED(raw) && WEXITSTATUS(raw) == 6);
 }

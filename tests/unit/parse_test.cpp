@@ -34,6 +34,59 @@ TEST(ParseStat, RealLine) {
     EXPECT_EQ(r->starttime, 20104u);
 }
 
+TEST(ParseStat, ExitCodeOfAZombie) {
+    // stat_plain.txt is a zombie that called exit(3): field 52 is 3 << 8.
+    auto r = parse_stat(fixture("stat_plain.txt"));
+    ASSERT_TRUE(r);
+    ASSERT_TRUE(r->exit_code);
+    EXPECT_EQ(*r->exit_code, 768);
+    EXPECT_EQ(decode_wait_status(*r->exit_code), (proctimes::exit_status{3, 0, false}));
+    // Killed by SIGKILL (9) with the core-dump bit (0x80) set.
+    auto k = parse_stat(fixture("stat_zombie_killed.txt"));
+    ASSERT_TRUE(k);
+    EXPECT_EQ(k->state, 'Z');
+    ASSERT_TRUE(k->exit_code);
+    EXPECT_EQ(*k->exit_code, 137);
+    EXPECT_EQ(decode_wait_status(*k->exit_code), (proctimes::exit_status{0, 9, true}));
+    // A name that imitates fields does not shift field 52 either.
+    auto h = parse_stat(fixture("stat_hostile_comm.txt"));
+    ASSERT_TRUE(h);
+    EXPECT_EQ(h->exit_code, std::optional<std::int64_t>(0));
+}
+
+TEST(ParseStat, OlderKernelsWithoutField52) {
+    // Linux < 3.5 prints 44 fields: everything else parses, exit_code is empty.
+    std::string text = fixture("stat_plain.txt");
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    std::size_t cut = text.size();
+    for (int i = 0; i < 8; ++i) cut = text.rfind(' ', cut - 1);
+    const std::string old = text.substr(0, cut) + "\n";
+    auto r = parse_stat(old);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->starttime, 20104u);
+    EXPECT_FALSE(r->exit_code);
+    // Only up to field 22 (the minimum proctimes reads): still accepted.
+    auto minimal = parse_stat("5 (y) S 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 3\n");
+    ASSERT_TRUE(minimal);
+    EXPECT_FALSE(minimal->exit_code);
+    // Field 52 present but not a number: malformed.
+    EXPECT_FALSE(parse_stat(text.substr(0, text.rfind(' ')) + " x\n"));
+    EXPECT_FALSE(parse_stat(text.substr(0, text.rfind(' ')) + " -1\n"));
+}
+
+TEST(DecodeWaitStatus, ExitsSignalsAndNonEnds) {
+    EXPECT_EQ(decode_wait_status(0), (proctimes::exit_status{0, 0, false}));
+    EXPECT_EQ(decode_wait_status(42 << 8), (proctimes::exit_status{42, 0, false}));
+    EXPECT_EQ(decode_wait_status(255 << 8), (proctimes::exit_status{255, 0, false}));
+    EXPECT_EQ(decode_wait_status(15), (proctimes::exit_status{0, 15, false}));
+    EXPECT_EQ(decode_wait_status(0x80 | 11), (proctimes::exit_status{0, 11, true}));
+    EXPECT_EQ(decode_wait_status(11)->shell_code(), 139);
+    EXPECT_FALSE(decode_wait_status((19 << 8) | 0x7F));  // stopped by SIGSTOP
+    EXPECT_FALSE(decode_wait_status(0xFFFF));            // continued
+    EXPECT_FALSE(decode_wait_status(-1));
+    EXPECT_FALSE(decode_wait_status(0x10000));
+}
+
 TEST(ParseStat, CommWithParenthesesAndSpaces) {
     auto r = parse_stat("4242 (a) (b c)) S 1 4242 4242 0 -1 4194304 100 0 0 0 250 75 3 4 20 0 7 0 123456 0 0\n");
     ASSERT_TRUE(r);

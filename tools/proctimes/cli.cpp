@@ -19,12 +19,15 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         app.set_version_flag("--version", PROCTIMES_VERSION_STRING, "Print the version and exit");
         app.require_subcommand(0, 1);
         app.footer(
-            "Exit status: 0 success, 1 some pid (or one of its threads) could not be shown, 2 usage error.\n"
+            "Exit status: 0 success, 1 some pid (or one of its threads) could not be shown, 2 usage error;\n"
+            "run exits with the command's status (see 'proctimes run --help').\n"
             "Run 'proctimes SUBCOMMAND --help' for the options of a subcommand.\n");
 
         std::vector<subcommand> subcommands;
         subcommands.push_back(add_show(app));
         subcommands.push_back(add_ps(app));
+        subcommands.push_back(add_run(app));
+        subcommands.push_back(add_watch(app));
 
         // CLI11 consumes its argument vector from the back.
         std::vector<std::string> reversed(args.rbegin(), args.rend());

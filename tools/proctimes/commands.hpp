@@ -78,3 +78,34 @@ subcommand add_ps(CLI::App& root);
 int run_ps(const ps_options& opts, std::ostream& out, std::ostream& err);
 
 }  // namespace proctimes::cli
+
+namespace proctimes::cli {
+
+// ---- run -----------------------------------------------------------------------
+
+struct run_options {
+    std::vector<std::string> command;  ///< the program and its arguments
+    bool threads = false;              ///< poll and report the command's threads
+    std::string output_file;           ///< -o: the report goes here instead of err
+    output_options output;
+};
+
+subcommand add_run(CLI::App& root);
+/// The whole `run` command: returns the command's exit status (128 + signal
+/// when killed, 127 when it could not be started, 125 when the report file
+/// cannot be opened).
+int run_run(const run_options& opts, std::ostream& out, std::ostream& err);
+
+// ---- watch ---------------------------------------------------------------------
+
+struct watch_options {
+    std::vector<std::string> pids;
+    output_options output;
+};
+
+subcommand add_watch(CLI::App& root);
+/// The whole `watch` command: 0 all watched to their exit, 1 some pid could
+/// not be watched, 128 + signal when ended by SIGINT or SIGTERM.
+int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err);
+
+}  // namespace proctimes::cli

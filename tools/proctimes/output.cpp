@@ -1,6 +1,7 @@
 // Writers of the proctimes command: table, JSON, CSV. See docs/CLI.md for the
 // contract they implement.
 #include "output.hpp"
+#include "json_record.hpp"
 
 #include <algorithm>
 #include <ctime>
@@ -186,7 +187,7 @@ std::vector<std::string> ps_table_row(const task_record& r, const output_options
     if (opts.threads) row.push_back(is_thread ? std::to_string(*r.tid) : std::string());
     if (!opts.interval) row.push_back(is_thread ? std::string() : std::to_string(v.ppid));
     row.push_back(escape_for_table(v.user_name));
-    row.push_back(escape_for_table(std::string_view(&v.state, 1)));
+    row.push_back(escape_for_table(std::string_view(&v.proc_state, 1)));
     if (opts.interval) {
         row.push_back(r.used ? fmt::format("{:.1f}", r.used->cpu_percent) : "-");
         row.push_back(r.used ? human_duration(r.used->kernel) : "-");
@@ -213,6 +214,7 @@ std::vector<std::string> table_row(const task_record& r, const output_options& o
     row.push_back(human_duration(r.kernel));
     row.push_back(human_duration(r.user));
     row.push_back(human_duration(r.resolution));
+    if (opts.state) row.push_back(r.state);
     return row;
 }
 
@@ -242,6 +244,7 @@ void write_table(std::ostream& out, const std::vector<task_record>& records, con
         cols.push_back({"KERNEL", true});
         cols.push_back({"USER", true});
         cols.push_back({"RES", true});
+        if (opts.state) cols.push_back({"STATE", false});
     }
 
     std::vector<std::vector<std::string>> rows;
@@ -277,7 +280,7 @@ void write_table(std::ostream& out, const std::vector<task_record>& records, con
 
 namespace {
 
-using ojson = nlohmann::ordered_json;
+}  // namespace
 
 ojson instant_ticks(const std::optional<instant>& t) {
     if (!t) return nullptr;
@@ -299,12 +302,16 @@ ojson json_record(const task_record& r, const output_options& opts) {
     j["resolution_ns"] = r.resolution.count();
     j["total_resolution_ns"] = r.total_resolution.count();
     j["source"] = r.source;
+    if (opts.state) {
+        j["state"] = r.state;
+        j["sampled_at_time"] = r.sampled_at ? ojson(rfc3339_utc(*r.sampled_at)) : ojson(nullptr);
+    }
     if (opts.ps) {
         const ps_values v = r.ps.value_or(ps_values{});
         j["ppid"] = v.ppid;
         j["uid"] = v.uid ? ojson(*v.uid) : ojson(nullptr);
         j["user_name"] = to_valid_utf8(v.user_name);
-        j["state"] = std::string(1, v.state);
+        j["proc_state"] = std::string(1, v.proc_state);
         if (opts.interval) {
             const interval_values u = r.used.value_or(interval_values{});
             j["interval_ns"] = u.interval.count();
@@ -322,8 +329,6 @@ ojson json_record(const task_record& r, const output_options& opts) {
     return j;
 }
 
-}  // namespace
-
 void write_json(std::ostream& out, const std::vector<task_record>& records, const output_options& opts) {
     ojson arr = ojson::array();
     for (const auto& r : records) arr.push_back(json_record(r, opts));
@@ -338,8 +343,10 @@ namespace {
 
 std::string optional_number(const std::optional<std::uint64_t>& v) { return v ? std::to_string(*v) : std::string(); }
 
-void csv_row(std::ostream& out, const task_record& r, const output_options& opts) {
-    std::vector<std::string> fields = {
+}  // namespace
+
+std::vector<std::string> csv_record_fields(const task_record& r, const output_options& opts) {
+    std::vector<std::string> fields{
         std::to_string(r.pid),
         r.tid ? std::to_string(*r.tid) : std::string(),
         csv_field(to_valid_utf8(r.name)),
@@ -353,12 +360,16 @@ void csv_row(std::ostream& out, const task_record& r, const output_options& opts
         std::to_string(r.total_resolution.count()),
         csv_field(r.source),
     };
+    if (opts.state) {
+        fields.push_back(csv_field(r.state));
+        fields.push_back(r.sampled_at ? rfc3339_utc(*r.sampled_at) : std::string());
+    }
     if (opts.ps) {
         const ps_values v = r.ps.value_or(ps_values{});
         fields.push_back(std::to_string(v.ppid));
         fields.push_back(v.uid ? std::to_string(*v.uid) : std::string());
         fields.push_back(csv_field(to_valid_utf8(v.user_name)));
-        fields.push_back(csv_field(to_valid_utf8(std::string_view(&v.state, 1))));
+        fields.push_back(csv_field(to_valid_utf8(std::string_view(&v.proc_state, 1))));
         if (opts.interval) {
             const interval_values u = r.used.value_or(interval_values{});
             fields.push_back(std::to_string(u.interval.count()));
@@ -368,6 +379,27 @@ void csv_row(std::ostream& out, const task_record& r, const output_options& opts
             fields.push_back(csv_field(u.basis));
         }
     }
+    return fields;
+}
+
+std::vector<std::string> csv_header_fields(const output_options& opts) {
+    std::vector<std::string> h{"pid",     "tid",       "name",          "creation_filetime",   "exit_filetime",
+                               "creation_time", "exit_time", "kernel_ns", "user_ns", "resolution_ns",
+                               "total_resolution_ns", "source"};
+    if (opts.state) {
+        h.push_back("state");
+        h.push_back("sampled_at_time");
+    }
+    if (opts.ps) {
+        for (const char* f : {"ppid", "uid", "user_name", "proc_state"}) h.push_back(f);
+        if (opts.interval)
+            for (const char* f : {"interval_ns", "interval_kernel_ns", "interval_user_ns", "cpu_percent", "basis"})
+                h.push_back(f);
+    }
+    return h;
+}
+
+void write_csv_line(std::ostream& out, const std::vector<std::string>& fields) {
     bool first = true;
     for (const auto& f : fields) {
         if (!first) out << ',';
@@ -377,17 +409,11 @@ void csv_row(std::ostream& out, const task_record& r, const output_options& opts
     out << '\n';
 }
 
-}  // namespace
-
 void write_csv(std::ostream& out, const std::vector<task_record>& records, const output_options& opts) {
-    out << "pid,tid,name,creation_filetime,exit_filetime,creation_time,exit_time,kernel_ns,user_ns,resolution_ns,"
-           "total_resolution_ns,source";
-    if (opts.ps) out << ",ppid,uid,user_name,state";
-    if (opts.ps && opts.interval) out << ",interval_ns,interval_kernel_ns,interval_user_ns,cpu_percent,basis";
-    out << '\n';
+    write_csv_line(out, csv_header_fields(opts));
     for (const auto& p : records) {
-        csv_row(out, p, opts);
-        for (const auto& t : p.threads) csv_row(out, t, opts);
+        write_csv_line(out, csv_record_fields(p, opts));
+        for (const auto& t : p.threads) write_csv_line(out, csv_record_fields(t, opts));
     }
 }
 

@@ -26,7 +26,7 @@ struct ps_values {
     pid_t ppid = 0;                    ///< parent process id (the process's, on thread records)
     std::optional<std::uint32_t> uid;  ///< effective uid; empty when it could not be read
     std::string user_name;             ///< the uid's user name, or the uid in decimal, or "?"
-    char state = '?';                  ///< proc(5) state letter: R, S, D, Z, T, t, X, I
+    char proc_state = '?';             ///< proc(5) state letter: R, S, D, Z, T, t, X, I
 };
 
 /// CPU used over the last interval (`proctimes ps --interval`).
@@ -50,6 +50,11 @@ struct task_record {
     std::chrono::nanoseconds resolution{};        ///< of kernel and of user, each
     std::chrono::nanoseconds total_resolution{};  ///< of kernel + user
     std::string source;                           ///< to_string(cpu_source)
+    /// to_string(task_state) ("running", "exited", "exited_partial"); written
+    /// only when output_options::state is set (run, watch).
+    std::string state;
+    /// When kernel and user were read; written with the state.
+    std::optional<instant> sampled_at;
     std::vector<task_record> threads;             ///< thread records (processes only)
     std::optional<ps_values> ps;                  ///< `ps` records only
     std::optional<interval_values> used;          ///< `ps --interval` records only
@@ -64,11 +69,16 @@ struct output_options {
     bool threads = false;
     /// Table only: print instants in UTC instead of local time.
     bool utc = false;
-    /// The `ps` layout: PPID, OWNER and S columns (table); ppid, uid,
-    /// user_name and state fields (JSON, CSV), from task_record::ps.
+    /// Adds each record's state: the STATE column (table), "state" and
+    /// "sampled_at_time" (JSON), columns state,sampled_at_time (CSV). Used by
+    /// run and watch; show's output does not have them.
+    bool state = false;
+    /// The `ps` layout. Table: PID [TID] [PPID] OWNER S [CREATED | CPU%]
+    /// KERNEL USER RES NAME (no STATE column). JSON and CSV: after the
+    /// fields above, ppid, uid, user_name and proc_state, from task_record::ps.
     bool ps = false;
-    /// With `ps`: the CPU used over the interval (task_record::used) —
-    /// CPU%, and KERNEL/USER of the interval in the table; interval_ns,
+    /// With `ps`: the CPU used over the interval (task_record::used) — CPU%,
+    /// and KERNEL/USER of the interval in the table; interval_ns,
     /// interval_kernel_ns, interval_user_ns, cpu_percent and basis fields.
     bool interval = false;
 };
@@ -79,6 +89,13 @@ void write_records(std::ostream& out, const std::vector<task_record>& records, c
 void write_table(std::ostream& out, const std::vector<task_record>& records, const output_options& opts);
 void write_json(std::ostream& out, const std::vector<task_record>& records, const output_options& opts);
 void write_csv(std::ostream& out, const std::vector<task_record>& records, const output_options& opts);
+
+/// The CSV header fields and one record's fields (already quoted), for
+/// commands that append columns of their own.
+std::vector<std::string> csv_header_fields(const output_options& opts);
+std::vector<std::string> csv_record_fields(const task_record& r, const output_options& opts);
+/// Joins fields with commas and ends the line.
+void write_csv_line(std::ostream& out, const std::vector<std::string>& fields);
 
 // ---- formatting helpers (pure functions) --------------------------------------
 

@@ -1,0 +1,165 @@
+#include "win32/child.hpp"
+
+#include <algorithm>
+#include <csignal>
+#include <map>
+
+#include <unistd.h>
+
+#include "proctimes/exit.hpp"
+
+namespace proctimes::win32 {
+
+using std::chrono::nanoseconds;
+
+namespace {
+
+std::mutex registry_mutex;
+std::map<pid_t, std::weak_ptr<created_process>>& registry() {
+    static auto* m = new std::map<pid_t, std::weak_ptr<created_process>>;  // never destroyed: used by late handles
+    return *m;
+}
+
+// Kernel and user through a guard that keeps both from ever decreasing.
+template <class T>
+T guarded(T t, detail::monotonic_split& guard) noexcept {
+    const auto ku = guard.apply(t.cpu(), static_cast<std::uint64_t>(t.user.count()),
+                                static_cast<std::uint64_t>(t.kernel.count()));
+    t.kernel = ku.kernel;
+    t.user = ku.user;
+    return t;
+}
+
+}  // namespace
+
+result<std::shared_ptr<created_process>> created_process::create(const spawn_options& options) noexcept {
+    std::shared_ptr<created_process> p;
+    try {
+        p = std::shared_ptr<created_process>(new created_process);
+    } catch (...) {
+        return std::make_error_code(std::errc::not_enough_memory);
+    }
+    auto c = child::spawn(options);
+    if (!c) return c.error();
+    const pid_t pid = c->id();
+    // Opened while it cannot have been reaped (only we reap it): the thread
+    // whose tid is the pid is its main thread.
+    auto t = thread::open(pid, pid);
+    if (!t) {
+        ::kill(pid, SIGKILL);  // ~child lets the exit monitor reap it
+        return t.error();
+    }
+    p->child_ = std::move(*c);
+    p->main_ = std::move(*t);
+    p->pid_ = pid;
+    p->owner_ = ::getpid();
+    p->creation_ = p->child_.handle().creation();
+    try {
+        std::lock_guard lock(registry_mutex);
+        registry()[pid] = p;
+    } catch (...) {
+        return std::make_error_code(std::errc::not_enough_memory);
+    }
+    return p;
+}
+
+std::shared_ptr<created_process> created_process::find(pid_t pid) noexcept {
+    std::lock_guard lock(registry_mutex);
+    auto& reg = registry();
+    const auto it = reg.find(pid);
+    if (it == reg.end()) return nullptr;
+    auto p = it->second.lock();
+    if (p && p->owner_ != ::getpid()) return nullptr;  // inherited through fork: not our child
+    return p;
+}
+
+created_process::~created_process() {
+    std::lock_guard lock(registry_mutex);
+    auto& reg = registry();
+    if (auto it = reg.find(pid_); it != reg.end() && it->second.expired()) reg.erase(it);
+}
+
+bool created_process::reaped() const noexcept {
+    std::lock_guard lock(mutex_);
+    return exit_.has_value();
+}
+
+result<void> created_process::finish_locked() noexcept {
+    if (exit_) return {};
+    // The process first, so that if no exit instant was stamped yet, the
+    // process's is stamped no later than its main thread's.
+    (void)child_.handle().times();
+    // The main thread can only be read until the reaping below.
+    if (auto t = main_.times()) main_final_ = *t;
+    auto e = child_.wait();
+    if (!e) return e.error();
+    exit_ = *e;
+    return {};
+}
+
+result<bool> created_process::finish_if_exited_locked() noexcept {
+    if (exit_) return true;
+    auto r = wait_for_exit(child_.handle(), nanoseconds{0});
+    if (!r) return r.error();
+    if (!*r) return false;
+    if (auto f = finish_locked(); !f) return f.error();
+    return true;
+}
+
+result<bool> created_process::wait(std::optional<nanoseconds> timeout) noexcept {
+    {
+        std::lock_guard lock(mutex_);
+        if (exit_) return true;
+    }
+    // Not under the lock: other handles keep answering while this one waits.
+    auto r = wait_for_exit(child_.handle(), timeout);
+    if (!r) return r.error();
+    if (!*r) return false;
+    std::lock_guard lock(mutex_);
+    if (auto f = finish_locked(); !f) return f.error();
+    return true;
+}
+
+result<bool> created_process::wait_main_thread(std::optional<nanoseconds> timeout) noexcept {
+    // main_ is set once at creation and never reassigned: no lock needed to poll it.
+    if (main_.native_pidfd() >= 0) return wait_for_exit(main_, timeout);
+    return wait(timeout);
+}
+
+result<process_times> created_process::times() noexcept {
+    std::lock_guard lock(mutex_);
+    if (auto f = finish_if_exited_locked(); !f) return f.error();
+    auto t = child_.handle().times();
+    if (!t) return t.error();
+    return guarded(*t, process_guard_);
+}
+
+result<thread_times> created_process::main_thread_times() noexcept {
+    std::lock_guard lock(mutex_);
+    if (auto f = finish_if_exited_locked(); !f) return f.error();
+    auto t = main_.times();
+    if (!t) {
+        // Reaped, and the thread was not watched (no thread pidfds before
+        // Linux 6.9): its values read from the zombie just before.
+        if (!exit_ || !main_final_) return t.error();
+        t = *main_final_;
+    }
+    if (exit_) {
+        if (t->state == task_state::running) t->state = task_state::exited;
+        const auto& process_exit = exit_->times.exit;
+        if (process_exit && (!t->exit || *t->exit > *process_exit)) t->exit = process_exit;
+    }
+    return guarded(*t, thread_guard_);
+}
+
+result<std::optional<exit_status>> created_process::status() noexcept {
+    std::lock_guard lock(mutex_);
+    auto f = finish_if_exited_locked();
+    if (!f) return f.error();
+    if (!*f) return std::optional<exit_status>();
+    // The core's record: the reaping wait's status, or what the zombie showed
+    // if something else reaped it first.
+    return child_.handle().exit_status();
+}
+
+}  // namespace proctimes::win32

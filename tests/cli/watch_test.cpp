@@ -1,0 +1,216 @@
+// `proctimes watch`, in-process through proctimes::cli::run: a child and a
+// non-child (a reparented grandchild) reported with exit instants bracketed by
+// clock samples, bad pids reported while the others are still watched, JSON
+// Lines, and SIGTERM ending the watch with 143.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli.hpp"
+#include "proctimes/filetime.hpp"
+
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+struct cli_result {
+    int code = -1;
+    std::string out;
+    std::string err;
+};
+
+cli_result run_cli(const std::vector<std::string>& args) {
+    std::ostringstream out, err;
+    cli_result r;
+    r.code = proctimes::cli::run(args, out, err);
+    r.out = out.str();
+    r.err = err.str();
+    return r;
+}
+
+std::uint64_t ticks(std::chrono::system_clock::time_point t) {
+    return proctimes::filetime_from_time(std::chrono::time_point_cast<std::chrono::nanoseconds>(t))->ticks;
+}
+
+// Only async-signal-safe calls in the forked children (this process has threads).
+void sleep_ms(long ms) {
+    timespec ts{ms / 1000, (ms % 1000) * 1'000'000};
+    while (::nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+// A child that sleeps `ms`, writes the CLOCK_REALTIME instant just before its
+// exit to `fd`, and exits with `code`.
+pid_t fork_sleeper(long ms, int fd, int code = 0) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        sleep_ms(ms);
+        timespec now{};
+        ::clock_gettime(CLOCK_REALTIME, &now);
+        if (fd >= 0) [[maybe_unused]] auto n = ::write(fd, &now, sizeof now);
+        ::_exit(code);
+    }
+    return pid;
+}
+
+std::chrono::system_clock::time_point read_instant(int fd) {
+    timespec ts{};
+    EXPECT_EQ(::read(fd, &ts, sizeof ts), static_cast<ssize_t>(sizeof ts));
+    return std::chrono::system_clock::time_point{std::chrono::duration_cast<std::chrono::system_clock::duration>(
+        std::chrono::seconds{ts.tv_sec} + std::chrono::nanoseconds{ts.tv_nsec})};
+}
+
+std::vector<json> json_lines(const std::string& s) {
+    std::vector<json> v;
+    std::istringstream in(s);
+    std::string line;
+    while (std::getline(in, line)) v.push_back(json::parse(line));
+    return v;
+}
+
+void expect_bracketed(const json& rec, std::chrono::system_clock::time_point lo,
+                      std::chrono::system_clock::time_point hi) {
+    ASSERT_TRUE(rec["exit_filetime"].is_number_integer()) << rec;
+    const auto exit = rec["exit_filetime"].get<std::uint64_t>();
+    EXPECT_GE(exit, ticks(lo - 50ms)) << rec;
+    EXPECT_LE(exit, ticks(hi + 50ms)) << rec;
+    EXPECT_GE(exit, rec["creation_filetime"].get<std::uint64_t>());
+}
+
+TEST(Watch, ChildIsReportedWithItsExitInstantAndFinalTimes) {
+    int p[2];
+    ASSERT_EQ(::pipe(p), 0);
+    const pid_t pid = fork_sleeper(200, p[1], 7);
+    ASSERT_GT(pid, 0);
+    const auto r = run_cli({"watch", "--format", "json", std::to_string(pid)});
+    const auto after = std::chrono::system_clock::now();
+    const auto before_exit = read_instant(p[0]);
+    ::close(p[0]);
+    ::close(p[1]);
+    int status = 0;
+    EXPECT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_EQ(WEXITSTATUS(status), 7);
+
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    const auto lines = json_lines(r.out);
+    ASSERT_EQ(lines.size(), 1u) << r.out;
+    const json& j = lines[0];
+    EXPECT_EQ(j["pid"], pid);
+    EXPECT_EQ(j["state"], "exited");  // a zombie until we reaped it: final values
+    expect_bracketed(j, before_exit, after);
+    EXPECT_GE(j["kernel_ns"].get<std::int64_t>(), 0);
+    EXPECT_GE(j["user_ns"].get<std::int64_t>(), 0);
+    EXPECT_TRUE(j["sampled_at_time"].is_string());
+    EXPECT_TRUE(j["exit_time"].is_string());
+}
+
+TEST(Watch, BadPidsAreReportedAndTheOthersStillWatched) {
+    const pid_t pid = fork_sleeper(150, -1);
+    ASSERT_GT(pid, 0);
+    const auto r = run_cli({"watch", "abc", "4000000", std::to_string(pid), "--format", "csv"});
+    ::waitpid(pid, nullptr, 0);
+    EXPECT_EQ(r.code, proctimes::cli::exit_failure);
+    EXPECT_NE(r.err.find("proctimes: 'abc': not a process id"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("proctimes: pid 4000000:"), std::string::npos) << r.err;
+    std::istringstream in(r.out);
+    std::string header, row;
+    ASSERT_TRUE(std::getline(in, header));
+    EXPECT_EQ(header.rfind("pid,tid,name,", 0), 0u);
+    EXPECT_NE(header.find(",state,sampled_at_time"), std::string::npos);
+    ASSERT_TRUE(std::getline(in, row));
+    EXPECT_EQ(row.rfind(std::to_string(pid) + ",,", 0), 0u) << row;
+}
+
+TEST(Watch, NonChildIsReportedWithItsExitInstant) {
+    int p[2], t[2];
+    ASSERT_EQ(::pipe(p), 0);
+    ASSERT_EQ(::pipe(t), 0);
+    const pid_t middle = ::fork();
+    ASSERT_GE(middle, 0);
+    if (middle == 0) {
+        const pid_t grandchild = ::fork();
+        if (grandchild == 0) {
+            sleep_ms(200);
+            timespec now{};
+            ::clock_gettime(CLOCK_REALTIME, &now);
+            [[maybe_unused]] auto n = ::write(t[1], &now, sizeof now);
+            ::_exit(0);
+        }
+        [[maybe_unused]] auto n = ::write(p[1], &grandchild, sizeof grandchild);
+        ::_exit(0);
+    }
+    pid_t grandchild = 0;
+    ASSERT_EQ(::read(p[0], &grandchild, sizeof grandchild), static_cast<ssize_t>(sizeof grandchild));
+    ::waitpid(middle, nullptr, 0);  // the grandchild is reparented away from us
+
+    const auto r = run_cli({"watch", "--format", "json", std::to_string(grandchild)});
+    const auto after = std::chrono::system_clock::now();
+    const auto before_exit = read_instant(t[0]);
+    for (int fd : {p[0], p[1], t[0], t[1]}) ::close(fd);
+
+    EXPECT_EQ(r.code, 0) << r.err;
+    const auto lines = json_lines(r.out);
+    ASSERT_EQ(lines.size(), 1u) << r.out;
+    EXPECT_EQ(lines[0]["pid"], grandchild);
+    const std::string state = lines[0]["state"];
+    EXPECT_TRUE(state == "exited" || state == "exited_partial") << state;
+    expect_bracketed(lines[0], before_exit, after);
+}
+
+TEST(Watch, SeveralProcessesOneLineEachInExitOrder) {
+    const pid_t slow = fork_sleeper(300, -1);
+    const pid_t fast = fork_sleeper(100, -1);
+    const auto r = run_cli({"watch", "--format", "json", std::to_string(slow), std::to_string(fast)});
+    ::waitpid(slow, nullptr, 0);
+    ::waitpid(fast, nullptr, 0);
+    EXPECT_EQ(r.code, 0) << r.err;
+    const auto lines = json_lines(r.out);
+    ASSERT_EQ(lines.size(), 2u) << r.out;
+    EXPECT_EQ(lines[0]["pid"], fast);
+    EXPECT_EQ(lines[1]["pid"], slow);
+}
+
+TEST(Watch, TableHasAHeaderAndOneLinePerExit) {
+    const pid_t pid = fork_sleeper(50, -1);
+    const auto r = run_cli({"watch", "--utc", std::to_string(pid)});
+    ::waitpid(pid, nullptr, 0);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("    PID  NAME", 0), 0u) << r.out;
+    EXPECT_NE(r.out.find(std::to_string(pid) + "  "), std::string::npos);
+    EXPECT_NE(r.out.find(" +00:00"), std::string::npos);
+}
+
+TEST(Watch, SigtermEndsTheWatchWith143AndNothingMore) {
+    const pid_t pid = fork_sleeper(3000, -1);
+    std::thread killer([] {
+        std::this_thread::sleep_for(300ms);
+        ::kill(::getpid(), SIGTERM);
+    });
+    const auto start = std::chrono::steady_clock::now();
+    const auto r = run_cli({"watch", "--format", "json", std::to_string(pid)});
+    const auto took = std::chrono::steady_clock::now() - start;
+    killer.join();
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    EXPECT_EQ(r.code, 143);
+    EXPECT_EQ(r.out, "");
+    EXPECT_LT(took, 2500ms);
+}
+
+TEST(Watch, NoPidIsAUsageError) { EXPECT_EQ(run_cli({"watch"}).code, proctimes::cli::exit_usage); }
+
+}  // namespace

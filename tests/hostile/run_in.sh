@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs a test binary in a hostile environment (needs root to set it up;
+# exits 77 = skipped otherwise):
+#   run_in.sh hidepid|noproc|unprivileged BINARY [ARGS...]
+set -u
+env_name=$1; shift
+[ "$(id -u)" -eq 0 ] || { echo "run_in.sh: not root, skipped"; exit 77; }
+command -v unshare >/dev/null && command -v setpriv >/dev/null || { echo "run_in.sh: util-linux missing"; exit 77; }
+as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
+# An anchor directory nobody may write, like /dev/shm's files of other users.
+export PROCTIMES_TEST_ENV=$env_name
+case "$env_name" in
+  hidepid)
+    exec unshare -m --propagation private sh -c 'mount -t proc -o hidepid=2 proc /proc && exec "$@"' sh "${as_nobody[@]}" "$@" ;;
+  noproc)
+    exec unshare -m --propagation private sh -c 'umount -l /proc && exec "$@"' sh "$@" ;;
+  unprivileged)
+    exec "${as_nobody[@]}" "$@" ;;
+  *) echo "run_in.sh: unknown environment $env_name" >&2; exit 2 ;;
+esac

@@ -1,0 +1,413 @@
+// proctimes run [--format table|json|csv] [--threads] [-o FILE] [--utc] -- CMD [ARGS...]
+//
+// Starts the command (proctimes::child::spawn, stdio inherited), waits for it,
+// and reports its creation and exit instants, wall time, kernel and user time,
+// its waited-for descendants' times and its peak RSS — /usr/bin/time with
+// 100 ns instants and µs CPU times. The report goes to `err` (the command's
+// stdout stays clean) or to the -o file. While the command runs SIGINT and
+// SIGQUIT have no effect here, so Ctrl-C reaches the command and the report is
+// still written. With --threads the command's thread list is polled and each
+// thread seen is reported with its own times.
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli.hpp"
+#include "commands.hpp"
+#include "json_record.hpp"
+#include "proctimes/error.hpp"
+#include "proctimes/process.hpp"
+#include "proctimes/spawn.hpp"
+
+namespace proctimes::cli {
+
+namespace {
+
+using std::chrono::nanoseconds;
+using std::chrono::steady_clock;
+
+constexpr nanoseconds thread_poll_interval = std::chrono::milliseconds{2};
+constexpr nanoseconds name_refresh_interval = std::chrono::milliseconds{20};
+
+extern "C" void ignore_signal(int) {}
+
+// SIGINT and SIGQUIT have no effect on proctimes for the lifetime of the
+// object; the previous dispositions are restored after. Installed before the
+// spawn, so that a signal sent as soon as the command starts is not lost on
+// proctimes. A handler that does nothing, not SIG_IGN: exec resets handled
+// signals to their default in the command, whereas an ignored signal would stay
+// ignored there. A signal that proctimes itself inherited as ignored is left
+// so, for the command to inherit too (as any program would).
+class shield_terminal_signals {
+public:
+    shield_terminal_signals() {
+        struct sigaction sa {};
+        sa.sa_handler = ignore_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART;
+        for (std::size_t i = 0; i < 2; ++i) {
+            if (::sigaction(signals_[i], nullptr, &old_[i]) != 0 || old_[i].sa_handler == SIG_IGN) continue;
+            changed_[i] = ::sigaction(signals_[i], &sa, nullptr) == 0;
+        }
+    }
+    ~shield_terminal_signals() {
+        for (std::size_t i = 0; i < 2; ++i)
+            if (changed_[i]) ::sigaction(signals_[i], &old_[i], nullptr);
+    }
+    shield_terminal_signals(const shield_terminal_signals&) = delete;
+    shield_terminal_signals& operator=(const shield_terminal_signals&) = delete;
+
+private:
+    static constexpr int signals_[2] = {SIGINT, SIGQUIT};
+    struct sigaction old_[2] {};
+    bool changed_[2] = {false, false};
+};
+
+task_record make_record(pid_t pid, std::optional<pid_t> tid, std::string name, const task_times& t) {
+    task_record r;
+    r.pid = pid;
+    r.tid = tid;
+    r.name = std::move(name);
+    r.creation = t.creation;
+    r.exit = t.exit;
+    r.kernel = t.kernel;
+    r.user = t.user;
+    r.resolution = t.precision.resolution;
+    r.total_resolution = t.precision.total_resolution;
+    r.source = std::string(to_string(t.precision.source));
+    r.state = std::string(to_string(t.state));
+    r.sampled_at = t.sampled_at;
+    return r;
+}
+
+// One thread of the command, opened when the poll first saw it.
+struct tracked_thread {
+    thread handle;
+    std::string name;
+    std::optional<thread_times> last;  // the newest successful sample
+};
+
+// Polls the command's thread list, opening a handle for every new thread and
+// sampling the times of every open one (so that a thread's last sample is at
+// most one poll old when it exits).
+class thread_tracker {
+public:
+    explicit thread_tracker(const process& p) : proc_(p) {}
+
+    void poll() {
+        const auto now = steady_clock::now();
+        const bool refresh_names = now - last_names_ >= name_refresh_interval;
+        if (refresh_names) last_names_ = now;
+        if (auto tids = proc_.thread_ids()) {
+            for (const pid_t tid : *tids) {
+                if (threads_.count(tid)) continue;
+                auto th = thread::open(proc_.id(), tid);
+                if (!th) continue;  // ended already: a missed thread
+                tracked_thread t{std::move(*th), {}, {}};
+                if (auto n = t.handle.name()) t.name = std::move(*n);
+                threads_.emplace(tid, std::move(t));
+            }
+        }
+        for (auto& [tid, t] : threads_) {
+            if (t.last && t.last->state != task_state::running) continue;
+            if (auto s = t.handle.times()) t.last = *s;
+            if (refresh_names)
+                if (auto n = t.handle.name()) t.name = std::move(*n);
+        }
+    }
+
+    // Final records: the handle's answer now (exit instant and last sample),
+    // or the tracker's own last sample.
+    std::vector<task_record> records(pid_t pid) {
+        std::vector<task_record> out;
+        for (auto& [tid, t] : threads_) {
+            if (auto s = t.handle.times()) t.last = *s;
+            if (!t.last) continue;
+            task_times v = *t.last;
+            if (v.state == task_state::running) v.state = task_state::exited_partial;  // ended, not recorded
+            out.push_back(make_record(pid, tid, t.name, v));
+        }
+        return out;
+    }
+
+private:
+    const process& proc_;
+    std::map<pid_t, tracked_thread> threads_;
+    steady_clock::time_point last_names_{};
+};
+
+// comm as the kernel sets it on exec: the basename of the path, 15 bytes at most.
+std::string comm_of(const std::string& argv0) {
+    const auto slash = argv0.rfind('/');
+    std::string base = slash == std::string::npos ? argv0 : argv0.substr(slash + 1);
+    if (base.size() > 15) base.resize(15);
+    return base;
+}
+
+// table_time with the 7 fractional digits of the FILETIME tick.
+std::string precise_time(instant t, bool utc) {
+    using namespace std::chrono;
+    std::string s = table_time(t, utc);
+    const auto ticks = floor<filetime_duration>(t);
+    const auto frac = (ticks - floor<seconds>(ticks)).count();
+    if (s.size() > 23 && s[19] == '.') s.replace(20, 3, fmt::format("{:07}", frac));
+    return s;
+}
+
+// An argument as a shell would need it typed: as is when it holds only
+// characters no shell treats specially, else in single quotes.
+std::string shell_quote(const std::string& a) {
+    const auto plain = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               std::string_view("_@%+=:,./-").find(c) != std::string_view::npos;
+    };
+    if (!a.empty() && std::all_of(a.begin(), a.end(), plain)) return a;
+    std::string q = "'";
+    for (const char c : a) q += c == '\'' ? std::string("'\"'\"'") : std::string(1, c);
+    return q + "'";
+}
+
+std::string signal_name(int sig) {
+    const char* d = ::sigabbrev_np(sig);
+    return d ? fmt::format("SIG{}", d) : fmt::format("signal {}", sig);
+}
+
+struct run_report {
+    std::vector<std::string> command;
+    task_record process;
+    child_exit exit;
+    nanoseconds wall{};     // steady clock, spawn → wait
+    nanoseconds elapsed{};  // exit − creation
+    double cpu_percent = 0;
+    std::optional<nanoseconds> unattributed;  // --threads
+};
+
+void write_table_report(std::ostream& o, const run_report& r, const output_options& opts) {
+    const auto& p = r.process;
+    const auto& e = r.exit;
+    std::string cmd;
+    for (const auto& a : r.command) cmd += (cmd.empty() ? "" : " ") + escape_for_table(shell_quote(a));
+    const auto line = [&](std::string_view key, const std::string& value, std::string_view note) {
+        std::string l = fmt::format("{:<16} {}", key, value);
+        // Columns, not bytes: "µ" is two bytes wide in UTF-8, one column.
+        const auto width = static_cast<std::size_t>(std::count_if(
+            l.begin(), l.end(), [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }));
+        if (!note.empty()) l += fmt::format("{:<{}}  ({})", "", width < 48 ? 48 - width : 0, note);
+        o << l << '\n';
+    };
+    line("command", cmd, "");
+    line("pid", fmt::format("{} ({})", p.pid, escape_for_table(p.name)), "");
+    line("exit status",
+         e.status.signaled() ? fmt::format("killed by {}{} (exit status {})", signal_name(e.status.signal),
+                                           e.status.core_dumped ? ", core dumped" : "", e.status.shell_code())
+                             : std::to_string(e.status.code),
+         "");
+    line("created", precise_time(p.creation, opts.utc), "10 ms: the kernel's start tick, floored");
+    line("exited", p.exit ? precise_time(*p.exit, opts.utc) : std::string("-"),
+         "100 ns: stamped by the exit monitor when the pidfd woke");
+    line("elapsed", human_duration(r.elapsed), "exit - created; 10 ms, from the creation tick");
+    line("wall", human_duration(r.wall), "steady clock around spawn -> wait; 1 ns");
+    const std::string src = fmt::format("{} each, {} total; {}", human_duration(p.resolution),
+                                        human_duration(p.total_resolution), p.source);
+    line("kernel", human_duration(p.kernel), src);
+    line("user", human_duration(p.user), src);
+    line("cpu", fmt::format("{:.1f} %", r.cpu_percent), "(kernel + user) / wall");
+    line("children kernel", human_duration(e.children_kernel), "1 µs; descendants it waited for (wait rusage)");
+    line("children user", human_duration(e.children_user), "1 µs; descendants it waited for (wait rusage)");
+    line("max rss", fmt::format("{} KiB", e.max_rss_kib), "ru_maxrss: it and its waited-for descendants");
+    if (opts.threads) {
+        o << fmt::format("\nthreads (thread list polled every {}):\n", human_duration(thread_poll_interval));
+        output_options t = opts;
+        write_table(o, {p}, t);
+        o << fmt::format(
+            "Threads that started and ended between two polls are not listed. exited_partial: the thread's CPU\n"
+            "times are its last sample (at most one poll before it ended); the exit instant is the library's.\n"
+            "CPU time not attributed to a listed thread (missed threads, and work after last samples): {}\n",
+            human_duration(r.unattributed.value_or(nanoseconds{0})));
+    }
+}
+
+void write_json_report(std::ostream& o, const run_report& r, const output_options& opts) {
+    ojson j = json_record(r.process, opts);
+    ojson threads;
+    if (j.contains("threads")) {
+        threads = j["threads"];
+        j.erase("threads");
+    }
+    j["command"] = r.command;
+    j["elapsed_ns"] = r.elapsed.count();
+    j["wall_ns"] = r.wall.count();
+    j["cpu_percent"] = r.cpu_percent;
+    j["children_kernel_ns"] = r.exit.children_kernel.count();
+    j["children_user_ns"] = r.exit.children_user.count();
+    j["max_rss_kib"] = r.exit.max_rss_kib;
+    j["exit_code"] = r.exit.status.signaled() ? ojson(nullptr) : ojson(r.exit.status.code);
+    j["signal"] = r.exit.status.signaled() ? ojson(r.exit.status.signal) : ojson(nullptr);
+    j["core_dumped"] = r.exit.status.core_dumped;
+    if (opts.threads) {
+        j["thread_poll_interval_ns"] = thread_poll_interval.count();
+        j["threads_unattributed_cpu_ns"] = r.unattributed.value_or(nanoseconds{0}).count();
+        j["threads"] = std::move(threads);
+    }
+    for (auto& c : j["command"]) c = to_valid_utf8(c.get<std::string>());
+    o << j.dump(2, ' ', true, ojson::error_handler_t::replace) << '\n';
+}
+
+void write_csv_report(std::ostream& o, const run_report& r, const output_options& opts) {
+    const char* run_cols[] = {"elapsed_ns",  "wall_ns",   "cpu_percent", "children_kernel_ns", "children_user_ns",
+                              "max_rss_kib", "exit_code", "signal"};
+    auto header = csv_header_fields(opts);
+    header.insert(header.end(), std::begin(run_cols), std::end(run_cols));
+    write_csv_line(o, header);
+    auto row = csv_record_fields(r.process, opts);
+    row.push_back(std::to_string(r.elapsed.count()));
+    row.push_back(std::to_string(r.wall.count()));
+    row.push_back(fmt::format("{:.2f}", r.cpu_percent));
+    row.push_back(std::to_string(r.exit.children_kernel.count()));
+    row.push_back(std::to_string(r.exit.children_user.count()));
+    row.push_back(std::to_string(r.exit.max_rss_kib));
+    row.push_back(r.exit.status.signaled() ? std::string() : std::to_string(r.exit.status.code));
+    row.push_back(r.exit.status.signaled() ? std::to_string(r.exit.status.signal) : std::string());
+    write_csv_line(o, row);
+    for (const auto& t : r.process.threads) {
+        auto trow = csv_record_fields(t, opts);
+        trow.resize(header.size());
+        write_csv_line(o, trow);
+    }
+}
+
+}  // namespace
+
+int run_run(const run_options& opts, std::ostream& out, std::ostream& err) {
+    (void)out;  // the command owns standard output
+    std::ofstream file;
+    if (!opts.output_file.empty()) {
+        file.open(opts.output_file, std::ios::out | std::ios::trunc);
+        if (!file) {
+            err << fmt::format("proctimes: run: cannot open '{}': {}\n", escape_for_table(opts.output_file),
+                               std::strerror(errno));
+            return 125;
+        }
+    }
+    std::ostream& report = opts.output_file.empty() ? err : file;
+
+    spawn_options so;
+    so.argv = opts.command;
+    std::optional<shield_terminal_signals> shield;
+    shield.emplace();
+    const auto start = steady_clock::now();
+    auto c = child::spawn(so);
+    if (!c) {
+        err << fmt::format("proctimes: run: cannot execute '{}': {}\n", escape_for_table(opts.command.front()),
+                           c.error().message());
+        return 127;
+    }
+    std::optional<child_exit> ex;
+    std::string name;
+    std::vector<task_record> thread_records;
+    {
+        if (auto n = c->handle().name()) name = std::move(*n);
+        if (opts.threads) {
+            thread_tracker tracker(c->handle());
+            for (;;) {
+                tracker.poll();
+                auto w = c->wait_for(thread_poll_interval);
+                if (!w) {
+                    err << fmt::format("proctimes: run: waiting for pid {}: {}\n", c->id(), w.error().message());
+                    return exit_failure;
+                }
+                if (*w) {
+                    ex = **w;
+                    break;
+                }
+            }
+            thread_records = tracker.records(c->id());
+        } else {
+            auto w = c->wait();
+            if (!w) {
+                err << fmt::format("proctimes: run: waiting for pid {}: {}\n", c->id(), w.error().message());
+                return exit_failure;
+            }
+            ex = *w;
+        }
+    }
+    const auto stop = steady_clock::now();
+    shield.reset();
+    if (name.empty()) name = comm_of(opts.command.front());
+
+    run_report r;
+    r.command = opts.command;
+    r.exit = *ex;
+    r.process = make_record(c->id(), std::nullopt, name, ex->times);
+    r.process.threads = std::move(thread_records);
+    r.wall = std::chrono::duration_cast<nanoseconds>(stop - start);
+    if (r.process.exit) r.elapsed = *r.process.exit - r.process.creation;
+    r.cpu_percent = r.wall.count() > 0 ? 100.0 * static_cast<double>(ex->times.cpu().count()) /
+                                             static_cast<double>(r.wall.count())
+                                       : 0.0;
+    if (opts.threads) {
+        nanoseconds sum{};
+        for (const auto& t : r.process.threads) sum += t.kernel + t.user;
+        r.unattributed = std::max(ex->times.cpu() - sum, nanoseconds{0});
+    }
+
+    output_options o = opts.output;
+    o.threads = opts.threads;
+    o.state = true;
+    switch (o.format) {
+        case output_format::table: write_table_report(report, r, o); break;
+        case output_format::json: write_json_report(report, r, o); break;
+        case output_format::csv: write_csv_report(report, r, o); break;
+    }
+    report.flush();
+    if (!report) err << "proctimes: run: error writing the report\n";
+    return ex->status.shell_code();
+}
+
+subcommand add_run(CLI::App& root) {
+    struct state {
+        run_options opts;
+        std::string format = "table";
+    };
+    auto st = std::make_shared<state>();
+
+    CLI::App* app = root.add_subcommand(
+        "run", "Run a command, then report its creation and exit instants, wall, kernel and user times, CPU %, "
+               "children's times and peak RSS (like /usr/bin/time, with 100 ns instants and µs CPU times).");
+    app->add_flag("-t,--threads", st->opts.threads,
+                  "Poll the command's threads while it runs and report each one seen");
+    app->add_option("-f,--format", st->format, "Report: table (for people, default), json or csv")
+        ->check(CLI::IsMember({"table", "json", "csv"}))
+        ->type_name("FORMAT");
+    app->add_option("-o,--output", st->opts.output_file, "Write the report to FILE instead of standard error")
+        ->type_name("FILE");
+    app->add_flag("--utc", st->opts.output.utc, "Table: print instants in UTC rather than local time");
+    app->add_option("command", st->opts.command, "The command and its arguments (after --)")
+        ->required()
+        ->type_name("CMD [ARGS...]");
+    app->positionals_at_end();
+    app->footer(
+        "The report goes to standard error (or FILE), so the command's standard output stays its own.\n"
+        "Exit status: the command's; 128 + N when it was killed by signal N; 127 when it could not be\n"
+        "started; 125 when FILE cannot be opened; 2 usage error. Fields: docs/CLI.md.\n");
+
+    return {app, [st](std::ostream& out, std::ostream& err) {
+                run_options o = st->opts;
+                o.output.format = st->format == "json"  ? output_format::json
+                                  : st->format == "csv" ? output_format::csv
+                                                        : output_format::table;
+                return run_run(o, out, err);
+            }};
+}
+
+}  // namespace proctimes::cli

@@ -1,0 +1,278 @@
+// proctimes watch PID... [--format table|json|csv] [--utc]
+//
+// Opens a handle for each pid, then waits for them to exit (poll(2) over their
+// pidfds and a self-pipe fed by the SIGINT/SIGTERM handler) and prints one
+// record per process as it exits, flushed at once: its exit instant and final
+// times, or the last sample (exited_partial) when its parent reaped it before
+// the final values could be read.
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <csignal>
+#include <limits>
+#include <memory>
+#include <ostream>
+#include <thread>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli.hpp"
+#include "commands.hpp"
+#include "json_record.hpp"
+#include "proctimes/error.hpp"
+#include "proctimes/process.hpp"
+
+namespace proctimes::cli {
+
+namespace {
+
+std::atomic<int> g_signal_pipe{-1};
+
+constexpr std::chrono::milliseconds resample_interval{50};
+
+extern "C" void on_stop_signal(int sig) {
+    const int saved = errno;
+    const int fd = g_signal_pipe.load();
+    if (fd >= 0) {
+        const unsigned char b = static_cast<unsigned char>(sig);
+        [[maybe_unused]] auto n = ::write(fd, &b, 1);
+    }
+    errno = saved;
+}
+
+// SIGINT and SIGTERM write their number to a pipe for the lifetime of the
+// object; the previous dispositions are restored after.
+class stop_signals {
+public:
+    stop_signals() {
+        if (::pipe2(fds_, O_CLOEXEC | O_NONBLOCK) != 0) {
+            fds_[0] = fds_[1] = -1;
+            return;
+        }
+        g_signal_pipe.store(fds_[1]);
+        struct sigaction sa {};
+        sa.sa_handler = on_stop_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART;
+        ok_int_ = ::sigaction(SIGINT, &sa, &old_int_) == 0;
+        ok_term_ = ::sigaction(SIGTERM, &sa, &old_term_) == 0;
+    }
+    ~stop_signals() {
+        if (ok_int_) ::sigaction(SIGINT, &old_int_, nullptr);
+        if (ok_term_) ::sigaction(SIGTERM, &old_term_, nullptr);
+        g_signal_pipe.store(-1);
+        if (fds_[0] >= 0) ::close(fds_[0]);
+        if (fds_[1] >= 0) ::close(fds_[1]);
+    }
+    stop_signals(const stop_signals&) = delete;
+    stop_signals& operator=(const stop_signals&) = delete;
+
+    [[nodiscard]] int fd() const noexcept { return fds_[0]; }
+    /// The signal received, or 0.
+    [[nodiscard]] int received() const noexcept {
+        unsigned char b = 0;
+        return ::read(fds_[0], &b, 1) == 1 ? b : 0;
+    }
+
+private:
+    int fds_[2] = {-1, -1};
+    struct sigaction old_int_ {};
+    struct sigaction old_term_ {};
+    bool ok_int_ = false, ok_term_ = false;
+};
+
+struct watched {
+    process handle;
+    std::string name;
+};
+
+task_record make_record(pid_t pid, std::string name, const task_times& t) {
+    task_record r;
+    r.pid = pid;
+    r.name = std::move(name);
+    r.creation = t.creation;
+    r.exit = t.exit;
+    r.kernel = t.kernel;
+    r.user = t.user;
+    r.resolution = t.precision.resolution;
+    r.total_resolution = t.precision.total_resolution;
+    r.source = std::string(to_string(t.precision.source));
+    r.state = std::string(to_string(t.state));
+    r.sampled_at = t.sampled_at;
+    return r;
+}
+
+// The table is written a line at a time, as processes exit: fixed widths.
+void table_header(std::ostream& o) {
+    o << fmt::format("{:>7}  {:<15}  {:<30}  {:>10}  {:>10}  {:>6}  {}\n", "PID", "NAME", "EXITED", "KERNEL", "USER",
+                     "RES", "STATE");
+}
+
+void table_line(std::ostream& o, const task_record& r, bool utc) {
+    std::string state = r.state;
+    if (r.state == "exited_partial" && r.sampled_at)
+        state += fmt::format(" (last sampled at {})", table_time(*r.sampled_at, utc));
+    o << fmt::format("{:>7}  {:<15}  {:<30}  {:>10}  {:>10}  {:>6}  {}\n", r.pid, escape_for_table(r.name),
+                     r.exit ? table_time(*r.exit, utc) : std::string("-"), human_duration(r.kernel),
+                     human_duration(r.user), human_duration(r.resolution), state);
+}
+
+std::optional<long long> parse_number(const std::string& s) {
+    long long v = 0;
+    const char* end = s.data() + s.size();
+    auto [p, ec] = std::from_chars(s.data(), end, v);
+    if (ec != std::errc{} || p != end) return std::nullopt;
+    return v;
+}
+
+// The process's times after its pidfd woke. By then it is a zombie (times()
+// says exited, the first observer stamping the exit) or reaped (the monitor's
+// record); should a sample still say running, it is retried briefly rather
+// than reported as final.
+result<task_times> final_times(const process& p) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds{500};
+    for (;;) {
+        auto t = p.times();
+        if (!t || t->state != task_state::running || std::chrono::steady_clock::now() > deadline) return t;
+        std::this_thread::sleep_for(std::chrono::microseconds{200});
+    }
+}
+
+}  // namespace
+
+int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err) {
+    stop_signals signals;
+    if (signals.fd() < 0) {
+        err << fmt::format("proctimes: watch: cannot create a pipe: {}\n", std::strerror(errno));
+        return exit_failure;
+    }
+    bool failed = false;
+    std::vector<watched> procs;
+    for (const auto& arg : opts.pids) {
+        const auto number = parse_number(arg);
+        if (!number) {
+            err << fmt::format("proctimes: '{}': not a process id\n", escape_for_table(arg));
+            failed = true;
+            continue;
+        }
+        if (*number < std::numeric_limits<pid_t>::min() || *number > std::numeric_limits<pid_t>::max()) {
+            err << fmt::format("proctimes: pid {}: {}\n", *number, make_error_code(errc::invalid_argument).message());
+            failed = true;
+            continue;
+        }
+        const auto pid = static_cast<pid_t>(*number);
+        auto p = process::open(pid);
+        if (!p) {
+            err << fmt::format("proctimes: pid {}: {}\n", pid, p.error().message());
+            failed = true;
+            continue;
+        }
+        if (p->native_pidfd() < 0) {
+            err << fmt::format("proctimes: pid {}: {}\n", pid, make_error_code(errc::not_supported).message());
+            failed = true;
+            continue;
+        }
+        std::string name = p->name().value_or(std::string());
+        procs.push_back({std::move(*p), std::move(name)});
+    }
+
+    output_options o = opts.output;
+    o.state = true;
+    if (o.format == output_format::table) table_header(out);
+    if (o.format == output_format::csv) write_csv_line(out, csv_header_fields(o));
+    out.flush();
+
+    while (!procs.empty()) {
+        std::vector<pollfd> fds;
+        fds.push_back({signals.fd(), POLLIN, 0});
+        for (const auto& w : procs) fds.push_back({w.handle.native_pidfd(), POLLIN, 0});
+        // Every resample_interval without an exit, each process is sampled, so
+        // that one reaped before its final values could be read (exited_partial)
+        // reports a recent last sample.
+        const int n = ::poll(fds.data(), fds.size(), static_cast<int>(resample_interval.count()));
+        if (n == 0) {
+            for (auto& w : procs) {
+                (void)w.handle.times();
+                if (auto name = w.handle.name()) w.name = std::move(*name);  // it may have exec'd
+            }
+            continue;
+        }
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            err << fmt::format("proctimes: watch: poll: {}\n", std::strerror(errno));
+            return exit_failure;
+        }
+        if (fds[0].revents & POLLIN) {
+            if (const int sig = signals.received()) return 128 + sig;
+        }
+        std::vector<watched> remaining;
+        for (std::size_t i = 0; i < procs.size(); ++i) {
+            if (!(fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR))) {
+                remaining.push_back(std::move(procs[i]));
+                continue;
+            }
+            auto& w = procs[i];
+            if (auto name = w.handle.name()) w.name = std::move(*name);  // a zombie's comm is still readable
+            auto t = final_times(w.handle);
+            if (!t) {
+                err << fmt::format("proctimes: pid {}: {}\n", w.handle.id(), t.error().message());
+                failed = true;
+                continue;
+            }
+            const task_record r = make_record(w.handle.id(), w.name, *t);
+            switch (o.format) {
+                case output_format::table: table_line(out, r, o.utc); break;
+                case output_format::json:
+                    out << json_record(r, o).dump(-1, ' ', true, ojson::error_handler_t::replace) << '\n';
+                    break;
+                case output_format::csv: write_csv_line(out, csv_record_fields(r, o)); break;
+            }
+            out.flush();
+        }
+        procs = std::move(remaining);
+    }
+    if (!out) {
+        err << "proctimes: error writing the output\n";
+        return exit_failure;
+    }
+    return failed ? exit_failure : exit_success;
+}
+
+subcommand add_watch(CLI::App& root) {
+    struct state {
+        watch_options opts;
+        std::string format = "table";
+    };
+    auto st = std::make_shared<state>();
+
+    CLI::App* app = root.add_subcommand(
+        "watch", "Wait for processes to exit and print each one's exit instant and final times as it does.");
+    app->add_option("pid", st->opts.pids, "Process ids (any process, not only children)")
+        ->required()
+        ->type_name("PID");
+    app->add_option("-f,--format", st->format,
+                    "Output: table (default), json (JSON Lines: one object per line) or csv")
+        ->check(CLI::IsMember({"table", "json", "csv"}))
+        ->type_name("FORMAT");
+    app->add_flag("--utc", st->opts.output.utc, "Table: print instants in UTC rather than local time");
+    app->footer(
+        "One record per process, written and flushed as it exits. Ctrl-C (SIGINT) or SIGTERM stops\n"
+        "watching at once (exit status 130 or 143).\n"
+        "Exit status: 0 all watched to their exit, 1 some pid could not be watched, 2 usage error.\n");
+
+    return {app, [st](std::ostream& out, std::ostream& err) {
+                watch_options o = st->opts;
+                o.output.format = st->format == "json"  ? output_format::json
+                                  : st->format == "csv" ? output_format::csv
+                                                        : output_format::table;
+                return run_watch(o, out, err);
+            }};
+}
+
+}  // namespace proctimes::cli
