@@ -8,8 +8,9 @@
 //                                         bench/run_snapshot.sh so that every
 //                                         tool walks the same system)
 //   snapshot_bench --samples N            time N single walks of each
-//                                         configuration, round-robin, after one
-//                                         warm-up walk each, and print one line
+//                                         configuration, in a random order each
+//                                         round, after one warm-up walk each,
+//                                         and print one line
 //                                         per configuration: name, tasks,
 //                                         walkers, then the N times in ms (the
 //                                         comparison script interleaves these
@@ -21,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -232,8 +234,14 @@ int print_samples(int n) {
     std::vector<std::vector<double>> ms(configs.size());
     std::vector<std::size_t> tasks(configs.size(), 0);
     std::vector<unsigned> walkers(configs.size(), 1);
+    // A new random order each round: what runs just before a walk (a parallel
+    // walk, a large allocation freed) must not always favour the same one.
+    std::vector<std::size_t> order(configs.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::mt19937 rng{std::random_device{}()};
     for (int round = -1; round < n; ++round) {  // round -1: warm-up, not recorded
-        for (std::size_t i = 0; i < configs.size(); ++i) {
+        std::shuffle(order.begin(), order.end(), rng);
+        for (const std::size_t i : order) {
             const auto& c = configs[i];
             const auto t0 = std::chrono::steady_clock::now();
             if (c.minimal) {

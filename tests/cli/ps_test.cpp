@@ -88,7 +88,9 @@ TEST(PsFixture, JsonHasEveryProcessWithPsFields) {
     EXPECT_EQ((*p)["ppid"], 1100);
     EXPECT_EQ((*p)["uid"], 1001);
     EXPECT_EQ((*p)["user_name"], name_of_uid(1001));
-    EXPECT_EQ((*p)["state"], "S");
+    EXPECT_EQ((*p)["proc_state"], "S");
+    EXPECT_EQ((*p)["state"], "running");
+    EXPECT_FALSE((*p)["sampled_at_time"].is_null());
     EXPECT_EQ((*p)["kernel_ns"], 750'000'000);
     EXPECT_EQ((*p)["user_ns"], 2'500'000'000);
     EXPECT_EQ((*p)["resolution_ns"], 10'000'000);
@@ -104,7 +106,10 @@ TEST(PsFixture, JsonHasEveryProcessWithPsFields) {
     ASSERT_NE(q, nullptr);
     EXPECT_TRUE((*q)["uid"].is_null());
     EXPECT_EQ((*q)["user_name"], "?");
-    EXPECT_EQ((*find_pid(arr, 1977))["state"], "Z");
+    EXPECT_EQ((*find_pid(arr, 1977))["proc_state"], "Z");
+    EXPECT_EQ((*find_pid(arr, 1977))["state"], "exited") << "a zombie's times are final";
+    // One timestamp for the whole snapshot.
+    for (const auto& e : arr) EXPECT_EQ(e["sampled_at_time"], (*p)["sampled_at_time"]);
     EXPECT_EQ((*find_pid(arr, 57))["name"], "kworker/u4:2-events_unbound");
     EXPECT_EQ((*find_pid(arr, 57))["ppid"], 2);
     // Failures on stderr, one line each, in the show command's wording.
@@ -125,7 +130,8 @@ TEST(PsFixture, ThreadsNestedInTidOrder) {
     EXPECT_EQ(th[1]["tid"], 1203);
     EXPECT_EQ(th[2]["tid"], 1204);
     EXPECT_EQ(th[1]["name"], "worker (1)");
-    EXPECT_EQ(th[1]["state"], "R");
+    EXPECT_EQ(th[1]["proc_state"], "R");
+    EXPECT_EQ(th[1]["state"], "running");
     EXPECT_EQ(th[2]["name"], "x) R 1 2 (");
     EXPECT_EQ(th[1]["user_ns"], 1'200'000'000);
     EXPECT_EQ(th[1]["pid"], 1200);
@@ -183,7 +189,7 @@ TEST(PsFixture, TableAndCsv) {
     std::getline(csv, first);
     EXPECT_EQ(first,
               "pid,tid,name,creation_filetime,exit_filetime,creation_time,exit_time,kernel_ns,user_ns,resolution_ns,"
-              "total_resolution_ns,source,ppid,uid,user_name,state");
+              "total_resolution_ns,source,state,sampled_at_time,ppid,uid,user_name,proc_state");
     std::vector<std::string> rows;
     for (std::string line; std::getline(csv, line);) rows.push_back(line);
     // 7 processes, 3 + 1 + 1 + 1 + 1 + 2 + 1 threads.
@@ -192,7 +198,8 @@ TEST(PsFixture, TableAndCsv) {
     for (const auto& row : rows)
         if (row.rfind("1200,1203,worker (1),", 0) == 0) {
             found = true;
-            EXPECT_NE(row.find(",stat,1100,1001,"), std::string::npos) << row;
+            EXPECT_NE(row.find(",stat,running,"), std::string::npos) << row;
+            EXPECT_NE(row.find("Z,1100,1001,"), std::string::npos) << row;
             EXPECT_EQ(row.back(), 'R');
         }
     EXPECT_TRUE(found);
@@ -226,7 +233,8 @@ TEST(PsFixture, IntervalFramesWithoutATerminal) {
     EXPECT_NE(table.out.find("CPU%"), std::string::npos);
     EXPECT_NE(table.out.find("\n\nproctimes ps  "), std::string::npos) << "frames separated by a blank line";
     const auto csv = fixture_ps({"--format", "csv", "--interval", "0.05", "--count", "1"});
-    EXPECT_NE(csv.out.find(",ppid,uid,user_name,state,interval_ns,interval_kernel_ns,interval_user_ns,cpu_percent,basis\n"),
+    EXPECT_NE(csv.out.find(",source,state,sampled_at_time,ppid,uid,user_name,proc_state,interval_ns,interval_kernel_ns,"
+                           "interval_user_ns,cpu_percent,basis\n"),
               std::string::npos);
 }
 
@@ -286,7 +294,8 @@ TEST(PsLive, OwnProcessAndThreads) {
     EXPECT_EQ((*me)["creation_filetime"].get<std::uint64_t>(), proctimes::filetime_from_time(self.creation())->ticks);
     EXPECT_EQ((*me)["ppid"], ::getppid());
     EXPECT_EQ((*me)["uid"], ::geteuid());
-    EXPECT_EQ((*me)["state"], "R");
+    EXPECT_EQ((*me)["proc_state"], "R");
+    EXPECT_EQ((*me)["state"], "running");
     EXPECT_EQ((*me)["source"], "cpu_clock+stat");
     bool found = false;
     for (const auto& th : (*me)["threads"])

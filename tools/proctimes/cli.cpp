@@ -25,9 +25,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 
         std::vector<subcommand> subcommands;
         subcommands.push_back(add_show(app));
+        subcommands.push_back(add_ps(app));
         subcommands.push_back(add_run(app));
         subcommands.push_back(add_watch(app));
-        subcommands.push_back(add_ps(app));
 
         // CLI11 consumes its argument vector from the back.
         std::vector<std::string> reversed(args.rbegin(), args.rend());

@@ -187,7 +187,7 @@ std::vector<std::string> ps_table_row(const task_record& r, const output_options
     if (opts.threads) row.push_back(is_thread ? std::to_string(*r.tid) : std::string());
     if (!opts.interval) row.push_back(is_thread ? std::string() : std::to_string(v.ppid));
     row.push_back(escape_for_table(v.user_name));
-    row.push_back(escape_for_table(std::string_view(&v.state, 1)));
+    row.push_back(escape_for_table(std::string_view(&v.proc_state, 1)));
     if (opts.interval) {
         row.push_back(r.used ? fmt::format("{:.1f}", r.used->cpu_percent) : "-");
         row.push_back(r.used ? human_duration(r.used->kernel) : "-");
@@ -311,7 +311,7 @@ ojson json_record(const task_record& r, const output_options& opts) {
         j["ppid"] = v.ppid;
         j["uid"] = v.uid ? ojson(*v.uid) : ojson(nullptr);
         j["user_name"] = to_valid_utf8(v.user_name);
-        j["state"] = std::string(1, v.state);
+        j["proc_state"] = std::string(1, v.proc_state);
         if (opts.interval) {
             const interval_values u = r.used.value_or(interval_values{});
             j["interval_ns"] = u.interval.count();
@@ -360,12 +360,16 @@ std::vector<std::string> csv_record_fields(const task_record& r, const output_op
         std::to_string(r.total_resolution.count()),
         csv_field(r.source),
     };
+    if (opts.state) {
+        fields.push_back(csv_field(r.state));
+        fields.push_back(r.sampled_at ? rfc3339_utc(*r.sampled_at) : std::string());
+    }
     if (opts.ps) {
         const ps_values v = r.ps.value_or(ps_values{});
         fields.push_back(std::to_string(v.ppid));
         fields.push_back(v.uid ? std::to_string(*v.uid) : std::string());
         fields.push_back(csv_field(to_valid_utf8(v.user_name)));
-        fields.push_back(csv_field(to_valid_utf8(std::string_view(&v.state, 1))));
+        fields.push_back(csv_field(to_valid_utf8(std::string_view(&v.proc_state, 1))));
         if (opts.interval) {
             const interval_values u = r.used.value_or(interval_values{});
             fields.push_back(std::to_string(u.interval.count()));
@@ -375,10 +379,6 @@ std::vector<std::string> csv_record_fields(const task_record& r, const output_op
             fields.push_back(csv_field(u.basis));
         }
     }
-    if (opts.state) {
-        fields.push_back(csv_field(r.state));
-        fields.push_back(r.sampled_at ? rfc3339_utc(*r.sampled_at) : std::string());
-    }
     return fields;
 }
 
@@ -386,15 +386,15 @@ std::vector<std::string> csv_header_fields(const output_options& opts) {
     std::vector<std::string> h{"pid",     "tid",       "name",          "creation_filetime",   "exit_filetime",
                                "creation_time", "exit_time", "kernel_ns", "user_ns", "resolution_ns",
                                "total_resolution_ns", "source"};
-    if (opts.ps) {
-        for (const char* f : {"ppid", "uid", "user_name", "state"}) h.push_back(f);
-        if (opts.interval)
-            for (const char* f : {"interval_ns", "interval_kernel_ns", "interval_user_ns", "cpu_percent", "basis"})
-                h.push_back(f);
-    }
     if (opts.state) {
         h.push_back("state");
         h.push_back("sampled_at_time");
+    }
+    if (opts.ps) {
+        for (const char* f : {"ppid", "uid", "user_name", "proc_state"}) h.push_back(f);
+        if (opts.interval)
+            for (const char* f : {"interval_ns", "interval_kernel_ns", "interval_user_ns", "cpu_percent", "basis"})
+                h.push_back(f);
     }
     return h;
 }

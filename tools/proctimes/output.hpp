@@ -26,7 +26,7 @@ struct ps_values {
     pid_t ppid = 0;                    ///< parent process id (the process's, on thread records)
     std::optional<std::uint32_t> uid;  ///< effective uid; empty when it could not be read
     std::string user_name;             ///< the uid's user name, or the uid in decimal, or "?"
-    char state = '?';                  ///< proc(5) state letter: R, S, D, Z, T, t, X, I
+    char proc_state = '?';             ///< proc(5) state letter: R, S, D, Z, T, t, X, I
 };
 
 /// CPU used over the last interval (`proctimes ps --interval`).
@@ -73,11 +73,12 @@ struct output_options {
     /// "sampled_at_time" (JSON), columns state,sampled_at_time (CSV). Used by
     /// run and watch; show's output does not have them.
     bool state = false;
-    /// The `ps` layout: PPID, OWNER and S columns (table); ppid, uid,
-    /// user_name and state fields (JSON, CSV), from task_record::ps.
+    /// The `ps` layout. Table: PID [TID] [PPID] OWNER S [CREATED | CPU%]
+    /// KERNEL USER RES NAME (no STATE column). JSON and CSV: after the
+    /// fields above, ppid, uid, user_name and proc_state, from task_record::ps.
     bool ps = false;
-    /// With `ps`: the CPU used over the interval (task_record::used) —
-    /// CPU%, and KERNEL/USER of the interval in the table; interval_ns,
+    /// With `ps`: the CPU used over the interval (task_record::used) — CPU%,
+    /// and KERNEL/USER of the interval in the table; interval_ns,
     /// interval_kernel_ns, interval_user_ns, cpu_percent and basis fields.
     bool interval = false;
 };

@@ -90,6 +90,8 @@ task_record make_record(pid_t pid, std::optional<pid_t> tid, const task_name& na
     r.resolution = t.precision.resolution;
     r.total_resolution = t.precision.total_resolution;
     r.source = std::string(to_string(t.precision.source));
+    r.state = std::string(to_string(t.state));
+    r.sampled_at = t.sampled_at;
     return r;
 }
 
@@ -126,7 +128,7 @@ std::vector<task_record> build_records(const snapshot& s, const snapshot_delta* 
         v.ppid = p.parent_pid;
         if (p.uid != snapshot_process::unknown_uid) v.uid = p.uid;
         v.user_name = users.name(p.uid);
-        v.state = p.state;
+        v.proc_state = p.state;
         r.ps = v;
         if (delta) r.used = used_of(delta->processes[i], delta->interval);
         if (opts.threads) {
@@ -136,7 +138,7 @@ std::vector<task_record> build_records(const snapshot& s, const snapshot_delta* 
                 const auto& t = threads[k];
                 task_record tr = make_record(p.pid(), t.tid(), t.name, t.times);
                 ps_values tv = v;
-                tv.state = t.state;
+                tv.proc_state = t.state;
                 tr.ps = tv;
                 if (delta && !delta->threads.empty())
                     tr.used = used_of(delta->threads[p.first_thread + k], delta->interval);
@@ -290,6 +292,7 @@ int run_once(const ps_options& opts, std::optional<uid_t> only_uid, std::ostream
     output_options o = opts.output;
     o.threads = opts.threads;
     o.ps = true;
+    o.state = true;
     write_records(out, records, o);
     return write_checked(out, err, !s->failures.empty());
 }
@@ -345,6 +348,7 @@ int run_interval(const ps_options& opts, std::optional<uid_t> only_uid, std::ost
         output_options o = opts.output;
         o.threads = opts.threads;
         o.ps = true;
+        o.state = true;
         o.interval = true;
         std::ostringstream text;
         if (o.format == output_format::table) text << header_line(cur, *delta, opts, records.size()) << "\n\n";
@@ -417,8 +421,9 @@ subcommand add_ps(CLI::App& root) {
                       ->type_name("N");
     app->add_option("--proc-root", st->opts.proc_root, "Where procfs is mounted (default /proc)")->type_name("DIR");
     app->footer(
-        "JSON and CSV use the fields of 'show' plus ppid, uid, user_name and state, and with --interval\n"
-        "interval_ns, interval_kernel_ns, interval_user_ns, cpu_percent and basis (docs/CLI.md).\n"
+        "JSON and CSV: the fields of 'show', then state and sampled_at_time (as in 'run'), then ppid, uid,\n"
+        "user_name and proc_state; with --interval also interval_ns, interval_kernel_ns, interval_user_ns,\n"
+        "cpu_percent and basis (docs/CLI.md).\n"
         "Exit status: 0 all shown, 1 some process or thread could not be read, 2 usage error.\n");
 
     return {app, [st, top, user, interval, count](std::ostream& out, std::ostream& err) {
