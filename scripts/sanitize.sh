@@ -17,7 +17,7 @@ for kind in "${kinds[@]}"; do
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DPROCTIMES_SANITIZE="$flags" -DPROCTIMES_INSTALL=OFF >/dev/null
   cmake --build "$dir" -j "$(nproc)"
   # Packaging rebuilds the library unsanitized; it is covered by the main run.
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  PROCTIMES_SANITIZER="$kind" ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
     ctest --test-dir "$dir" --output-on-failure --timeout 900 -LE "packaging|bench"
 done
