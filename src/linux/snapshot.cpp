@@ -397,7 +397,7 @@ void read_process(worker& w, const walk_config& c, pid_t pid, std::atomic<std::s
     if (c.defer_big && w.tids.size() >= big_process_threads &&
         big_count.fetch_add(1, std::memory_order_relaxed) < max_big_processes) {
         auto job = std::make_unique<big_process>();
-                job->pid = pid;
+        job->pid = pid;
         job->task = std::move(task);
         job->tids = w.tids;
         job->slots.resize(job->tids.size());
@@ -746,9 +746,10 @@ void snapshotter::impl::merge(snapshot& out, std::size_t used) {
     }
     for (std::size_t i = 0; i < used; ++i)
         out.failures.insert(out.failures.end(), workers[i]->failures.begin(), workers[i]->failures.end());
-    std::sort(out.failures.begin(), out.failures.end(), [](const snapshot_failure& a, const snapshot_failure& b) {
-        return a.pid != b.pid ? a.pid < b.pid : a.tid < b.tid;
-    });
+    std::stable_sort(out.failures.begin(), out.failures.end(),
+                     [](const snapshot_failure& a, const snapshot_failure& b) {
+                         return a.pid != b.pid ? a.pid < b.pid : a.tid < b.tid;
+                     });
     for (std::size_t i = 0; i < used; ++i) workers[i]->clear();
 }
 

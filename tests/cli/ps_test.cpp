@@ -322,7 +322,8 @@ TEST(PsLive, IntervalSeesABusyThread) {
     const json arr = json::parse(r.out);
     const json* me = find_pid(arr, ::getpid());
     ASSERT_NE(me, nullptr);
-    const std::int64_t used = (*me)["interval_kernel_ns"].get<std::int64_t>() + (*me)["interval_user_ns"].get<std::int64_t>();
+    const std::int64_t used =
+        (*me)["interval_kernel_ns"].get<std::int64_t>() + (*me)["interval_user_ns"].get<std::int64_t>();
     EXPECT_GT(used, 0);
     // Within what this process used during the whole command (10 ms slack for the split).
     EXPECT_LE(used, std::chrono::nanoseconds(cpu1 - cpu0).count() + 10'000'000);

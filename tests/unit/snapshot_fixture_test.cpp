@@ -267,7 +267,9 @@ TEST(SnapshotFixture, TimestampIsOnTheAnchorScale) {
     const auto s = take(false);
     timespec after{};
     ::clock_gettime(CLOCK_BOOTTIME, &after);
-    const auto ns = [](const timespec& t) { return std::chrono::seconds{t.tv_sec} + std::chrono::nanoseconds{t.tv_nsec}; };
+    const auto ns = [](const timespec& t) {
+        return std::chrono::seconds{t.tv_sec} + std::chrono::nanoseconds{t.tv_nsec};
+    };
     EXPECT_GE(s.since_boot, ns(before));
     EXPECT_LE(s.since_boot + s.walk_duration, ns(after));
     EXPECT_GT(s.walk_duration, 0ns);
