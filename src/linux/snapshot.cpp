@@ -191,7 +191,8 @@ bool fill_times(const walk_config& c, const parse::stat_record& rec, bool thread
 }
 
 void apply_total(task_times& t, nanoseconds total, const parse::stat_record& rec, const cpu_precision& p) noexcept {
-    const auto ku = detail::split_by_ticks(total, rec.utime, rec.stime);
+    // Kernel threads never run in user mode: with no ticks sampled, all is kernel time.
+    const auto ku = detail::split_by_ticks(total, rec.utime, rec.stime, (rec.flags & parse::pf_kthread) != 0);
     t.kernel = ku.kernel;
     t.user = ku.user;
     t.precision = p;

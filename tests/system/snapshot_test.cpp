@@ -592,3 +592,18 @@ TEST(SnapshotLive, PreciseThreadsHaveNanosecondTotals) {
     }
     EXPECT_TRUE(found);
 }
+
+TEST(SnapshotLive, KernelThreadsHaveNoUserTime) {
+    // kthreadd (pid 2) and its children never run in user mode; with too few
+    // ticks sampled the split must give their CPU to the kernel, not to user.
+    proctimes::snapshot_options o;
+    auto s = proctimes::take_snapshot(o);
+    ASSERT_TRUE(s) << s.error().message();
+    int seen = 0;
+    for (const auto& p : s->processes) {
+        if (!p.kernel_thread) continue;
+        ++seen;
+        EXPECT_EQ(p.times.user.count(), 0) << "pid " << p.pid();
+    }
+    if (seen == 0) GTEST_SKIP() << "no kernel threads visible (a container's /proc)";
+}
