@@ -417,6 +417,23 @@ void write_csv(std::ostream& out, const std::vector<task_record>& records, const
     }
 }
 
+task_record make_record(pid_t pid, std::optional<pid_t> tid, std::string name, const proctimes::task_times& t) {
+    task_record r;
+    r.pid = pid;
+    r.tid = tid;
+    r.name = std::move(name);
+    r.creation = t.creation;
+    r.exit = t.exit;
+    r.kernel = t.kernel;
+    r.user = t.user;
+    r.resolution = t.precision.resolution;
+    r.total_resolution = t.precision.total_resolution;
+    r.source = std::string(to_string(t.precision.source));
+    r.state = std::string(to_string(t.state));
+    r.sampled_at = t.sampled_at;
+    return r;
+}
+
 void write_records(std::ostream& out, const std::vector<task_record>& records, const output_options& opts) {
     switch (opts.format) {
         case output_format::table: write_table(out, records, opts); return;

@@ -17,6 +17,7 @@
 
 #include <sys/types.h>
 
+#include "proctimes/times.hpp"
 #include "proctimes/filetime.hpp"
 
 namespace proctimes::cli {
@@ -85,6 +86,10 @@ struct output_options {
 
 /// Writes the records in the chosen format, each format ending with a newline.
 void write_records(std::ostream& out, const std::vector<task_record>& records, const output_options& opts);
+
+/// A record from one task's times: every field the writers know, including
+/// the state and sampled_at that only run, watch and ps print.
+task_record make_record(pid_t pid, std::optional<pid_t> tid, std::string name, const proctimes::task_times& t);
 
 void write_table(std::ostream& out, const std::vector<task_record>& records, const output_options& opts);
 void write_json(std::ostream& out, const std::vector<task_record>& records, const output_options& opts);

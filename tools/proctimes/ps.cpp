@@ -78,23 +78,6 @@ std::optional<uid_t> resolve_user(const std::string& s) {
     return std::nullopt;
 }
 
-task_record make_record(pid_t pid, std::optional<pid_t> tid, const task_name& name, const task_times& t) {
-    task_record r;
-    r.pid = pid;
-    r.tid = tid;
-    r.name = name.str();
-    r.creation = t.creation;
-    r.exit = t.exit;
-    r.kernel = t.kernel;
-    r.user = t.user;
-    r.resolution = t.precision.resolution;
-    r.total_resolution = t.precision.total_resolution;
-    r.source = std::string(to_string(t.precision.source));
-    r.state = std::string(to_string(t.state));
-    r.sampled_at = t.sampled_at;
-    return r;
-}
-
 std::string_view basis_name(delta_basis b) {
     switch (b) {
         case delta_basis::both: return "both";
@@ -123,7 +106,7 @@ std::vector<task_record> build_records(const snapshot& s, const snapshot_delta* 
     for (std::size_t i = 0; i < s.processes.size(); ++i) {
         const auto& p = s.processes[i];
         if (only_uid && p.uid != *only_uid) continue;
-        task_record r = make_record(p.pid(), std::nullopt, p.name, p.times);
+        task_record r = make_record(p.pid(), std::nullopt, p.name.str(), p.times);
         ps_values v;
         v.ppid = p.parent_pid;
         if (p.uid != snapshot_process::unknown_uid) v.uid = p.uid;
@@ -136,7 +119,7 @@ std::vector<task_record> build_records(const snapshot& s, const snapshot_delta* 
             r.threads.reserve(threads.size());
             for (std::size_t k = 0; k < threads.size(); ++k) {
                 const auto& t = threads[k];
-                task_record tr = make_record(p.pid(), t.tid(), t.name, t.times);
+                task_record tr = make_record(p.pid(), t.tid(), t.name.str(), t.times);
                 ps_values tv = v;
                 tv.proc_state = t.state;
                 tr.ps = tv;

@@ -73,23 +73,6 @@ private:
     bool changed_[2] = {false, false};
 };
 
-task_record make_record(pid_t pid, std::optional<pid_t> tid, std::string name, const task_times& t) {
-    task_record r;
-    r.pid = pid;
-    r.tid = tid;
-    r.name = std::move(name);
-    r.creation = t.creation;
-    r.exit = t.exit;
-    r.kernel = t.kernel;
-    r.user = t.user;
-    r.resolution = t.precision.resolution;
-    r.total_resolution = t.precision.total_resolution;
-    r.source = std::string(to_string(t.precision.source));
-    r.state = std::string(to_string(t.state));
-    r.sampled_at = t.sampled_at;
-    return r;
-}
-
 // One thread of the command, opened when the poll first saw it.
 struct tracked_thread {
     thread handle;

@@ -36,21 +36,6 @@ std::optional<long long> parse_number(const std::string& s) {
     return v;
 }
 
-task_record make_record(pid_t pid, std::optional<pid_t> tid, std::string name, const task_times& t) {
-    task_record r;
-    r.pid = pid;
-    r.tid = tid;
-    r.name = std::move(name);
-    r.creation = t.creation;
-    r.exit = t.exit;
-    r.kernel = t.kernel;
-    r.user = t.user;
-    r.resolution = t.precision.resolution;
-    r.total_resolution = t.precision.total_resolution;
-    r.source = std::string(to_string(t.precision.source));
-    return r;
-}
-
 // "Gone" covers errc::no_such_process, errc::no_such_thread and a raw ESRCH.
 bool vanished(std::error_code ec) { return ec == std::errc::no_such_process; }
 

@@ -92,22 +92,6 @@ struct watched {
     std::string name;
 };
 
-task_record make_record(pid_t pid, std::string name, const task_times& t) {
-    task_record r;
-    r.pid = pid;
-    r.name = std::move(name);
-    r.creation = t.creation;
-    r.exit = t.exit;
-    r.kernel = t.kernel;
-    r.user = t.user;
-    r.resolution = t.precision.resolution;
-    r.total_resolution = t.precision.total_resolution;
-    r.source = std::string(to_string(t.precision.source));
-    r.state = std::string(to_string(t.state));
-    r.sampled_at = t.sampled_at;
-    return r;
-}
-
 // The table is written a line at a time, as processes exit: fixed widths.
 void table_header(std::ostream& o) {
     o << fmt::format("{:>7}  {:<15}  {:<30}  {:>10}  {:>10}  {:>6}  {}\n", "PID", "NAME", "EXITED", "KERNEL", "USER",
@@ -225,7 +209,7 @@ int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err) {
                 failed = true;
                 continue;
             }
-            const task_record r = make_record(w.handle.id(), w.name, *t);
+            const task_record r = make_record(w.handle.id(), std::nullopt, w.name, *t);
             switch (o.format) {
                 case output_format::table: table_line(out, r, o.utc); break;
                 case output_format::json:
