@@ -6,8 +6,8 @@
 // process's times when it is reaped. proctimes therefore runs one exit
 // monitor per process: a thread started on the first handle open, asleep in
 // epoll_wait(2) over the pidfds of open handles. When one becomes readable it
-// stamps the exit instant (CLOCK_REALTIME at wake-up; measured 60–90 µs after
-// the task's last instruction) and reads the zombie's final values before the
+// stamps the exit instant (CLOCK_REALTIME at wake-up; 60–90 µs after
+// the task's last instruction on an idle machine, more under load) and reads the zombie's final values before the
 // parent can reap it. See docs/EXIT.md for what is exact in each case.
 //
 // Embedders that do not want the thread can turn it off (before opening
