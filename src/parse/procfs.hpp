@@ -40,6 +40,10 @@ inline constexpr std::uint64_t pf_kthread = 0x00200000;
 /// spans from the first '(' to the LAST ')' of the text.
 std::optional<stat_record> parse_stat(std::string_view text) noexcept;
 
+/// The same parse, field by field, without parse_stat's fast path for the
+/// kernel's canonical lines: the reference the fuzzer and tests compare it to.
+std::optional<stat_record> parse_stat_general(std::string_view text) noexcept;
+
 /// Decodes a wait(2) status (stat field 52 of a zombie): WEXITSTATUS, or
 /// WTERMSIG and WCOREDUMP. nullopt for a value that is neither an exit nor a
 /// termination by signal (a stop status, or out of range).

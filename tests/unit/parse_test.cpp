@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "parse/procfs.hpp"
 
@@ -145,6 +146,63 @@ TEST(ParseStat, RejectsMalformed) {
     EXPECT_FALSE(parse_stat("-5 (y) S 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 3 0 0"));  // found by fuzz_stat
     EXPECT_FALSE(parse_stat("+5 (y) S 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 3 0 0"));
     EXPECT_FALSE(parse_stat(")5 (y S 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 3 0 0"));
+}
+
+namespace {
+void expect_same(const std::optional<stat_record>& a, const std::optional<stat_record>& b, const std::string& line) {
+    ASSERT_EQ(a.has_value(), b.has_value()) << line;
+    if (!a) return;
+    EXPECT_EQ(a->pid, b->pid) << line;
+    EXPECT_EQ(a->comm, b->comm) << line;
+    EXPECT_EQ(a->state, b->state) << line;
+    EXPECT_EQ(a->ppid, b->ppid) << line;
+    EXPECT_EQ(a->flags, b->flags) << line;
+    EXPECT_EQ(a->utime, b->utime) << line;
+    EXPECT_EQ(a->stime, b->stime) << line;
+    EXPECT_EQ(a->cutime, b->cutime) << line;
+    EXPECT_EQ(a->cstime, b->cstime) << line;
+    EXPECT_EQ(a->num_threads, b->num_threads) << line;
+    EXPECT_EQ(a->starttime, b->starttime) << line;
+    EXPECT_EQ(a->exit_code, b->exit_code) << line;
+}
+}  // namespace
+
+TEST(ParseStat, FastPathAgreesWithTheGeneralParse) {
+    // parse_stat splits the kernel's canonical lines (single spaces) in one
+    // pass and sends anything else to the general parse: both must agree on
+    // real lines, on every truncation of them, and on non-canonical spacing.
+    std::vector<std::string> lines;
+    for (const char* f : {"stat_plain.txt", "stat_zombie_killed.txt", "stat_hostile_comm.txt", "stat_kthread.txt"})
+        lines.push_back(fixture(f));
+    std::ifstream self("/proc/self/stat");
+    std::ostringstream own;
+    own << self.rdbuf();
+    lines.push_back(own.str());
+    const std::string plain = fixture("stat_plain.txt");
+    std::string doubled = plain;
+    doubled.insert(doubled.rfind(')') + 1, " ");  // two spaces before field 3
+    lines.push_back(doubled);
+    std::string trailing = plain;
+    trailing.insert(trailing.size() - 1, " ");  // a space before the newline
+    lines.push_back(trailing);
+    lines.push_back(plain.substr(0, plain.size() - 1));        // no newline
+    lines.push_back(plain + plain);                            // two lines: the first one counts
+    lines.push_back(plain.substr(0, plain.size() - 1) + " 7 8\n");  // fields after 52
+    std::string tabs = plain;
+    tabs[tabs.rfind(' ')] = '\t';  // a tab is not a separator: field 51 becomes "x\ty"
+    lines.push_back(tabs);
+    const std::size_t base = lines.size();
+    for (std::size_t i = 0; i < base; ++i)
+        for (std::size_t cut = 0; cut <= lines[i].size(); ++cut) lines.push_back(lines[i].substr(0, cut));
+    for (const auto& l : lines) expect_same(parse_stat(l), parse_stat_general(l), l);
+    // The fast path really is taken for a canonical line and gives its values.
+    auto r = parse_stat(plain);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->starttime, 20104u);
+    EXPECT_EQ(r->exit_code, std::optional<std::int64_t>(768));
+    auto more = parse_stat(plain.substr(0, plain.size() - 1) + " 7 8\n");
+    ASSERT_TRUE(more);
+    EXPECT_EQ(more->exit_code, std::optional<std::int64_t>(768));  // field 52, not the last one
 }
 
 TEST(ParseSchedstat, Values) {
