@@ -6,6 +6,10 @@
 //   process_self  the calling process      baseline getrusage(RUSAGE_SELF)
 //   process_other another process (handle) baseline pread of a kept stat fd + one CPU-clock read
 //   thread_other  a thread of another one  baseline pread of a kept task/<tid>/stat fd
+//   thread_busy   the same, but the thread runs: it calls sched_yield(2) in a loop,
+//                 so its run time moves between any two queries and proctimes
+//                 reads schedstat and stat every time (for an idle thread it
+//                 reads schedstat only: docs/PERFORMANCE.md)
 #include <benchmark/benchmark.h>
 
 #include <boost/chrono/process_cpu_clocks.hpp>
@@ -21,6 +25,7 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/times.h>
 #include <sys/wait.h>
@@ -211,6 +216,46 @@ void thread_other_win32_GetThreadTimes(benchmark::State& s) {
     CloseHandle(h);
 }
 
+// ---- a running thread of another process -------------------------------------------
+
+// A child whose only thread yields in a loop (each sched_yield updates its run
+// time); killed when the benchmark function returns, so that it does not take a
+// CPU from the others.
+struct busy_child {
+    pid_t pid = ::fork();
+    busy_child() {
+        if (pid == 0)
+            for (;;) ::sched_yield();
+        if (pid < 0) std::abort();
+    }
+    ~busy_child() {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+    }
+};
+
+void thread_busy_baseline_pread(benchmark::State& s) {
+    busy_child c;
+    char path[96];
+    std::snprintf(path, sizeof path, "/proc/%d/task/%d/stat", c.pid, c.pid);
+    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    char buf[1024];
+    for (auto _ : s) benchmark::DoNotOptimize(::pread(fd, buf, sizeof buf, 0));
+    ::close(fd);
+}
+void thread_busy_proctimes(benchmark::State& s) {
+    busy_child c;
+    auto h = proctimes::thread::open(c.pid, c.pid).value();
+    for (auto _ : s) benchmark::DoNotOptimize(h.times());
+}
+void thread_busy_win32_GetThreadTimes(benchmark::State& s) {
+    busy_child c;
+    HANDLE h = OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, static_cast<DWORD>(c.pid));
+    FILETIME cr, e, k, u;
+    for (auto _ : s) benchmark::DoNotOptimize(GetThreadTimes(h, &cr, &e, &k, &u));
+    CloseHandle(h);
+}
+
 }  // namespace
 
 // Registered by target size first: own-process threads are only ever added, so
@@ -239,6 +284,9 @@ int main(int argc, char** argv) {
     };
     for (int n : {1, 100, 1000})
         for (const auto& [name, f] : per_n) benchmark::RegisterBenchmark(name, f)->Arg(n);
+    benchmark::RegisterBenchmark("thread_busy_baseline_pread", thread_busy_baseline_pread)->Arg(1);
+    benchmark::RegisterBenchmark("thread_busy_proctimes", thread_busy_proctimes)->Arg(1);
+    benchmark::RegisterBenchmark("thread_busy_win32_GetThreadTimes", thread_busy_win32_GetThreadTimes)->Arg(1);
     benchmark::Initialize(&argc, argv);
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();

@@ -179,6 +179,8 @@ result<task_times> sample(task_core& c, char* state_char) noexcept {
             source = cpu_source::cpu_clock_and_stat;
         }
     }
+    stat_read s;
+    bool have_stat = false;
     if (total.count() < 0 && c.is_thread) {
         // Another process's thread (or this handle used in a forked child): the
         // kernel refuses its thread CPU clock; schedstat has the same counter.
@@ -189,9 +191,37 @@ result<task_times> sample(task_core& c, char* state_char) noexcept {
         if (!ss) return errc::malformed_data;
         total = nanoseconds{static_cast<std::int64_t>(ss->run_ns)};
         source = cpu_source::schedstat_and_stat;
+        timespec now{};
+        ::clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+        const std::int64_t now_ns = now.tv_sec * 1'000'000'000LL + now.tv_nsec;
+        {
+            std::lock_guard lock(c.memo.mutex);
+            if (c.memo.valid && c.memo.run_ns == ss->run_ns && now_ns - c.memo.read_at_ns < thread_stat_memo::reuse_limit_ns &&
+                now_ns >= c.memo.read_at_ns) {
+                s.rec.utime = c.memo.utime;
+                s.rec.stime = c.memo.stime;
+                s.rec.flags = c.memo.flags;
+                s.rec.state = c.memo.state;
+                have_stat = true;
+            }
+        }
+        if (!have_stat) {
+            if (auto ec = read_stat(c.stat.get(), s, c.is_thread)) return ec;
+            have_stat = true;
+            // Any (run time, stat read after it) pair is a valid memo, so
+            // concurrent samplers may store in any order.
+            std::lock_guard lock(c.memo.mutex);
+            c.memo.valid = true;
+            c.memo.run_ns = ss->run_ns;
+            c.memo.read_at_ns = now_ns;
+            c.memo.utime = s.rec.utime;
+            c.memo.stime = s.rec.stime;
+            c.memo.flags = s.rec.flags;
+            c.memo.state = s.rec.state;
+        }
     }
-    stat_read s;
-    if (auto ec = read_stat(c.stat.get(), s, c.is_thread)) return ec;
+    if (!have_stat)
+        if (auto ec = read_stat(c.stat.get(), s, c.is_thread)) return ec;
     *state_char = s.rec.state;
     if (!c.is_thread && exited_state(s.rec.state)) {
         if (s.rec.num_threads > 1) {

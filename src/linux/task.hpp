@@ -1,6 +1,7 @@
 // The state a process or thread handle shares with the exit monitor.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -12,6 +13,27 @@
 #include "proctimes/times.hpp"
 
 namespace proctimes::detail {
+
+/// A thread of another process gets its total from schedstat and its split
+/// and state from stat, a read that costs ~4x schedstat's. While schedstat's
+/// run time has not moved the thread has not run since the last stat read, and
+/// stat would print the same utime, stime and state: the kernel derives the
+/// split from that run time and holds it when the run time holds
+/// (cputime_adjust), and a thread cannot end, stop or change its split without
+/// running. So the stat read is skipped for an idle thread, for at most
+/// `reuse_limit_ns` after the read (on nohz_full CPUs a running thread's run
+/// time moves only with the 1 Hz residual tick).
+struct thread_stat_memo {
+    static constexpr std::int64_t reuse_limit_ns = 1'000'000'000;
+    std::mutex mutex;
+    bool valid = false;
+    std::uint64_t run_ns = 0;     // schedstat's run time, read just before the stat read
+    std::int64_t read_at_ns = 0;  // CLOCK_MONOTONIC_COARSE at the stat read
+    std::uint64_t utime = 0;
+    std::uint64_t stime = 0;
+    std::uint64_t flags = 0;
+    char state = '?';
+};
 
 struct task_core {
     bool is_thread = false;
@@ -25,6 +47,7 @@ struct task_core {
     task_identity identity;
     instant creation;
     monotonic_split split;
+    thread_stat_memo memo;  // threads read through schedstat
 
     // What is known about the end, guarded by `mutex`.
     std::mutex mutex;

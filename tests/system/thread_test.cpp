@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <thread>
 
@@ -161,4 +162,101 @@ TEST(Thread, NoDescriptorLeak) {
         auto bad = thread::open(::getpid(), 4'000'000);
     }
     EXPECT_EQ(testing_helpers::open_fd_count(), before);
+}
+
+namespace {
+// Read syscalls made by this process so far (/proc/self/io syscr), or -1.
+long long read_syscalls() {
+    std::FILE* f = std::fopen("/proc/self/io", "re");
+    if (!f) return -1;
+    long long v = -1;
+    char line[128];
+    while (std::fgets(line, sizeof line, f))
+        if (std::sscanf(line, "syscr: %lld", &v) == 1) break;
+    std::fclose(f);
+    return v;
+}
+
+// A child whose second thread runs `body`; the thread's tid comes back through
+// a pipe before the body starts.
+pid_t start_worker(testing_helpers::forked& c, int pipe_read) {
+    c.start();
+    pid_t tid = 0;
+    if (::read(pipe_read, &tid, sizeof tid) != sizeof tid) return -1;
+    return tid;
+}
+}  // namespace
+
+TEST(Thread, IdleThreadOfAnotherProcessCostsOneRead) {
+    // An idle thread's run time does not move, so its stat (split and state)
+    // cannot have changed: one schedstat read answers, with the same values.
+    if (read_syscalls() < 0) GTEST_SKIP() << "/proc/self/io is not available";
+    int p[2];
+    ASSERT_EQ(::pipe(p), 0);
+    forked c([&] {
+        std::thread worker([&] {
+            pid_t tid = static_cast<pid_t>(::gettid());
+            burn_thread_cpu(30ms);
+            if (::write(p[1], &tid, sizeof tid) != sizeof tid) ::_exit(3);
+            while (true) ::pause();
+        });
+        worker.join();
+        return 0;
+    });
+    ::close(p[1]);
+    const pid_t tid = start_worker(c, p[0]);
+    ::close(p[0]);
+    ASSERT_GT(tid, 0);
+    auto h = thread::open(c.pid(), tid).value();
+    const auto first = h.times().value();
+    EXPECT_GE(first.cpu(), 30ms);
+    constexpr int queries = 100;
+    const long long before = read_syscalls();
+    for (int i = 0; i < queries; ++i) {
+        const auto t = h.times().value();
+        EXPECT_EQ(t.kernel, first.kernel);
+        EXPECT_EQ(t.user, first.user);
+        EXPECT_EQ(t.state, task_state::running);
+        EXPECT_GE(t.sampled_at, first.sampled_at);
+    }
+    const long long reads = read_syscalls() - before - 1;  // less the read of /proc/self/io itself
+    EXPECT_GE(reads, queries);
+    // One read a query (stat again at most once a second, and a few reads by
+    // other threads of this process).
+    EXPECT_LE(reads, queries + 10);
+}
+
+TEST(Thread, RunningThreadOfAnotherProcessIsReadAfresh) {
+    // The same handle on a thread that runs: totals and both sides of the
+    // split keep moving forward, never frozen at a reused sample.
+    int p[2];
+    ASSERT_EQ(::pipe(p), 0);
+    forked c([&] {
+        std::thread worker([&] {
+            pid_t tid = static_cast<pid_t>(::gettid());
+            if (::write(p[1], &tid, sizeof tid) != sizeof tid) ::_exit(3);
+            burn_thread_cpu(100s);
+        });
+        worker.join();
+        return 0;
+    });
+    ::close(p[1]);
+    const pid_t tid = start_worker(c, p[0]);
+    ::close(p[0]);
+    ASSERT_GT(tid, 0);
+    auto h = thread::open(c.pid(), tid).value();
+    const auto first = h.times().value();
+    auto prev = first;
+    const auto deadline = steady_clock::now() + 20s;
+    while (prev.cpu() - first.cpu() < 100ms && steady_clock::now() < deadline) {
+        const auto t = h.times().value();
+        EXPECT_GE(t.kernel, prev.kernel);
+        EXPECT_GE(t.user, prev.user);
+        EXPECT_GE(t.cpu(), prev.cpu());
+        prev = t;
+    }
+    EXPECT_GE(prev.cpu() - first.cpu(), 100ms) << "the thread's time did not move in 20 s";
+    // A busy loop in user mode: the split must show it (ticks sampled in user
+    // mode), not leave the first sample's split in place.
+    EXPECT_GT(prev.user, first.user);
 }
