@@ -6,10 +6,11 @@
 //   process_self  the calling process      baseline getrusage(RUSAGE_SELF)
 //   process_other another process (handle) baseline pread of a kept stat fd + one CPU-clock read
 //   thread_other  a thread of another one  baseline pread of a kept task/<tid>/stat fd
-//   thread_busy   the same, but the thread runs: it calls sched_yield(2) in a loop,
-//                 so its run time moves between any two queries and proctimes
-//                 reads schedstat and stat every time (for an idle thread it
-//                 reads schedstat only: docs/PERFORMANCE.md)
+//   process_busy  process_other, thread_busy  thread_other, with a target that
+//                 runs: it calls sched_yield(2) in a loop, so its CPU time moves
+//                 between any two queries and proctimes reads stat every time.
+//                 An idle target's stat is not read again while its CPU time
+//                 stands still (docs/DESIGN.md), which the *_other groups show.
 #include <benchmark/benchmark.h>
 
 #include <boost/chrono/process_cpu_clocks.hpp>
@@ -216,7 +217,7 @@ void thread_other_win32_GetThreadTimes(benchmark::State& s) {
     CloseHandle(h);
 }
 
-// ---- a running thread of another process -------------------------------------------
+// ---- a running process, a running thread -------------------------------------------
 
 // A child whose only thread yields in a loop (each sched_yield updates its run
 // time); killed when the benchmark function returns, so that it does not take a
@@ -233,6 +234,33 @@ struct busy_child {
         ::waitpid(pid, nullptr, 0);
     }
 };
+
+void process_busy_baseline_pread_clock(benchmark::State& s) {
+    busy_child c;
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/stat", c.pid);
+    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    char buf[1024];
+    timespec ts;
+    for (auto _ : s) {
+        ::clock_gettime(process_clock(c.pid), &ts);
+        benchmark::DoNotOptimize(::pread(fd, buf, sizeof buf, 0));
+        benchmark::DoNotOptimize(ts);
+    }
+    ::close(fd);
+}
+void process_busy_proctimes(benchmark::State& s) {
+    busy_child c;
+    auto h = proctimes::process::open(c.pid).value();
+    for (auto _ : s) benchmark::DoNotOptimize(h.times());
+}
+void process_busy_win32_GetProcessTimes(benchmark::State& s) {
+    busy_child c;
+    HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, static_cast<DWORD>(c.pid));
+    FILETIME cr, e, k, u;
+    for (auto _ : s) benchmark::DoNotOptimize(GetProcessTimes(h, &cr, &e, &k, &u));
+    CloseHandle(h);
+}
 
 void thread_busy_baseline_pread(benchmark::State& s) {
     busy_child c;
@@ -284,6 +312,9 @@ int main(int argc, char** argv) {
     };
     for (int n : {1, 100, 1000})
         for (const auto& [name, f] : per_n) benchmark::RegisterBenchmark(name, f)->Arg(n);
+    benchmark::RegisterBenchmark("process_busy_baseline_pread_clock", process_busy_baseline_pread_clock)->Arg(1);
+    benchmark::RegisterBenchmark("process_busy_proctimes", process_busy_proctimes)->Arg(1);
+    benchmark::RegisterBenchmark("process_busy_win32_GetProcessTimes", process_busy_win32_GetProcessTimes)->Arg(1);
     benchmark::RegisterBenchmark("thread_busy_baseline_pread", thread_busy_baseline_pread)->Arg(1);
     benchmark::RegisterBenchmark("thread_busy_proctimes", thread_busy_proctimes)->Arg(1);
     benchmark::RegisterBenchmark("thread_busy_win32_GetThreadTimes", thread_busy_win32_GetThreadTimes)->Arg(1);

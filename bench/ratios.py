@@ -15,6 +15,7 @@ BASELINES = {
     "process_self": "baseline_getrusage",
     "process_other": "baseline_pread_clock",
     "thread_other": "baseline_pread",
+    "process_busy": "baseline_pread_clock",
     "thread_busy": "baseline_pread",
 }
 TARGET = 1.3

@@ -167,9 +167,43 @@ instant realtime_now() noexcept {
     return instant{std::chrono::seconds{ts.tv_sec} + nanoseconds{ts.tv_nsec}};
 }
 
+namespace {
+
+std::int64_t coarse_now_ns() noexcept {
+    timespec now{};
+    ::clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+    return now.tv_sec * 1'000'000'000LL + now.tv_nsec;
+}
+
+// The stat fields remembered for `total`, if still valid (task.hpp, stat_memo).
+bool memo_lookup(task_core& c, nanoseconds total, std::int64_t now_ns, parse::stat_record& out) noexcept {
+    {
+        std::lock_guard lock(c.memo.mutex);
+        if (!c.memo.valid || c.memo.total_ns != total.count() || now_ns < c.memo.read_at_ns ||
+            now_ns - c.memo.read_at_ns >= stat_memo::reuse_limit_ns)
+            return false;
+        out = c.memo.rec;
+    }
+    return c.is_thread || !pidfd_group_exited(c.pidfd.get());
+}
+
+void memo_store(task_core& c, nanoseconds total, std::int64_t now_ns, const parse::stat_record& rec) noexcept {
+    // Any (total, stat read after it) pair is valid, so concurrent samplers
+    // may store in any order.
+    std::lock_guard lock(c.memo.mutex);
+    c.memo.valid = true;
+    c.memo.total_ns = total.count();
+    c.memo.read_at_ns = now_ns;
+    c.memo.rec = rec;
+    c.memo.rec.comm = {};
+}
+
+}  // namespace
+
 result<task_times> sample(task_core& c, char* state_char) noexcept {
     nanoseconds total{-1};
     cpu_source source = c.is_thread ? cpu_source::schedstat_and_stat : cpu_source::cpu_clock_and_stat;
+    bool memo = false;  // whether this total may key the stat memo
     if (!c.is_thread || c.tgid == c.opener_pid) {
         // Read before the stat pread below, which confirms the id was not reused.
         timespec ts{};
@@ -177,10 +211,9 @@ result<task_times> sample(task_core& c, char* state_char) noexcept {
         if (::clock_gettime(id, &ts) == 0) {
             total = std::chrono::seconds{ts.tv_sec} + nanoseconds{ts.tv_nsec};
             source = cpu_source::cpu_clock_and_stat;
+            memo = !c.is_thread && c.pidfd;
         }
     }
-    stat_read s;
-    bool have_stat = false;
     if (total.count() < 0 && c.is_thread) {
         // Another process's thread (or this handle used in a forked child): the
         // kernel refuses its thread CPU clock; schedstat has the same counter.
@@ -191,37 +224,14 @@ result<task_times> sample(task_core& c, char* state_char) noexcept {
         if (!ss) return errc::malformed_data;
         total = nanoseconds{static_cast<std::int64_t>(ss->run_ns)};
         source = cpu_source::schedstat_and_stat;
-        timespec now{};
-        ::clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-        const std::int64_t now_ns = now.tv_sec * 1'000'000'000LL + now.tv_nsec;
-        {
-            std::lock_guard lock(c.memo.mutex);
-            if (c.memo.valid && c.memo.run_ns == ss->run_ns && now_ns - c.memo.read_at_ns < thread_stat_memo::reuse_limit_ns &&
-                now_ns >= c.memo.read_at_ns) {
-                s.rec.utime = c.memo.utime;
-                s.rec.stime = c.memo.stime;
-                s.rec.flags = c.memo.flags;
-                s.rec.state = c.memo.state;
-                have_stat = true;
-            }
-        }
-        if (!have_stat) {
-            if (auto ec = read_stat(c.stat.get(), s, c.is_thread)) return ec;
-            have_stat = true;
-            // Any (run time, stat read after it) pair is a valid memo, so
-            // concurrent samplers may store in any order.
-            std::lock_guard lock(c.memo.mutex);
-            c.memo.valid = true;
-            c.memo.run_ns = ss->run_ns;
-            c.memo.read_at_ns = now_ns;
-            c.memo.utime = s.rec.utime;
-            c.memo.stime = s.rec.stime;
-            c.memo.flags = s.rec.flags;
-            c.memo.state = s.rec.state;
-        }
+        memo = true;
     }
-    if (!have_stat)
+    stat_read s;
+    const std::int64_t now_ns = memo ? coarse_now_ns() : 0;
+    if (!memo || !memo_lookup(c, total, now_ns, s.rec)) {
         if (auto ec = read_stat(c.stat.get(), s, c.is_thread)) return ec;
+        if (memo) memo_store(c, total, now_ns, s.rec);
+    }
     *state_char = s.rec.state;
     if (!c.is_thread && exited_state(s.rec.state)) {
         if (s.rec.num_threads > 1) {

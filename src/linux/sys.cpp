@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -52,6 +53,15 @@ int pidfd_open(pid_t pid, unsigned flags) noexcept {
 
 int pidfd_alive(int pidfd) noexcept {
     return static_cast<int>(::syscall(SYS_pidfd_send_signal, pidfd, 0, nullptr, 0));
+}
+
+bool pidfd_group_exited(int pidfd) noexcept {
+    pollfd p{pidfd, POLLIN, 0};
+    int n;
+    do {
+        n = ::poll(&p, 1, 0);
+    } while (n < 0 && errno == EINTR);
+    return n != 0;  // readable, hung up, or an error: treat as ended
 }
 
 bool proc_is_mounted() noexcept {

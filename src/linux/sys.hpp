@@ -69,6 +69,9 @@ std::error_code read_file(const char* path, std::string& out) noexcept;
 int pidfd_open(pid_t pid, unsigned flags) noexcept;
 /// pidfd_send_signal(pidfd, 0): 0 while the process (or zombie) exists.
 int pidfd_alive(int pidfd) noexcept;
+/// poll(2) on a pidfd, without waiting: true once the thread group has exited
+/// (a zombie or reaped), or when the poll fails.
+bool pidfd_group_exited(int pidfd) noexcept;
 
 inline constexpr unsigned pidfd_thread_flag = 0x80;  // PIDFD_THREAD (== O_EXCL), Linux 6.9
 

@@ -8,31 +8,36 @@
 
 #include "cpu_split.hpp"
 #include "linux/sys.hpp"
+#include "parse/procfs.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/result.hpp"
 #include "proctimes/times.hpp"
 
 namespace proctimes::detail {
 
-/// A thread of another process gets its total from schedstat and its split
-/// and state from stat, a read that costs ~4x schedstat's. While schedstat's
-/// run time has not moved the thread has not run since the last stat read, and
-/// stat would print the same utime, stime and state: the kernel derives the
-/// split from that run time and holds it when the run time holds
+/// The stat fields last read through a handle, keyed by the CPU total read
+/// just before that read. stat costs ~4x a schedstat read and ~3x a CPU-clock
+/// read. When the total shows the same value again, the task has not run
+/// since, and stat would print the same utime, stime and state: the kernel
+/// derives the split from that run time and holds it when the run time holds
 /// (cputime_adjust), and a thread cannot end, stop or change its split without
-/// running. So the stat read is skipped for an idle thread, for at most
-/// `reuse_limit_ns` after the read (on nohz_full CPUs a running thread's run
-/// time moves only with the 1 Hz residual tick).
-struct thread_stat_memo {
+/// running. The stat read is then skipped, for at most `reuse_limit_ns` after
+/// it (on nohz_full CPUs a running task's time moves only with the 1 Hz
+/// residual tick).
+///   - Threads of other processes (schedstat total): as above; a thread that
+///     is gone fails the schedstat read itself.
+///   - Processes (CPU-clock total): the clock is read by pid, and a thread
+///     leaving the group can leave the group total unchanged, so a hit also
+///     needs the pidfd to show a live thread group (poll, not readable). That
+///     check proves the pid was not reused under the clock read and that the
+///     process has not exited. Without a pidfd there is no memo.
+struct stat_memo {
     static constexpr std::int64_t reuse_limit_ns = 1'000'000'000;
     std::mutex mutex;
     bool valid = false;
-    std::uint64_t run_ns = 0;     // schedstat's run time, read just before the stat read
+    std::int64_t total_ns = 0;    // the CPU total read just before the stat read
     std::int64_t read_at_ns = 0;  // CLOCK_MONOTONIC_COARSE at the stat read
-    std::uint64_t utime = 0;
-    std::uint64_t stime = 0;
-    std::uint64_t flags = 0;
-    char state = '?';
+    parse::stat_record rec;       // without comm (it viewed the read buffer)
 };
 
 struct task_core {
@@ -47,7 +52,7 @@ struct task_core {
     task_identity identity;
     instant creation;
     monotonic_split split;
-    thread_stat_memo memo;  // threads read through schedstat
+    stat_memo memo;
 
     // What is known about the end, guarded by `mutex`.
     std::mutex mutex;

@@ -5,6 +5,9 @@
 #include <thread>
 #include <vector>
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include "proctimes/proctimes.hpp"
 #include "system/helpers.hpp"
 
@@ -232,4 +235,69 @@ TEST(Clocks, MeetChronoRequirementsAndAdvance) {
     burn_thread_cpu(20ms);
     EXPECT_GE(thread_cpu_clock::now() - t0, 20ms);
     EXPECT_GE(process_cpu_clock::now() - p0, 20ms);
+}
+
+TEST(Process, IdleProcessIsAnsweredWithoutRereadingStat) {
+    // An idle process's CPU total does not move and its pidfd shows it alive:
+    // its stat cannot have changed, so queries read the CPU clock only.
+    if (testing_helpers::read_syscalls() < 0) GTEST_SKIP() << "/proc/self/io is not available";
+    forked c([] {
+        burn_thread_cpu(30ms);
+        for (;;) ::pause();
+        return 0;
+    });
+    auto h = process::open(c.pid()).value();
+    c.start();
+    auto first = h.times().value();
+    for (const auto deadline = steady_clock::now() + 20s; first.cpu() < 30ms && steady_clock::now() < deadline;) {
+        std::this_thread::sleep_for(5ms);
+        first = h.times().value();
+    }
+    ASSERT_GE(first.cpu(), 30ms);
+    std::this_thread::sleep_for(20ms);  // past its last tick
+    first = h.times().value();
+    const long long before = testing_helpers::read_syscalls();
+    for (int i = 0; i < 100; ++i) {
+        const auto t = h.times().value();
+        EXPECT_EQ(t.kernel, first.kernel);
+        EXPECT_EQ(t.user, first.user);
+        EXPECT_EQ(t.state, task_state::running);
+    }
+    const long long reads = testing_helpers::read_syscalls() - before - 1;  // less /proc/self/io itself
+    EXPECT_LE(reads, 10) << "stat is read again for a process that has not run";
+}
+
+TEST(Process, LastThreadEndingUnderAnEndedMainThreadIsSeen) {
+    // The main thread ends first (a zombie in /proc while another thread
+    // runs), then the last thread ends. A thread leaving the group can leave
+    // the group's CPU total unchanged: the handle must still see the exit, not
+    // answer from the stat it read while the process ran. No exit monitor, so
+    // only the query can see it.
+    set_exit_monitor_enabled(false);
+    int p[2];
+    ASSERT_EQ(::pipe(p), 0);
+    forked c([&] {
+        std::thread([&] {
+            char b;
+            (void)!::read(p[0], &b, 1);  // until the test says so
+            ::syscall(SYS_exit, 0);      // this thread only: the last one
+        }).detach();
+        ::syscall(SYS_exit, 0);  // the main thread only, without unwinding
+        return 0;
+    });
+    auto h = process::open(c.pid()).value();
+    c.start();
+    std::this_thread::sleep_for(50ms);
+    for (int i = 0; i < 20; ++i) {  // the process runs, with its main thread a zombie
+        auto t = h.times().value();
+        EXPECT_EQ(t.state, task_state::running);
+    }
+    ASSERT_EQ(::write(p[1], "x", 1), 1);
+    c.wait_exited_unreaped();
+    auto t = h.times();
+    set_exit_monitor_enabled(true);
+    ASSERT_TRUE(t) << t.error().message();
+    EXPECT_EQ(t->state, task_state::exited);
+    ::close(p[0]);
+    ::close(p[1]);
 }

@@ -165,18 +165,6 @@ TEST(Thread, NoDescriptorLeak) {
 }
 
 namespace {
-// Read syscalls made by this process so far (/proc/self/io syscr), or -1.
-long long read_syscalls() {
-    std::FILE* f = std::fopen("/proc/self/io", "re");
-    if (!f) return -1;
-    long long v = -1;
-    char line[128];
-    while (std::fgets(line, sizeof line, f))
-        if (std::sscanf(line, "syscr: %lld", &v) == 1) break;
-    std::fclose(f);
-    return v;
-}
-
 // A child whose second thread runs `body`; the thread's tid comes back through
 // a pipe before the body starts.
 pid_t start_worker(testing_helpers::forked& c, int pipe_read) {
@@ -190,7 +178,7 @@ pid_t start_worker(testing_helpers::forked& c, int pipe_read) {
 TEST(Thread, IdleThreadOfAnotherProcessCostsOneRead) {
     // An idle thread's run time does not move, so its stat (split and state)
     // cannot have changed: one schedstat read answers, with the same values.
-    if (read_syscalls() < 0) GTEST_SKIP() << "/proc/self/io is not available";
+    if (testing_helpers::read_syscalls() < 0) GTEST_SKIP() << "/proc/self/io is not available";
     int p[2];
     ASSERT_EQ(::pipe(p), 0);
     forked c([&] {
@@ -211,7 +199,7 @@ TEST(Thread, IdleThreadOfAnotherProcessCostsOneRead) {
     const auto first = h.times().value();
     EXPECT_GE(first.cpu(), 30ms);
     constexpr int queries = 100;
-    const long long before = read_syscalls();
+    const long long before = testing_helpers::read_syscalls();
     for (int i = 0; i < queries; ++i) {
         const auto t = h.times().value();
         EXPECT_EQ(t.kernel, first.kernel);
@@ -219,7 +207,7 @@ TEST(Thread, IdleThreadOfAnotherProcessCostsOneRead) {
         EXPECT_EQ(t.state, task_state::running);
         EXPECT_GE(t.sampled_at, first.sampled_at);
     }
-    const long long reads = read_syscalls() - before - 1;  // less the read of /proc/self/io itself
+    const long long reads = testing_helpers::read_syscalls() - before - 1;  // less the read of /proc/self/io itself
     EXPECT_GE(reads, queries);
     // One read a query (stat again at most once a second, and a few reads by
     // other threads of this process).
