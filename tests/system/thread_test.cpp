@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include <pthread.h>
 
@@ -247,4 +248,52 @@ TEST(Thread, RunningThreadOfAnotherProcessIsReadAfresh) {
     // A busy loop in user mode: the split must show it (ticks sampled in user
     // mode), not leave the first sample's split in place.
     EXPECT_GT(prev.user, first.user);
+}
+
+TEST(Thread, OneHandleQueriedFromManyThreads) {
+    // Handles are shared between threads: concurrent queries of a thread that
+    // alternates between running and sleeping (so the stat memo is both hit
+    // and refilled) each see values that never go backwards.
+    int p[2];
+    ASSERT_EQ(::pipe(p), 0);
+    forked c([&] {
+        std::thread worker([&] {
+            pid_t tid = static_cast<pid_t>(::gettid());
+            if (::write(p[1], &tid, sizeof tid) != sizeof tid) ::_exit(3);
+            for (;;) {
+                burn_thread_cpu(2ms);
+                std::this_thread::sleep_for(3ms);
+            }
+        });
+        worker.join();
+        return 0;
+    });
+    ::close(p[1]);
+    const pid_t tid = start_worker(c, p[0]);
+    ::close(p[0]);
+    ASSERT_GT(tid, 0);
+    const auto h = thread::open(c.pid(), tid).value();
+    const auto ph = process::open(c.pid()).value();
+    std::atomic<int> backwards{0};
+    std::atomic<int> failures{0};
+    std::vector<std::thread> readers;
+    for (int r = 0; r < 4; ++r)
+        readers.emplace_back([&] {
+            task_times prev{}, pprev{};
+            for (int i = 0; i < 2000; ++i) {
+                auto t = h.times();
+                auto pt = ph.times();
+                if (!t || !pt) {
+                    ++failures;
+                    continue;
+                }
+                if (t->kernel < prev.kernel || t->user < prev.user || pt->kernel < pprev.kernel || pt->user < pprev.user)
+                    ++backwards;
+                prev = *t;
+                pprev = *pt;
+            }
+        });
+    for (auto& r : readers) r.join();
+    EXPECT_EQ(failures.load(), 0);
+    EXPECT_EQ(backwards.load(), 0);
 }
