@@ -153,26 +153,58 @@ void process_self_times(benchmark::State& s) {
     for (auto _ : s) benchmark::DoNotOptimize(::times(&t));
 }
 
-// ---- another process -----------------------------------------------------------
+// ---- another process, a thread of another process ----------------------------------
+// Each query is measured on an idle target (a child with N sleeping threads)
+// and on a running one (busy_child below); these bodies take the target.
 
-void process_other_baseline_pread_clock(benchmark::State& s) {
-    const target t = child_with_threads(static_cast<int>(s.range(0)));
+void baseline_pread_clock(benchmark::State& s, pid_t pid) {
     char path[64];
-    std::snprintf(path, sizeof path, "/proc/%d/stat", t.pid);
+    std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
     int fd = ::open(path, O_RDONLY | O_CLOEXEC);
     char buf[1024];
     timespec ts;
     for (auto _ : s) {
-        ::clock_gettime(process_clock(t.pid), &ts);
+        ::clock_gettime(process_clock(pid), &ts);
         benchmark::DoNotOptimize(::pread(fd, buf, sizeof buf, 0));
         benchmark::DoNotOptimize(ts);
     }
     ::close(fd);
 }
+void process_handle_times(benchmark::State& s, pid_t pid) {
+    auto h = proctimes::process::open(pid).value();
+    for (auto _ : s) benchmark::DoNotOptimize(h.times());
+}
+void win32_process_times(benchmark::State& s, pid_t pid) {
+    HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, static_cast<DWORD>(pid));
+    FILETIME c, e, k, u;
+    for (auto _ : s) benchmark::DoNotOptimize(GetProcessTimes(h, &c, &e, &k, &u));
+    CloseHandle(h);
+}
+void baseline_pread_thread(benchmark::State& s, pid_t pid, pid_t tid) {
+    char path[96];
+    std::snprintf(path, sizeof path, "/proc/%d/task/%d/stat", pid, tid);
+    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    char buf[1024];
+    for (auto _ : s) benchmark::DoNotOptimize(::pread(fd, buf, sizeof buf, 0));
+    ::close(fd);
+}
+void thread_handle_times(benchmark::State& s, pid_t pid, pid_t tid) {
+    auto h = proctimes::thread::open(pid, tid).value();
+    for (auto _ : s) benchmark::DoNotOptimize(h.times());
+}
+void win32_thread_times(benchmark::State& s, pid_t tid) {
+    HANDLE h = OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, static_cast<DWORD>(tid));
+    FILETIME c, e, k, u;
+    for (auto _ : s) benchmark::DoNotOptimize(GetThreadTimes(h, &c, &e, &k, &u));
+    CloseHandle(h);
+}
+
+target idle_target(benchmark::State& s) { return child_with_threads(static_cast<int>(s.range(0))); }
+
+void process_other_baseline_pread_clock(benchmark::State& s) { baseline_pread_clock(s, idle_target(s).pid); }
 void process_other_open_read_close(benchmark::State& s) {
-    const target t = child_with_threads(static_cast<int>(s.range(0)));
     char path[64];
-    std::snprintf(path, sizeof path, "/proc/%d/stat", t.pid);
+    std::snprintf(path, sizeof path, "/proc/%d/stat", idle_target(s).pid);
     char buf[1024];
     for (auto _ : s) {
         int fd = ::open(path, O_RDONLY | O_CLOEXEC);
@@ -180,44 +212,17 @@ void process_other_open_read_close(benchmark::State& s) {
         ::close(fd);
     }
 }
-void process_other_proctimes(benchmark::State& s) {
-    const target t = child_with_threads(static_cast<int>(s.range(0)));
-    auto h = proctimes::process::open(t.pid).value();
-    for (auto _ : s) benchmark::DoNotOptimize(h.times());
-}
-void process_other_win32_GetProcessTimes(benchmark::State& s) {
-    const target t = child_with_threads(static_cast<int>(s.range(0)));
-    HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, static_cast<DWORD>(t.pid));
-    FILETIME c, e, k, u;
-    for (auto _ : s) benchmark::DoNotOptimize(GetProcessTimes(h, &c, &e, &k, &u));
-    CloseHandle(h);
-}
-
-// ---- a thread of another process -------------------------------------------------
-
+void process_other_proctimes(benchmark::State& s) { process_handle_times(s, idle_target(s).pid); }
+void process_other_win32_GetProcessTimes(benchmark::State& s) { win32_process_times(s, idle_target(s).pid); }
 void thread_other_baseline_pread(benchmark::State& s) {
-    const target t = child_with_threads(static_cast<int>(s.range(0)));
-    char path[96];
-    std::snprintf(path, sizeof path, "/proc/%d/task/%d/stat", t.pid, t.other_tid);
-    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-    char buf[1024];
-    for (auto _ : s) benchmark::DoNotOptimize(::pread(fd, buf, sizeof buf, 0));
-    ::close(fd);
+    const target t = idle_target(s);
+    baseline_pread_thread(s, t.pid, t.other_tid);
 }
 void thread_other_proctimes(benchmark::State& s) {
-    const target t = child_with_threads(static_cast<int>(s.range(0)));
-    auto h = proctimes::thread::open(t.pid, t.other_tid).value();
-    for (auto _ : s) benchmark::DoNotOptimize(h.times());
+    const target t = idle_target(s);
+    thread_handle_times(s, t.pid, t.other_tid);
 }
-void thread_other_win32_GetThreadTimes(benchmark::State& s) {
-    const target t = child_with_threads(static_cast<int>(s.range(0)));
-    HANDLE h = OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, static_cast<DWORD>(t.other_tid));
-    FILETIME c, e, k, u;
-    for (auto _ : s) benchmark::DoNotOptimize(GetThreadTimes(h, &c, &e, &k, &u));
-    CloseHandle(h);
-}
-
-// ---- a running process, a running thread -------------------------------------------
+void thread_other_win32_GetThreadTimes(benchmark::State& s) { win32_thread_times(s, idle_target(s).other_tid); }
 
 // A child whose only thread yields in a loop (each sched_yield updates its run
 // time); killed when the benchmark function returns, so that it does not take a
@@ -237,51 +242,27 @@ struct busy_child {
 
 void process_busy_baseline_pread_clock(benchmark::State& s) {
     busy_child c;
-    char path[64];
-    std::snprintf(path, sizeof path, "/proc/%d/stat", c.pid);
-    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-    char buf[1024];
-    timespec ts;
-    for (auto _ : s) {
-        ::clock_gettime(process_clock(c.pid), &ts);
-        benchmark::DoNotOptimize(::pread(fd, buf, sizeof buf, 0));
-        benchmark::DoNotOptimize(ts);
-    }
-    ::close(fd);
+    baseline_pread_clock(s, c.pid);
 }
 void process_busy_proctimes(benchmark::State& s) {
     busy_child c;
-    auto h = proctimes::process::open(c.pid).value();
-    for (auto _ : s) benchmark::DoNotOptimize(h.times());
+    process_handle_times(s, c.pid);
 }
 void process_busy_win32_GetProcessTimes(benchmark::State& s) {
     busy_child c;
-    HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, static_cast<DWORD>(c.pid));
-    FILETIME cr, e, k, u;
-    for (auto _ : s) benchmark::DoNotOptimize(GetProcessTimes(h, &cr, &e, &k, &u));
-    CloseHandle(h);
+    win32_process_times(s, c.pid);
 }
-
 void thread_busy_baseline_pread(benchmark::State& s) {
     busy_child c;
-    char path[96];
-    std::snprintf(path, sizeof path, "/proc/%d/task/%d/stat", c.pid, c.pid);
-    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-    char buf[1024];
-    for (auto _ : s) benchmark::DoNotOptimize(::pread(fd, buf, sizeof buf, 0));
-    ::close(fd);
+    baseline_pread_thread(s, c.pid, c.pid);
 }
 void thread_busy_proctimes(benchmark::State& s) {
     busy_child c;
-    auto h = proctimes::thread::open(c.pid, c.pid).value();
-    for (auto _ : s) benchmark::DoNotOptimize(h.times());
+    thread_handle_times(s, c.pid, c.pid);
 }
 void thread_busy_win32_GetThreadTimes(benchmark::State& s) {
     busy_child c;
-    HANDLE h = OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, static_cast<DWORD>(c.pid));
-    FILETIME cr, e, k, u;
-    for (auto _ : s) benchmark::DoNotOptimize(GetThreadTimes(h, &cr, &e, &k, &u));
-    CloseHandle(h);
+    win32_thread_times(s, c.pid);
 }
 
 }  // namespace

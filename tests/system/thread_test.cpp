@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <cstdio>
+#include <functional>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -43,6 +45,43 @@ private:
     std::atomic<bool> burned_{false};
     std::atomic<bool> stop_{false};
     std::thread t_;
+};
+
+// A child process whose second thread burns `burn_first` of CPU, reports its
+// tid, then runs `then` (by default it sleeps for good). The child is killed
+// when this goes out of scope.
+class worker_child {
+public:
+    explicit worker_child(std::chrono::nanoseconds burn_first, std::function<void()> then = [] {
+        for (;;) ::pause();
+    })
+        : pipe_(make_pipe()), child_([this, burn_first, then] {
+              std::thread worker([&] {
+                  pid_t tid = static_cast<pid_t>(::gettid());
+                  burn_thread_cpu(burn_first);
+                  if (::write(pipe_[1], &tid, sizeof tid) != sizeof tid) ::_exit(3);
+                  then();
+              });
+              worker.join();
+              return 0;
+          }) {
+        ::close(pipe_[1]);
+        child_.start();
+        if (::read(pipe_[0], &tid_, sizeof tid_) != sizeof tid_) tid_ = -1;
+        ::close(pipe_[0]);
+    }
+    pid_t pid() const { return child_.pid(); }
+    pid_t tid() const { return tid_; }
+
+private:
+    static std::array<int, 2> make_pipe() {
+        std::array<int, 2> p{-1, -1};
+        if (::pipe(p.data()) != 0) std::abort();
+        return p;
+    }
+    std::array<int, 2> pipe_;
+    forked child_;
+    pid_t tid_ = -1;
 };
 }  // namespace
 
@@ -124,25 +163,10 @@ TEST(Thread, WrongProcessForTid) {
 }
 
 TEST(Thread, ThreadOfAnotherProcess) {
-    // The child starts a busy thread and reports its tid through a pipe.
-    int p[2];
-    ASSERT_EQ(::pipe(p), 0);
-    forked c([&] {
-        std::atomic<bool> done{false};
-        std::thread worker([&] {
-            pid_t tid = static_cast<pid_t>(::gettid());
-            burn_thread_cpu(150ms);
-            if (::write(p[1], &tid, sizeof tid) != sizeof tid) ::_exit(3);
-            while (true) ::pause();
-        });
-        worker.join();
-        return 0;
-    });
-    ::close(p[1]);
-    c.start();
-    pid_t tid = 0;
-    ASSERT_EQ(::read(p[0], &tid, sizeof tid), static_cast<ssize_t>(sizeof tid));
-    ::close(p[0]);
+    // The child's second thread burns CPU, then reports its tid.
+    worker_child c(150ms);
+    const pid_t tid = c.tid();
+    ASSERT_GT(tid, 0);
     auto h = thread::open(tid);
     ASSERT_TRUE(h) << h.error().message();
     EXPECT_EQ(h->process_id(), c.pid());
@@ -165,36 +189,12 @@ TEST(Thread, NoDescriptorLeak) {
     EXPECT_EQ(testing_helpers::open_fd_count(), before);
 }
 
-namespace {
-// A child whose second thread runs `body`; the thread's tid comes back through
-// a pipe before the body starts.
-pid_t start_worker(testing_helpers::forked& c, int pipe_read) {
-    c.start();
-    pid_t tid = 0;
-    if (::read(pipe_read, &tid, sizeof tid) != sizeof tid) return -1;
-    return tid;
-}
-}  // namespace
-
 TEST(Thread, IdleThreadOfAnotherProcessCostsOneRead) {
     // An idle thread's run time does not move, so its stat (split and state)
     // cannot have changed: one schedstat read answers, with the same values.
     if (testing_helpers::read_syscalls() < 0) GTEST_SKIP() << "/proc/self/io is not available";
-    int p[2];
-    ASSERT_EQ(::pipe(p), 0);
-    forked c([&] {
-        std::thread worker([&] {
-            pid_t tid = static_cast<pid_t>(::gettid());
-            burn_thread_cpu(30ms);
-            if (::write(p[1], &tid, sizeof tid) != sizeof tid) ::_exit(3);
-            while (true) ::pause();
-        });
-        worker.join();
-        return 0;
-    });
-    ::close(p[1]);
-    const pid_t tid = start_worker(c, p[0]);
-    ::close(p[0]);
+    worker_child c(30ms);
+    const pid_t tid = c.tid();
     ASSERT_GT(tid, 0);
     auto h = thread::open(c.pid(), tid).value();
     const auto first = h.times().value();
@@ -218,20 +218,8 @@ TEST(Thread, IdleThreadOfAnotherProcessCostsOneRead) {
 TEST(Thread, RunningThreadOfAnotherProcessIsReadAfresh) {
     // The same handle on a thread that runs: totals and both sides of the
     // split keep moving forward, never frozen at a reused sample.
-    int p[2];
-    ASSERT_EQ(::pipe(p), 0);
-    forked c([&] {
-        std::thread worker([&] {
-            pid_t tid = static_cast<pid_t>(::gettid());
-            if (::write(p[1], &tid, sizeof tid) != sizeof tid) ::_exit(3);
-            burn_thread_cpu(100s);
-        });
-        worker.join();
-        return 0;
-    });
-    ::close(p[1]);
-    const pid_t tid = start_worker(c, p[0]);
-    ::close(p[0]);
+    worker_child c(0ns, [] { burn_thread_cpu(100s); });
+    const pid_t tid = c.tid();
     ASSERT_GT(tid, 0);
     auto h = thread::open(c.pid(), tid).value();
     const auto first = h.times().value();
@@ -254,23 +242,13 @@ TEST(Thread, OneHandleQueriedFromManyThreads) {
     // Handles are shared between threads: concurrent queries of a thread that
     // alternates between running and sleeping (so the stat memo is both hit
     // and refilled) each see values that never go backwards.
-    int p[2];
-    ASSERT_EQ(::pipe(p), 0);
-    forked c([&] {
-        std::thread worker([&] {
-            pid_t tid = static_cast<pid_t>(::gettid());
-            if (::write(p[1], &tid, sizeof tid) != sizeof tid) ::_exit(3);
-            for (;;) {
-                burn_thread_cpu(2ms);
-                std::this_thread::sleep_for(3ms);
-            }
-        });
-        worker.join();
-        return 0;
+    worker_child c(0ns, [] {
+        for (;;) {
+            burn_thread_cpu(2ms);
+            std::this_thread::sleep_for(3ms);
+        }
     });
-    ::close(p[1]);
-    const pid_t tid = start_worker(c, p[0]);
-    ::close(p[0]);
+    const pid_t tid = c.tid();
     ASSERT_GT(tid, 0);
     const auto h = thread::open(c.pid(), tid).value();
     const auto ph = process::open(c.pid()).value();
