@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -207,6 +208,9 @@ struct sample_config {
     const char* name;
     bool minimal;
     proctimes::snapshot_options options;
+    // Take through one snapshotter kept for all rounds (the warm-up round's
+    // walk is then the previous take of the first recorded one).
+    bool kept = false;
 };
 
 int print_samples(int n) {
@@ -216,6 +220,10 @@ int print_samples(int n) {
         o.threads = threads;
         o.cpu = cpu;
         o.workers = workers;
+        return o;
+    };
+    auto reuse = [](proctimes::snapshot_options o) {
+        o.reuse_idle_threads_for = std::chrono::seconds{10};
         return o;
     };
     const std::vector<sample_config> configs = {
@@ -229,7 +237,20 @@ int print_samples(int n) {
         {"snapshot/threads/precise/2", false, snap(true, snapshot_cpu::precise, 2)},
         {"snapshot/processes/defaults/1", false, snap(false, snapshot_cpu::precise_processes, 1)},
         {"snapshot/processes/ticks/1", false, snap(false, snapshot_cpu::ticks, 1)},
+        {"snapshotter/threads/reuse/1", false, reuse(snap(true, snapshot_cpu::precise_processes, 1)), true},
     };
+    std::vector<std::optional<proctimes::snapshotter>> kept(configs.size());
+    std::vector<std::size_t> reused(configs.size(), 0);
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+        if (!configs[i].kept) continue;
+        auto sn = proctimes::snapshotter::open(configs[i].options);
+        if (!sn) {
+            std::fprintf(stderr, "%s: %s\n", configs[i].name, sn.error().message().c_str());
+            return 1;
+        }
+        kept[i].emplace(std::move(*sn));
+    }
+    proctimes::snapshot into;
     const int proc_fd = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     std::vector<std::vector<double>> ms(configs.size());
     std::vector<std::size_t> tasks(configs.size(), 0);
@@ -246,6 +267,14 @@ int print_samples(int n) {
             const auto t0 = std::chrono::steady_clock::now();
             if (c.minimal) {
                 tasks[i] = minimal_walk(proc_fd, c.options.threads);
+            } else if (kept[i]) {
+                if (auto r = kept[i]->take(into); !r) {
+                    std::fprintf(stderr, "%s: %s\n", c.name, r.error().message().c_str());
+                    return 1;
+                }
+                tasks[i] = into.processes.size() + into.threads.size();
+                walkers[i] = into.workers;
+                reused[i] = into.reused_threads;
             } else {
                 auto s = proctimes::take_snapshot(c.options);
                 if (!s) {
@@ -261,7 +290,7 @@ int print_samples(int n) {
     }
     ::close(proc_fd);
     for (std::size_t i = 0; i < configs.size(); ++i) {
-        std::printf("%s %zu %u", configs[i].name, tasks[i], walkers[i]);
+        std::printf("%s %zu %u %zu", configs[i].name, tasks[i], walkers[i], reused[i]);
         for (double v : ms[i]) std::printf(" %.4f", v);
         std::printf("\n");
     }

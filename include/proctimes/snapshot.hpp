@@ -121,6 +121,22 @@ struct snapshot_options {
     /// slower, not faster (docs/PERFORMANCE.md). If a thread cannot be
     /// started, the walk continues on fewer.
     unsigned workers = 0;
+    /// snapshotter only, with threads, on the live /proc: copy the thread
+    /// entries of a process that has not run since the previous take()
+    /// instead of reading each thread's stat again. A process qualifies when
+    /// its CPU-clock total (1 ns) and its list of thread ids are both what the
+    /// previous take() found. Its threads then have not run, so their CPU
+    /// times and creation instants are exactly what a new read would give. On
+    /// a system where most threads sleep, this skips most of a thread walk.
+    /// (A name changes only through the thread group itself, which runs to do
+    /// it: the kernel refuses writes to a thread's comm file from outside.)
+    /// What a copy cannot see is a state change without running: a thread
+    /// woken but not yet run still shows 'S'. A copied entry's stat was read
+    /// at most this long ago: take() reads every thread again once this much
+    /// time has passed since its last complete walk. 0 (the default) copies
+    /// nothing. snapshot_process::threads_copied marks the processes whose
+    /// threads were copied; snapshot::reused_threads counts the copies.
+    std::chrono::nanoseconds reuse_idle_threads_for{0};
 };
 
 /// A process as a snapshot saw it.
@@ -157,6 +173,11 @@ struct snapshot_process {
     /// first_thread + thread_entries); empty without snapshot_options::threads.
     std::size_t first_thread = 0;
     std::size_t thread_entries = 0;
+    /// The thread entries were copied from the snapshotter's previous take()
+    /// because the process had not run since
+    /// (snapshot_options::reuse_idle_threads_for): their CPU times are
+    /// current; their state letters are as read then.
+    bool threads_copied = false;
 
     static constexpr uid_t unknown_uid = static_cast<uid_t>(-1);
 
@@ -221,6 +242,9 @@ struct snapshot {
     std::vector<snapshot_failure> failures;
     /// Processes and threads that exited during the walk and were skipped.
     std::size_t vanished = 0;
+    /// Thread entries copied from the previous take() of the snapshotter
+    /// (snapshot_options::reuse_idle_threads_for); 0 in any other snapshot.
+    std::size_t reused_threads = 0;
 
     /// The threads of `p` (one of this snapshot's processes).
     [[nodiscard]] std::span<const snapshot_thread> threads_of(const snapshot_process& p) const noexcept {

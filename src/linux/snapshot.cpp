@@ -112,6 +112,9 @@ struct walk_config {
     bool precise_processes = false;
     bool precise_threads = false;
     bool defer_big = false;  // hand the threads of big processes to phase 2
+    // The previous take() whose idle processes' threads may be copied
+    // (snapshot_options::reuse_idle_threads_for), or null.
+    const snapshot* reuse_from = nullptr;
     boot_id boot{};
     instant taken{};  // the snapshot's timestamp: every entry's sampled_at
     std::int64_t tick_ns = 10'000'000;
@@ -142,6 +145,7 @@ struct worker {
     std::vector<snapshot_failure> failures;
     std::vector<std::unique_ptr<big_process>> big;
     std::size_t vanished = 0;
+    std::size_t reused = 0;
     std::error_code fatal;
 
     bool ensure_buffer() noexcept {
@@ -154,6 +158,7 @@ struct worker {
         failures.clear();
         big.clear();
         vanished = 0;
+        reused = 0;
         fatal = {};
     }
     void fail(pid_t pid, pid_t tid, snapshot_item item, std::error_code ec) {
@@ -312,6 +317,32 @@ int list_tids(worker& w, int task_fd) {
     return 0;
 }
 
+// Copies the threads of process `p` (just read, CPU total `total` from its
+// clock, thread ids in w.tids) from the previous take() when the process has
+// not run since: same identity, same total to the nanosecond, same thread ids,
+// and every thread read then. The previous clock read preceded its thread
+// reads, so nothing those reads saw has moved. Returns whether it did.
+bool reuse_idle_threads(worker& w, const walk_config& c, snapshot_process& p, nanoseconds total) {
+    if (!c.reuse_from) return false;
+    const snapshot_process* before = c.reuse_from->find(p.pid());
+    if (!before || before->identity != p.identity || before->times.precision.source != cpu_source::cpu_clock_and_stat ||
+        before->times.kernel + before->times.user != total)
+        return false;
+    const auto threads = c.reuse_from->threads_of(*before);
+    if (threads.size() != w.tids.size()) return false;
+    for (std::size_t i = 0; i < threads.size(); ++i)
+        if (threads[i].tid() != w.tids[i]) return false;
+    for (snapshot_thread t : threads) {
+        t.times.sampled_at = c.taken;
+        w.threads.push_back(t);
+    }
+    w.reused += threads.size();
+    p.thread_entries = threads.size();
+    p.threads_copied = true;
+    w.procs.push_back(p);
+    return true;
+}
+
 // Phase 1: one process, and its threads unless it is big enough to share out.
 void read_process(worker& w, const walk_config& c, pid_t pid, std::atomic<std::size_t>& big_count) {
     char path[32];
@@ -365,8 +396,8 @@ void read_process(worker& w, const walk_config& c, pid_t pid, std::atomic<std::s
         w.fail(pid, 0, snapshot_item::process, make_error_code(errc::out_of_range));
         return;
     }
-    if (have_clock)
-        apply_total(p.times, std::chrono::seconds{ts.tv_sec} + nanoseconds{ts.tv_nsec}, *rec, c.clock);
+    const nanoseconds total = std::chrono::seconds{ts.tv_sec} + nanoseconds{ts.tv_nsec};
+    if (have_clock) apply_total(p.times, total, *rec, c.clock);
     if (!c.procfs && !read_owner(w, c, pid, p)) {
         ++w.vanished;
         return;
@@ -395,6 +426,7 @@ void read_process(worker& w, const walk_config& c, pid_t pid, std::atomic<std::s
         w.procs.push_back(p);
         return;
     }
+    if (have_clock && reuse_idle_threads(w, c, p, total)) return;
     if (c.defer_big && w.tids.size() >= big_process_threads &&
         big_count.fetch_add(1, std::memory_order_relaxed) < max_big_processes) {
         auto job = std::make_unique<big_process>();
@@ -503,6 +535,11 @@ struct snapshotter::impl {
     bool live = false;
     std::vector<pid_t> pids;
     std::vector<std::unique_ptr<worker>> workers;
+    // For snapshot_options::reuse_idle_threads_for: the last snapshot taken,
+    // and when (CLOCK_BOOTTIME) the last walk that copied nothing started.
+    snapshot previous;
+    bool have_previous = false;
+    std::int64_t last_full_walk = 0;
 
     result<void> take(snapshot& out) noexcept;
     void merge(snapshot& out, std::size_t used);
@@ -555,6 +592,7 @@ result<void> snapshotter::take(snapshot& out) noexcept {
         out.threads.clear();
         out.failures.clear();
         out.vanished = 0;
+        out.reused_threads = 0;
     }
     return r;
 }
@@ -589,6 +627,11 @@ result<void> snapshotter::impl::take(snapshot& out) noexcept {
         out.has_threads = options.threads;
 
         if (auto ec = list_pids(proc.get(), first.dents.get(), pids)) return ec;
+
+        const bool reusing = options.reuse_idle_threads_for.count() > 0 && options.threads && c.precise_processes;
+        if (reusing && have_previous && previous.boot == out.boot && previous.has_threads &&
+            start - last_full_walk < options.reuse_idle_threads_for.count())
+            c.reuse_from = &previous;
 
         // How many walkers. A second one pays off only for a large walk
         // (starting a thread costs ~50 µs) and only if a CPU is idle: on a
@@ -685,6 +728,15 @@ result<void> snapshotter::impl::take(snapshot& out) noexcept {
         }
         out.walk_duration = nanoseconds{clock_ns(CLOCK_BOOTTIME) - start};
         merge(out, want);
+        if (reusing) {
+            // Kept for the next take(); the vectors keep their capacity.
+            if (!c.reuse_from) last_full_walk = start;
+            previous.boot = out.boot;
+            previous.has_threads = out.has_threads;
+            previous.processes = out.processes;
+            previous.threads = out.threads;
+            have_previous = true;
+        }
     } catch (...) {
         return detail::errno_code(ENOMEM);
     }
@@ -694,6 +746,7 @@ result<void> snapshotter::impl::take(snapshot& out) noexcept {
 // Assembles the workers' output into `out` in pid order.
 void snapshotter::impl::merge(snapshot& out, std::size_t used) {
     out.vanished = 0;
+    out.reused_threads = 0;
     if (used == 1) {
         // The common case: hand over the vectors; `out`'s old ones become the
         // worker's buffers for the next walk.
@@ -702,6 +755,7 @@ void snapshotter::impl::merge(snapshot& out, std::size_t used) {
         std::swap(out.threads, w.threads);
         std::swap(out.failures, w.failures);
         out.vanished = w.vanished;
+        out.reused_threads = w.reused;
         w.clear();
         return;
     }
@@ -712,6 +766,7 @@ void snapshotter::impl::merge(snapshot& out, std::size_t used) {
         nt += w.threads.size();
         nf += w.failures.size();
         out.vanished += w.vanished;
+        out.reused_threads += w.reused;
         for (const auto& job : w.big) nt += job->tids.size();
     }
     out.processes.clear();

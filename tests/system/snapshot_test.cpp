@@ -85,6 +85,10 @@ public:
     }
     pid_t pid() const { return pid_; }
     const std::set<pid_t>& tids() const { return tids_; }
+    /// Wakes one of the extra threads for a moment (it reads one byte).
+    void wake_one() {
+        if (::write(hold_, "x", 1) != 1) std::abort();
+    }
 
 private:
     pid_t pid_ = -1;
@@ -606,4 +610,89 @@ TEST(SnapshotLive, KernelThreadsHaveNoUserTime) {
         EXPECT_EQ(p.times.user.count(), 0) << "pid " << p.pid();
     }
     if (seen == 0) GTEST_SKIP() << "no kernel threads visible (a container's /proc)";
+}
+
+namespace {
+snapshotter reusing_snapshotter(nanoseconds reuse_for, snapshot_cpu cpu = snapshot_cpu::precise_processes) {
+    snapshot_options o;
+    o.threads = true;
+    o.cpu = cpu;
+    o.workers = 1;
+    o.reuse_idle_threads_for = reuse_for;
+    return snapshotter::open(o).value();
+}
+
+}  // namespace
+
+TEST(SnapshotLive, SnapshotterCopiesTheThreadsOfIdleProcesses) {
+    threaded_child c(50);
+    ASSERT_EQ(c.tids().size(), 50u);
+    // precise: thread totals to the nanosecond, so a thread that ran shows it.
+    auto sn = reusing_snapshotter(60s, snapshot_cpu::precise);
+    const auto first = sn.take().value();
+    EXPECT_EQ(first.reused_threads, 0u) << "nothing to copy from yet";
+    const auto* p1 = first.find(c.pid());
+    ASSERT_NE(p1, nullptr);
+    EXPECT_FALSE(p1->threads_copied);
+    ASSERT_EQ(p1->thread_entries, listed_tids(c.pid()).size());
+
+    const auto second = sn.take().value();
+    const auto* p2 = second.find(c.pid());
+    ASSERT_NE(p2, nullptr);
+    EXPECT_TRUE(p2->threads_copied) << "the child sleeps: its threads cannot have changed";
+    EXPECT_GE(second.reused_threads, p2->thread_entries);
+    EXPECT_EQ(p2->times.cpu(), p1->times.cpu());
+    const auto before = first.threads_of(*p1);
+    const auto after = second.threads_of(*p2);
+    ASSERT_EQ(after.size(), before.size());
+    for (std::size_t i = 0; i < after.size(); ++i) {
+        // Exactly the previous entries, at the new snapshot's instant.
+        snapshot_thread expected = before[i];
+        expected.times.sampled_at = second.taken;
+        EXPECT_EQ(after[i], expected) << after[i].tid();
+    }
+    // Copies sum up to what a complete walk counts.
+    std::size_t copied = 0;
+    for (const auto& p : second.processes)
+        if (p.threads_copied) copied += p.thread_entries;
+    EXPECT_EQ(copied, second.reused_threads);
+
+    // Once the process runs (a byte wakes one of its threads), its threads are
+    // read again, and the woken one shows the CPU it used.
+    nanoseconds slept{0};
+    for (const auto& t : before) slept += t.times.cpu();
+    c.wake_one();
+    bool seen = false;
+    for (int attempt = 0; attempt < 100 && !seen; ++attempt) {
+        std::this_thread::sleep_for(10ms);
+        const auto s = sn.take().value();
+        const auto* p = s.find(c.pid());
+        ASSERT_NE(p, nullptr);
+        nanoseconds sum{0};
+        for (const auto& t : s.threads_of(*p)) sum += t.times.cpu();
+        if (sum > slept) {
+            EXPECT_FALSE(p->threads_copied);
+            seen = true;
+        }
+    }
+    EXPECT_TRUE(seen) << "a process that ran must have its threads read again";
+}
+
+TEST(SnapshotLive, SnapshotterReadsEveryThreadAgainAfterTheReuseLimit) {
+    threaded_child c(20);
+    auto sn = reusing_snapshotter(200ms);
+    (void)sn.take().value();
+    const auto copied = sn.take().value();
+    EXPECT_GT(copied.reused_threads, 20u);
+    std::this_thread::sleep_for(250ms);
+    const auto full = sn.take().value();
+    EXPECT_EQ(full.reused_threads, 0u) << "the last complete walk is older than the limit";
+    EXPECT_GT(sn.take().value().reused_threads, 20u);
+
+    // Without the option nothing is copied.
+    snapshot_options o;
+    o.threads = true;
+    auto plain = snapshotter::open(o).value();
+    (void)plain.take().value();
+    EXPECT_EQ(plain.take().value().reused_threads, 0u);
 }
