@@ -1,10 +1,14 @@
 #!/usr/bin/python3
 """psutil's cost for the same queries as bench/core_bench.cpp, in ns per call.
 
-Usage: psutil_bench.py PID TID   (a target process and one of its threads)
-Prints JSON: {"process_self": ns, "process_other": ns, "thread_other": ns}.
+Usage: psutil_bench.py PID TID   (an idle target process and one of its threads)
+Prints JSON: {"process_self": ns, "process_other": ns, "thread_other": ns,
+"process_busy": ns, "thread_busy": ns}; the busy ones on a child this script
+starts, whose only thread calls sched_yield in a loop (as core_bench's).
 """
 import json
+import os
+import signal
 import sys
 import timeit
 
@@ -23,14 +27,25 @@ def per_call(fn, min_time=0.3):
 def main():
     pid, tid = int(sys.argv[1]), int(sys.argv[2])
     me = psutil.Process()
-    other = psutil.Process(pid)
-    out = {
-        "process_self": per_call(lambda: me.cpu_times()),
+    out = {"process_self": per_call(lambda: me.cpu_times())}
+
+    def measure(group, pid, tid):
+        other = psutil.Process(pid)
         # A handle query in proctimes gives times and creation together.
-        "process_other": per_call(lambda: (other.cpu_times(), other.create_time())),
+        out["process_" + group] = per_call(lambda: (other.cpu_times(), other.create_time()))
         # psutil has no single-thread query: threads() reads every task.
-        "thread_other": per_call(lambda: [t for t in other.threads() if t.id == tid]),
-    }
+        out["thread_" + group] = per_call(lambda: [t for t in other.threads() if t.id == tid])
+
+    measure("other", pid, tid)
+    busy = os.fork()
+    if busy == 0:
+        while True:
+            os.sched_yield()
+    try:
+        measure("busy", busy, busy)
+    finally:
+        os.kill(busy, signal.SIGKILL)
+        os.waitpid(busy, 0)
     json.dump(out, sys.stdout)
 
 
