@@ -25,10 +25,15 @@ def main():
     core = json.load(open(sys.argv[1]))
     psutil_ns = json.load(open(sys.argv[2])) if len(sys.argv) > 2 else {}
     rows = {}
+    # With --benchmark_repetitions the medians are used; otherwise the runs.
+    medians = any(b.get("aggregate_name") == "median" for b in core["benchmarks"])
     for b in core["benchmarks"]:
-        if b.get("run_type", "iteration") != "iteration":
+        if medians:
+            if b.get("aggregate_name") != "median":
+                continue
+        elif b.get("run_type", "iteration") != "iteration":
             continue
-        parts = b["name"].split("/")
+        parts = b.get("run_name", b["name"]).split("/")
         group_what = parts[0]
         n = parts[1] if len(parts) > 1 else "-"
         group = next(g for g in BASELINES if group_what.startswith(g + "_"))

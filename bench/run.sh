@@ -25,7 +25,9 @@ cmake --build build-bench -j "$(nproc)" --target core_bench >/dev/null
 out=$(mktemp -d)
 trap 'rm -rf "$out"; kill "${target:-0}" 2>/dev/null || true' EXIT
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), kernel $(uname -r)"
-build-bench/bin/core_bench --benchmark_min_time="$min_time" --benchmark_format=json >"$out/core.json" 2>/dev/null
+# Five repetitions of each query; the table uses their median.
+build-bench/bin/core_bench --benchmark_min_time="$min_time" --benchmark_repetitions=5 \
+  --benchmark_report_aggregates_only=true --benchmark_format=json >"$out/core.json" 2>/dev/null
 sleep 300 & target=$!
 /usr/bin/python3 bench/psutil_bench.py "$target" "$target" >"$out/psutil.json"
 echo

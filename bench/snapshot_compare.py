@@ -185,6 +185,31 @@ def main():
         ("proctimes snapshot, `ticks`, 1 walker", "snapshot/processes/ticks/1"),
         ("minimal C walk", "minimal/processes"),
     ])
+    scaling(args.bench)
+
+
+def scaling(bench):
+    """Cost per task of a thread walk as the task count grows: extra idle
+    threads 0, 1,000 and 4,000; 7 walks each, median."""
+    print("| extra idle threads | tasks | minimal walk | per task | proctimes snapshot, 1 walker | per task |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for extra in (0, 1000, 4000):
+        holder = subprocess.Popen([bench, "--hold", str(extra)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  text=True)
+        try:
+            if holder.stdout.readline().split()[:1] != ["ready"]:
+                sys.exit("the thread holder did not start")
+            out = subprocess.run([bench, "--samples", "7"], capture_output=True, text=True, check=True).stdout
+        finally:
+            holder.stdin.close()
+            holder.wait()
+        got = {}
+        for line in out.splitlines():
+            f = line.split()
+            got[f[0]] = (int(f[1]), statistics.median(float(v) for v in f[4:]))
+        (n, walk), (_, snap) = got["minimal/threads"], got["snapshot/threads/defaults/1"]
+        print(f"| {extra} | {n} | {walk:.2f} ms | {walk * 1000 / n:.2f} µs | {snap:.2f} ms | {snap * 1000 / n:.2f} µs |")
+    print()
 
 
 if __name__ == "__main__":
