@@ -6,7 +6,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -264,7 +263,11 @@ TEST(PsUsage, BadArguments) {
                                                                   {"ps", "--top", "0"},
                                                                   {"ps", "--interval", "0"},
                                                                   {"ps", "--format", "xml"},
-                                                                  {"ps", "--user", "no-such-user-here"}}) {
+                                                                  {"ps", "--user", "no-such-user-here"},
+                                                                  {"ps", "--reuse-idle", "5"},
+                                                                  {"ps", "--threads", "--reuse-idle", "5"},
+                                                                  {"ps", "--interval", "1", "--reuse-idle", "5"},
+                                                                  {"ps", "-t", "-i", "1", "--reuse-idle", "0"}}) {
         const auto r = run_cli(args);
         EXPECT_EQ(r.code, proctimes::cli::exit_usage) << args[1];
         EXPECT_TRUE(r.out.empty()) << args[1];
@@ -331,4 +334,38 @@ TEST(PsLive, IntervalSeesABusyThread) {
     EXPECT_GE((*me)["interval_ns"].get<std::int64_t>(), 300'000'000);
     EXPECT_NEAR((*me)["cpu_percent"].get<double>(),
                 100.0 * static_cast<double>(used) / (*me)["interval_ns"].get<double>(), 1e-6);
+}
+
+TEST(PsLive, IntervalWithThreadsCopiedFromTheLastFrame) {
+    // Frames that copy the threads of idle processes still list every
+    // thread, this process's own (which runs) read afresh.
+    std::atomic<bool> stop{false};
+    std::atomic<pid_t> tid{0};
+    std::thread t([&] {
+        ::pthread_setname_np(::pthread_self(), "ps-reuse");
+        tid = static_cast<pid_t>(::gettid());
+        while (!stop) std::this_thread::sleep_for(1ms);
+    });
+    while (tid == 0) std::this_thread::sleep_for(1ms);
+    const auto r = run_cli({"ps", "--threads", "--interval", "0.05", "--count", "2", "--reuse-idle", "10",
+                            "--format", "json", "--sort", "pid"});
+    stop = true;
+    t.join();
+    ASSERT_NE(r.code, proctimes::cli::exit_usage) << r.err;
+    // One JSON array per frame, frames separated by a blank line.
+    int frames = 0;
+    for (std::size_t pos = 0; pos < r.out.size();) {
+        const auto end = r.out.find("\n\n", pos);
+        const json arr = json::parse(r.out.substr(pos, end == std::string::npos ? std::string::npos : end - pos));
+        ++frames;
+        const json* me = find_pid(arr, ::getpid());
+        ASSERT_NE(me, nullptr);
+        bool found = false;
+        for (const auto& th : (*me)["threads"]) found = found || (th["tid"] == tid.load() && th["name"] == "ps-reuse");
+        EXPECT_TRUE(found) << "frame " << frames;
+        EXPECT_GE(arr.size(), 2u);
+        if (end == std::string::npos) break;
+        pos = end + 2;
+    }
+    EXPECT_EQ(frames, 2);
 }

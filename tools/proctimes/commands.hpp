@@ -68,6 +68,9 @@ struct ps_options {
     std::optional<double> interval;
     /// Frames to show with an interval; empty: until interrupted.
     std::optional<unsigned> count;
+    /// With an interval and threads: copy the threads of processes that did
+    /// not run since the previous frame (snapshot_options::reuse_idle_threads_for).
+    std::optional<double> reuse_idle;
     std::string proc_root = "/proc";
     redraw_mode redraw = redraw_mode::automatic;
 };

@@ -1,5 +1,6 @@
 // proctimes ps [--threads] [--sort KEY] [--top N] [--user NAME] [--format F] [--utc]
-//              [--precise] [--interval SECONDS [--count N]] [--proc-root DIR]
+//              [--precise] [--interval SECONDS [--count N] [--reuse-idle SECONDS]]
+//              [--proc-root DIR]
 //
 // One whole-system snapshot (proctimes::take_snapshot), or with --interval a
 // refreshing view of the CPU each process used over the last interval
@@ -201,6 +202,8 @@ snapshot_options snapshot_options_of(const ps_options& opts) {
     so.threads = opts.threads;
     so.proc_root = opts.proc_root;
     so.cpu = opts.precise ? snapshot_cpu::precise : snapshot_cpu::precise_processes;
+    if (opts.reuse_idle)
+        so.reuse_idle_threads_for = std::chrono::duration_cast<nanoseconds>(std::chrono::duration<double>(*opts.reuse_idle));
     return so;
 }
 
@@ -369,6 +372,7 @@ subcommand add_ps(CLI::App& root) {
         std::string format = "table";
         double interval = 0;
         unsigned count = 0;
+        double reuse_idle = 0;
         std::string user;
         std::size_t top = 0;
     };
@@ -402,6 +406,16 @@ subcommand add_ps(CLI::App& root) {
                       ->check(CLI::PositiveNumber)
                       ->needs(interval)
                       ->type_name("N");
+    auto* threads = app->get_option("--threads");
+    auto* reuse = app->add_option("--reuse-idle", st->reuse_idle,
+                                  "With --interval and --threads: copy the threads of processes that did not run "
+                                  "since the previous frame instead of reading them again (CPU times stay exact; a "
+                                  "thread's state letter can be up to SECONDS old; every thread is read again at "
+                                  "least every SECONDS)")
+                      ->check(CLI::PositiveNumber)
+                      ->needs(interval)
+                      ->needs(threads)
+                      ->type_name("SECONDS");
     app->add_option("--proc-root", st->opts.proc_root, "Where procfs is mounted (default /proc)")->type_name("DIR");
     app->footer(
         "JSON and CSV: the fields of 'show', then state and sampled_at_time (as in 'run'), then ppid, uid,\n"
@@ -409,12 +423,13 @@ subcommand add_ps(CLI::App& root) {
         "cpu_percent and basis (docs/CLI.md).\n"
         "Exit status: 0 all shown, 1 some process or thread could not be read, 2 usage error.\n");
 
-    return {app, [st, top, user, interval, count](std::ostream& out, std::ostream& err) {
+    return {app, [st, top, user, interval, count, reuse](std::ostream& out, std::ostream& err) {
                 ps_options o = st->opts;
                 if (top->count() > 0) o.top = st->top;
                 if (user->count() > 0) o.user = st->user;
                 if (interval->count() > 0) o.interval = st->interval;
                 if (count->count() > 0) o.count = st->count;
+                if (reuse->count() > 0) o.reuse_idle = st->reuse_idle;
                 o.output.format = st->format == "json"  ? output_format::json
                                   : st->format == "csv" ? output_format::csv
                                                         : output_format::table;
