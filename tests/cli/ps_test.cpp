@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "run_cli.hpp"
 #include "commands.hpp"
 #include "output.hpp"
 #include "proctimes/boot.hpp"
@@ -31,20 +32,8 @@ using namespace std::chrono_literals;
 
 const std::string fixture_root = std::string(PROCTIMES_FIXTURES) + "/proc";
 
-struct cli_result {
-    int code = -1;
-    std::string out;
-    std::string err;
-};
-
-cli_result run_cli(std::vector<std::string> args) {
-    std::ostringstream out, err;
-    cli_result r;
-    r.code = proctimes::cli::run(args, out, err);
-    r.out = out.str();
-    r.err = err.str();
-    return r;
-}
+using cli_testing::cli_result;
+using cli_testing::run_cli;
 
 // `ps` on the fixture tree with extra arguments.
 cli_result fixture_ps(std::vector<std::string> extra) {

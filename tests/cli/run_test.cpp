@@ -18,26 +18,15 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "run_cli.hpp"
 #include "proctimes/filetime.hpp"
 
 namespace {
 
 using nlohmann::json;
 
-struct cli_result {
-    int code = -1;
-    std::string out;
-    std::string err;
-};
-
-cli_result run_cli(const std::vector<std::string>& args) {
-    std::ostringstream out, err;
-    cli_result r;
-    r.code = proctimes::cli::run(args, out, err);
-    r.out = out.str();
-    r.err = err.str();
-    return r;
-}
+using cli_testing::cli_result;
+using cli_testing::run_cli;
 
 std::vector<std::string> with(std::vector<std::string> head, const std::vector<std::string>& tail) {
     head.insert(head.end(), tail.begin(), tail.end());

@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "run_cli.hpp"
 #include "output.hpp"
 #include "proctimes/boot.hpp"
 #include "proctimes/filetime.hpp"
@@ -37,20 +38,8 @@ namespace {
 
 using nlohmann::json;
 
-struct cli_result {
-    int code = -1;
-    std::string out;
-    std::string err;
-};
-
-cli_result run_cli(const std::vector<std::string>& args) {
-    std::ostringstream out, err;
-    cli_result r;
-    r.code = proctimes::cli::run(args, out, err);
-    r.out = out.str();
-    r.err = err.str();
-    return r;
-}
+using cli_testing::cli_result;
+using cli_testing::run_cli;
 
 std::string self_pid() { return std::to_string(::getpid()); }
 

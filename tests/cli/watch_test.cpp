@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "run_cli.hpp"
 #include "proctimes/filetime.hpp"
 
 namespace {
@@ -26,20 +27,8 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-struct cli_result {
-    int code = -1;
-    std::string out;
-    std::string err;
-};
-
-cli_result run_cli(const std::vector<std::string>& args) {
-    std::ostringstream out, err;
-    cli_result r;
-    r.code = proctimes::cli::run(args, out, err);
-    r.out = out.str();
-    r.err = err.str();
-    return r;
-}
+using cli_testing::cli_result;
+using cli_testing::run_cli;
 
 std::uint64_t ticks(std::chrono::system_clock::time_point t) {
     return proctimes::filetime_from_time(std::chrono::time_point_cast<std::chrono::nanoseconds>(t))->ticks;

@@ -1,0 +1,28 @@
+// The CLI run in-process (proctimes::cli::run), its exit status and both
+// output streams captured: shared by the CLI tests.
+#pragma once
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+
+namespace cli_testing {
+
+struct cli_result {
+    int code = -1;
+    std::string out;
+    std::string err;
+};
+
+inline cli_result run_cli(const std::vector<std::string>& args) {
+    std::ostringstream out, err;
+    cli_result r;
+    r.code = proctimes::cli::run(args, out, err);
+    r.out = out.str();
+    r.err = err.str();
+    return r;
+}
+
+}  // namespace cli_testing
