@@ -1,6 +1,7 @@
 // Writers of the proctimes command: table, JSON, CSV. See docs/CLI.md for the
 // contract they implement.
 #include "output.hpp"
+#include "cli.hpp"
 #include "json_record.hpp"
 
 #include <algorithm>
@@ -440,6 +441,15 @@ void write_records(std::ostream& out, const std::vector<task_record>& records, c
         case output_format::json: write_json(out, records, opts); return;
         case output_format::csv: write_csv(out, records, opts); return;
     }
+}
+
+int finish_output(std::ostream& out, std::ostream& err, bool failed) {
+    out.flush();
+    if (!out) {
+        err << "proctimes: error writing the output\n";
+        return exit_failure;
+    }
+    return failed ? exit_failure : exit_success;
 }
 
 }  // namespace proctimes::cli

@@ -135,4 +135,8 @@ std::string to_valid_utf8(std::string_view bytes);
 /// contains a comma, a double quote, CR or LF.
 std::string csv_field(std::string_view s);
 
+/// The end of a command: flushes `out`; a failed write is reported on `err`
+/// and is a failure, as is `failed` (something asked for could not be shown).
+int finish_output(std::ostream& out, std::ostream& err, bool failed);
+
 }  // namespace proctimes::cli

@@ -212,14 +212,6 @@ void keep_top(std::vector<task_record>& records, std::optional<std::size_t> n) {
     if (n && records.size() > *n) records.resize(*n);
 }
 
-int write_checked(std::ostream& out, std::ostream& err, bool failed) {
-    out.flush();
-    if (!out) {
-        err << "proctimes: error writing the output\n";
-        return exit_failure;
-    }
-    return failed ? exit_failure : exit_success;
-}
 
 // One frame of --interval for a terminal: the cursor goes home, every line
 // is cut to the width and cleared to its end, and what is left of the screen
@@ -280,7 +272,7 @@ int run_once(const ps_options& opts, std::optional<uid_t> only_uid, std::ostream
     o.ps = true;
     o.state = true;
     write_records(out, records, o);
-    return write_checked(out, err, !s->failures.empty());
+    return finish_output(out, err, !s->failures.empty());
 }
 
 int run_interval(const ps_options& opts, std::optional<uid_t> only_uid, std::ostream& out, std::ostream& err) {
@@ -348,7 +340,7 @@ int run_interval(const ps_options& opts, std::optional<uid_t> only_uid, std::ost
         if (!out) break;
         std::swap(prev, cur);
     }
-    return write_checked(out, err, failed);
+    return finish_output(out, err, failed);
 }
 
 }  // namespace

@@ -125,12 +125,7 @@ int run_show(const show_options& opts, std::ostream& out, std::ostream& err) {
     bool failed = false;
     const auto records = collect_show(opts, err, failed);
     write_records(out, records, opts.output);
-    out.flush();
-    if (!out) {
-        err << "proctimes: error writing the output\n";
-        return exit_failure;
-    }
-    return failed ? exit_failure : exit_success;
+    return finish_output(out, err, failed);
 }
 
 subcommand add_show(CLI::App& root) {

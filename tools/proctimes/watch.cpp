@@ -221,11 +221,7 @@ int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err) {
         }
         procs = std::move(remaining);
     }
-    if (!out) {
-        err << "proctimes: error writing the output\n";
-        return exit_failure;
-    }
-    return failed ? exit_failure : exit_success;
+    return finish_output(out, err, failed);
 }
 
 subcommand add_watch(CLI::App& root) {
