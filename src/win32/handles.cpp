@@ -70,6 +70,23 @@ std::size_t handle_table::size() const noexcept {
     return entries_.size();
 }
 
+namespace {
+
+// The table entry behind `v`, if it is an object of `kind` opened with
+// `right` (0: any access).
+DWORD find_object(std::uintptr_t v, object_kind kind, DWORD right, std::optional<handle_entry>& e) noexcept {
+    try {
+        e = handle_table::instance().find(v);
+    } catch (...) {
+        return ERROR_NOT_ENOUGH_MEMORY;
+    }
+    if (!e || e->kind != kind) return ERROR_INVALID_HANDLE;
+    if (right != 0 && (e->access & right) == 0) return ERROR_ACCESS_DENIED;
+    return ERROR_SUCCESS;
+}
+
+}  // namespace
+
 DWORD resolve_process(HANDLE h, DWORD right, process_ref& out) noexcept {
     const auto v = reinterpret_cast<std::uintptr_t>(h);
     if (v == current_process_handle) {
@@ -77,13 +94,7 @@ DWORD resolve_process(HANDLE h, DWORD right, process_ref& out) noexcept {
         return ERROR_SUCCESS;
     }
     std::optional<handle_entry> e;
-    try {
-        e = handle_table::instance().find(v);
-    } catch (...) {
-        return ERROR_NOT_ENOUGH_MEMORY;
-    }
-    if (!e || e->kind != object_kind::process) return ERROR_INVALID_HANDLE;
-    if (right != 0 && (e->access & right) == 0) return ERROR_ACCESS_DENIED;
+    if (const DWORD rc = find_object(v, object_kind::process, right, e); rc != ERROR_SUCCESS) return rc;
     out.object = std::move(e->process);
     return ERROR_SUCCESS;
 }
@@ -95,13 +106,7 @@ DWORD resolve_thread(HANDLE h, DWORD right, thread_ref& out) noexcept {
         return ERROR_SUCCESS;
     }
     std::optional<handle_entry> e;
-    try {
-        e = handle_table::instance().find(v);
-    } catch (...) {
-        return ERROR_NOT_ENOUGH_MEMORY;
-    }
-    if (!e || e->kind != object_kind::thread) return ERROR_INVALID_HANDLE;
-    if (right != 0 && (e->access & right) == 0) return ERROR_ACCESS_DENIED;
+    if (const DWORD rc = find_object(v, object_kind::thread, right, e); rc != ERROR_SUCCESS) return rc;
     out.object = std::move(e->thread);
     return ERROR_SUCCESS;
 }
