@@ -61,6 +61,19 @@ nanoseconds from_timeval(const timeval& tv) noexcept {
     return std::chrono::seconds{tv.tv_sec} + microseconds{tv.tv_usec};
 }
 
+// The calling process's or thread's times: one getrusage(2) (`who`).
+result<task_times> rusage_times(int who, instant created) noexcept {
+    rusage ru{};
+    if (::getrusage(who, &ru) != 0) return detail::last_errno();
+    task_times t;
+    t.creation = created;
+    t.kernel = from_timeval(ru.ru_stime);
+    t.user = from_timeval(ru.ru_utime);
+    t.precision = precision_of(cpu_source::rusage);
+    t.sampled_at = detail::realtime_now();
+    return t;
+}
+
 nanoseconds ticks_to_ns(std::uint64_t t) noexcept {
     return nanoseconds{static_cast<std::int64_t>(t) * (1'000'000'000 / clock_ticks_per_second())};
 }
@@ -613,15 +626,7 @@ result<process_times> times() noexcept {
         cached_ns.store(created.time_since_epoch().count(), std::memory_order_relaxed);
         cached_gen.store(gen, std::memory_order_release);
     }
-    rusage ru{};
-    if (::getrusage(RUSAGE_SELF, &ru) != 0) return detail::last_errno();
-    process_times t;
-    t.creation = created;
-    t.kernel = from_timeval(ru.ru_stime);
-    t.user = from_timeval(ru.ru_utime);
-    t.precision = precision_of(cpu_source::rusage);
-    t.sampled_at = detail::realtime_now();
-    return t;
+    return rusage_times(RUSAGE_SELF, created);
 }
 
 }  // namespace this_process
@@ -640,15 +645,7 @@ result<thread_times> times() noexcept {
         created = *c;
         cached_gen = gen;
     }
-    rusage ru{};
-    if (::getrusage(RUSAGE_THREAD, &ru) != 0) return detail::last_errno();
-    thread_times t;
-    t.creation = created;
-    t.kernel = from_timeval(ru.ru_stime);
-    t.user = from_timeval(ru.ru_utime);
-    t.precision = precision_of(cpu_source::rusage);
-    t.sampled_at = detail::realtime_now();
-    return t;
+    return rusage_times(RUSAGE_THREAD, created);
 }
 
 }  // namespace this_thread
