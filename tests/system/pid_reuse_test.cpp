@@ -6,6 +6,7 @@
 #include <sys/file.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "proctimes/proctimes.hpp"
@@ -34,6 +35,20 @@ bool fork_with_pid(pid_t pid, pid_t& out) {
     ::close(fd);
     return ok && out > 0;
 }
+// Forks a process that gets pid `want` again, trying up to 20 times: true
+// when `out` is that process, false when the pid could not be had, empty when
+// ns_last_pid cannot be written.
+std::optional<bool> fork_with_pid_again(pid_t want, pid_t& out) {
+    for (int attempt = 0; attempt < 20; ++attempt) {
+        if (!fork_with_pid(want, out)) return std::nullopt;
+        if (out == want) return true;
+        ::kill(out, SIGKILL);
+        ::waitpid(out, nullptr, 0);
+        out = -1;
+    }
+    return false;
+}
+
 // Kills and reaps the reused-pid process however the test ends.
 struct reaper {
     pid_t& pid;
@@ -57,16 +72,9 @@ TEST(PidReuse, HandleNeverReportsTheNewProcess) {
 
     pid_t reused = -1;
     reaper cleanup{reused};
-    bool got = false;
-    for (int attempt = 0; attempt < 20 && !got; ++attempt) {
-        if (!fork_with_pid(a.pid(), reused)) GTEST_SKIP() << "ns_last_pid not writable";
-        got = reused == a.pid();
-        if (!got) {
-            ::kill(reused, SIGKILL);
-            ::waitpid(reused, nullptr, 0);
-        }
-    }
-    ASSERT_TRUE(got) << "could not get pid " << a.pid() << " again";
+    const auto got = fork_with_pid_again(a.pid(), reused);
+    if (!got) GTEST_SKIP() << "ns_last_pid not writable";
+    ASSERT_TRUE(*got) << "could not get pid " << a.pid() << " again";
 
     // The handle answers with what it recorded of ITS process's end (or an
     // error when nothing was recorded) — never the new, running process.
@@ -100,16 +108,9 @@ TEST(PidReuse, ThreadHandleNeverReportsTheNewTask) {
     a.reap();
     pid_t reused = -1;
     reaper cleanup{reused};
-    bool got = false;
-    for (int attempt = 0; attempt < 20 && !got; ++attempt) {
-        if (!fork_with_pid(a.pid(), reused)) GTEST_SKIP() << "ns_last_pid not writable";
-        got = reused == a.pid();
-        if (!got) {
-            ::kill(reused, SIGKILL);
-            ::waitpid(reused, nullptr, 0);
-        }
-    }
-    ASSERT_TRUE(got);
+    const auto got = fork_with_pid_again(a.pid(), reused);
+    if (!got) GTEST_SKIP() << "ns_last_pid not writable";
+    ASSERT_TRUE(*got) << "could not get pid " << a.pid() << " again";
     auto t = h.times();
     if (t) {
         EXPECT_NE(t->state, task_state::running);
