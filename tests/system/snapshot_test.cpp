@@ -696,3 +696,30 @@ TEST(SnapshotLive, SnapshotterReadsEveryThreadAgainAfterTheReuseLimit) {
     (void)plain.take().value();
     EXPECT_EQ(plain.take().value().reused_threads, 0u);
 }
+
+TEST(SnapshotLive, SnapshotterCopiesWithTwoWalkersToo) {
+    // A big process (its threads shared out between walkers when read) is
+    // copied whole in phase 1 when idle; the snapshot stays complete and ordered.
+    threaded_child c(300);
+    snapshot_options o;
+    o.threads = true;
+    o.workers = 2;
+    o.reuse_idle_threads_for = 60s;
+    auto sn = snapshotter::open(o).value();
+    const auto first = sn.take().value();
+    const auto second = sn.take().value();
+    const auto* p1 = first.find(c.pid());
+    const auto* p2 = second.find(c.pid());
+    ASSERT_NE(p1, nullptr);
+    ASSERT_NE(p2, nullptr);
+    EXPECT_FALSE(p1->threads_copied);
+    EXPECT_TRUE(p2->threads_copied);
+    EXPECT_EQ(thread_ids(second, c.pid()), listed_tids(c.pid()));
+    std::size_t next = 0;
+    for (const auto& p : second.processes) {
+        EXPECT_EQ(p.first_thread, next);
+        next += p.thread_entries;
+        for (const auto& t : second.threads_of(p)) EXPECT_EQ(t.pid, p.pid());
+    }
+    EXPECT_EQ(next, second.threads.size());
+}
