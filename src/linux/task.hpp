@@ -16,12 +16,12 @@
 namespace proctimes::detail {
 
 /// The stat fields last read through a handle, keyed by the CPU total read
-/// just before that read. stat costs ~4x a schedstat read and ~3x a CPU-clock
-/// read. When the total shows the same value again, the task has not run
-/// since, and stat would print the same utime, stime and state: the kernel
-/// derives the split from that run time and holds it when the run time holds
-/// (cputime_adjust), and a thread cannot end, stop or change its split without
-/// running. The stat read is then skipped, for at most `reuse_limit_ns` after
+/// just before that read. A stat read costs about 4x a schedstat read and 6x
+/// the CPU-clock read of a one-thread process (docs/PERFORMANCE.md). When the
+/// total shows the same value again, the task has not run since, and stat
+/// would print the same utime, stime and state: the kernel derives the split
+/// from that run time and holds it when the run time holds (cputime_adjust),
+/// and a thread cannot end, stop or change its split without running. The stat read is then skipped, for at most `reuse_limit_ns` after
 /// it (on nohz_full CPUs a running task's time moves only with the 1 Hz
 /// residual tick).
 ///   - Threads of other processes (schedstat total): as above; a thread that

@@ -13,6 +13,17 @@
 
 namespace proctimes::cli {
 
+void add_format_option(CLI::App& app, output_format& into, const std::string& help) {
+    app.add_option_function<std::string>(
+           "-f,--format",
+           [&into](const std::string& v) {
+               into = v == "json" ? output_format::json : v == "csv" ? output_format::csv : output_format::table;
+           },
+           help)
+        ->check(CLI::IsMember({"table", "json", "csv"}))
+        ->type_name("FORMAT");
+}
+
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
     try {
         CLI::App app{"Windows process and thread times (GetProcessTimes, GetThreadTimes) on Linux.", "proctimes"};

@@ -25,6 +25,9 @@ struct subcommand {
     std::function<int(std::ostream& out, std::ostream& err)> run;
 };
 
+/// Registers -f/--format (table, json or csv), parsed straight into `into`.
+void add_format_option(CLI::App& app, output_format& into, const std::string& help);
+
 // ---- show ----------------------------------------------------------------------
 
 struct show_options {

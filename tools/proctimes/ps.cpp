@@ -361,7 +361,6 @@ int run_ps(const ps_options& opts, std::ostream& out, std::ostream& err) {
 subcommand add_ps(CLI::App& root) {
     struct state {
         ps_options opts;
-        std::string format = "table";
         double interval = 0;
         unsigned count = 0;
         double reuse_idle = 0;
@@ -384,9 +383,7 @@ subcommand add_ps(CLI::App& root) {
                     ->type_name("N");
     auto* user = app->add_option("-u,--user", st->user, "Only processes whose effective user is NAME (or a uid)")
                      ->type_name("NAME");
-    app->add_option("-f,--format", st->format, "Output: table (default), json or csv")
-        ->check(CLI::IsMember({"table", "json", "csv"}))
-        ->type_name("FORMAT");
+    add_format_option(*app, st->opts.output.format, "Output: table (default), json or csv");
     app->add_flag("--utc", st->opts.output.utc, "Table: print instants in UTC rather than local time");
     app->add_flag("--precise", st->opts.precise,
                   "Nanosecond CPU totals for threads too (reads schedstat per thread: slower)");
@@ -422,9 +419,6 @@ subcommand add_ps(CLI::App& root) {
                 if (interval->count() > 0) o.interval = st->interval;
                 if (count->count() > 0) o.count = st->count;
                 if (reuse->count() > 0) o.reuse_idle = st->reuse_idle;
-                o.output.format = st->format == "json"  ? output_format::json
-                                  : st->format == "csv" ? output_format::csv
-                                                        : output_format::table;
                 return run_ps(o, out, err);
             }};
 }

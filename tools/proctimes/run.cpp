@@ -360,7 +360,6 @@ int run_run(const run_options& opts, std::ostream& out, std::ostream& err) {
 subcommand add_run(CLI::App& root) {
     struct state {
         run_options opts;
-        std::string format = "table";
     };
     auto st = std::make_shared<state>();
 
@@ -369,9 +368,7 @@ subcommand add_run(CLI::App& root) {
                "children's times and peak RSS (like /usr/bin/time, with 100 ns instants and µs CPU times).");
     app->add_flag("-t,--threads", st->opts.threads,
                   "Poll the command's threads while it runs and report each one seen");
-    app->add_option("-f,--format", st->format, "Report: table (for people, default), json or csv")
-        ->check(CLI::IsMember({"table", "json", "csv"}))
-        ->type_name("FORMAT");
+    add_format_option(*app, st->opts.output.format, "Report: table (for people, default), json or csv");
     app->add_option("-o,--output", st->opts.output_file, "Write the report to FILE instead of standard error")
         ->type_name("FILE");
     app->add_flag("--utc", st->opts.output.utc, "Table: print instants in UTC rather than local time");
@@ -386,9 +383,6 @@ subcommand add_run(CLI::App& root) {
 
     return {app, [st](std::ostream& out, std::ostream& err) {
                 run_options o = st->opts;
-                o.output.format = st->format == "json"  ? output_format::json
-                                  : st->format == "csv" ? output_format::csv
-                                                        : output_format::table;
                 return run_run(o, out, err);
             }};
 }

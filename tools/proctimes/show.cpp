@@ -131,7 +131,6 @@ int run_show(const show_options& opts, std::ostream& out, std::ostream& err) {
 subcommand add_show(CLI::App& root) {
     struct state {
         show_options opts;
-        std::string format = "table";
     };
     auto st = std::make_shared<state>();
 
@@ -141,9 +140,7 @@ subcommand add_show(CLI::App& root) {
                     "Process ids (default: the parent of proctimes, normally the calling shell)")
         ->type_name("PID");
     app->add_flag("-t,--threads", st->opts.threads, "Also show every thread of each process (GetThreadTimes)");
-    app->add_option("-f,--format", st->format, "Output: table (for people, default), json or csv (for programs)")
-        ->check(CLI::IsMember({"table", "json", "csv"}))
-        ->type_name("FORMAT");
+    add_format_option(*app, st->opts.output.format, "Output: table (for people, default), json or csv (for programs)");
     app->add_flag("--utc", st->opts.output.utc, "Table: print instants in UTC rather than local time");
     app->footer(
         "JSON and CSV always give UTC instants (RFC 3339) and FILETIME ticks; field list in docs/CLI.md.\n"
@@ -152,9 +149,6 @@ subcommand add_show(CLI::App& root) {
     return {app, [st](std::ostream& out, std::ostream& err) {
                 show_options o = st->opts;
                 o.output.threads = o.threads;
-                o.output.format = st->format == "json"  ? output_format::json
-                                  : st->format == "csv" ? output_format::csv
-                                                        : output_format::table;
                 return run_show(o, out, err);
             }};
 }

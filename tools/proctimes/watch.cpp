@@ -227,7 +227,6 @@ int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err) {
 subcommand add_watch(CLI::App& root) {
     struct state {
         watch_options opts;
-        std::string format = "table";
     };
     auto st = std::make_shared<state>();
 
@@ -236,10 +235,7 @@ subcommand add_watch(CLI::App& root) {
     app->add_option("pid", st->opts.pids, "Process ids (any process, not only children)")
         ->required()
         ->type_name("PID");
-    app->add_option("-f,--format", st->format,
-                    "Output: table (default), json (JSON Lines: one object per line) or csv")
-        ->check(CLI::IsMember({"table", "json", "csv"}))
-        ->type_name("FORMAT");
+    add_format_option(*app, st->opts.output.format, "Output: table (default), json (JSON Lines: one object per line) or csv");
     app->add_flag("--utc", st->opts.output.utc, "Table: print instants in UTC rather than local time");
     app->footer(
         "One record per process, written and flushed as it exits. Ctrl-C (SIGINT) or SIGTERM stops\n"
@@ -248,9 +244,6 @@ subcommand add_watch(CLI::App& root) {
 
     return {app, [st](std::ostream& out, std::ostream& err) {
                 watch_options o = st->opts;
-                o.output.format = st->format == "json"  ? output_format::json
-                                  : st->format == "csv" ? output_format::csv
-                                                        : output_format::table;
                 return run_watch(o, out, err);
             }};
 }
