@@ -218,7 +218,8 @@ result<task_times> sample(task_core& c, char* state_char) noexcept {
     cpu_source source = c.is_thread ? cpu_source::schedstat_and_stat : cpu_source::cpu_clock_and_stat;
     bool memo = false;  // whether this total may key the stat memo
     if (!c.is_thread || c.tgid == c.opener_pid) {
-        // Read before the stat pread below, which confirms the id was not reused.
+        // Read before the stat pread below (or, on a memo hit, the pidfd poll),
+        // which confirms the id was not reused.
         timespec ts{};
         const clockid_t id = c.is_thread ? thread_cpu_clock_id(c.id) : process_cpu_clock_id(c.id);
         if (::clock_gettime(id, &ts) == 0) {
