@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <string>
 
@@ -12,6 +13,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proctimes/clock.hpp"
@@ -80,6 +82,47 @@ private:
     int go_ = -1;
     bool reaped_ = false;
 };
+
+/// Whether every thread of `pid` is sleeping ('S' in its stat), and false if
+/// the process cannot be read.
+inline bool all_threads_sleep(pid_t pid) {
+    const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) return false;
+    bool sleeping = true;
+    while (dirent* e = ::readdir(d)) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+        std::FILE* f = std::fopen((dir + "/" + e->d_name + "/stat").c_str(), "re");
+        if (f == nullptr) continue;  // a thread that just ended
+        char line[512] = {};
+        const bool got = std::fgets(line, sizeof line, f) != nullptr;
+        std::fclose(f);
+        const char* close = got ? std::strrchr(line, ')') : nullptr;
+        if (close == nullptr || close[1] != ' ' || close[2] != 'S') sleeping = false;
+    }
+    ::closedir(d);
+    return sleeping;
+}
+
+/// Waits (up to 5 s) until the process `pid` is idle: every thread sleeps and
+/// its CPU clock stands still across a 10 ms pause. A child that has just told
+/// the test it is about to block may not have blocked yet; tests that need a
+/// target that does not run wait here first. Returns whether it became idle.
+inline bool wait_until_idle(pid_t pid) {
+    clockid_t clock{};
+    if (::clock_getcpuclockid(pid, &clock) != 0) return false;
+    const auto cpu_now = [clock] {
+        timespec ts{};
+        ::clock_gettime(clock, &ts);
+        return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
+    };
+    for (int attempt = 0; attempt < 500; ++attempt) {
+        const auto before = cpu_now();
+        ::usleep(10'000);
+        if (all_threads_sleep(pid) && cpu_now() == before) return true;
+    }
+    return false;
+}
 
 /// Read syscalls made by this process so far (/proc/self/io syscr), or -1.
 inline long long read_syscalls() {

@@ -254,7 +254,7 @@ TEST(Process, IdleProcessIsAnsweredWithoutRereadingStat) {
         first = h.times().value();
     }
     ASSERT_GE(first.cpu(), 30ms);
-    std::this_thread::sleep_for(20ms);  // past its last tick
+    ASSERT_TRUE(testing_helpers::wait_until_idle(c.pid())) << "the child never reached pause()";
     first = h.times().value();
     const long long before = testing_helpers::read_syscalls();
     for (int i = 0; i < 100; ++i) {

@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <set>
 #include <string>
 #include <thread>
@@ -24,7 +23,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "proctimes/proctimes.hpp"
@@ -77,7 +75,10 @@ public:
             tids_.insert(tid);
         }
         ::close(report[0]);
-        wait_until_idle();
+        // A thread can still be between writing its tid and blocking in
+        // read(), and the main thread still returning from the last creation:
+        // tests that copy idle threads need a child that no longer runs.
+        if (!testing_helpers::wait_until_idle(pid_)) ADD_FAILURE() << "child " << pid_ << " never became idle";
     }
     threaded_child(const threaded_child&) = delete;
     threaded_child& operator=(const threaded_child&) = delete;
@@ -94,46 +95,6 @@ public:
     }
 
 private:
-    // A thread can still be on its way from writing its tid to blocking in
-    // read(), and the main thread still returning from the last thread's
-    // creation, after the parent has every tid. Tests that need an idle child
-    // (nothing runs between two snapshots) wait here until every thread sleeps
-    // and the process's CPU clock stands still across a pause.
-    void wait_until_idle() const {
-        clockid_t clock{};
-        if (::clock_getcpuclockid(pid_, &clock) != 0) std::abort();
-        const auto cpu_now = [clock] {
-            timespec ts{};
-            ::clock_gettime(clock, &ts);
-            return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
-        };
-        for (int attempt = 0; attempt < 500; ++attempt) {
-            const auto before = cpu_now();
-            std::this_thread::sleep_for(10ms);
-            if (all_threads_sleep() && cpu_now() == before) return;
-        }
-        ADD_FAILURE() << "child " << pid_ << " never became idle";
-    }
-
-    bool all_threads_sleep() const {
-        const std::string dir = "/proc/" + std::to_string(pid_) + "/task";
-        DIR* d = ::opendir(dir.c_str());
-        if (d == nullptr) return false;
-        bool sleeping = true;
-        while (dirent* e = ::readdir(d)) {
-            if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
-            FILE* f = std::fopen((dir + "/" + e->d_name + "/stat").c_str(), "re");
-            if (f == nullptr) continue;
-            char line[512] = {};
-            const bool got = std::fgets(line, sizeof line, f) != nullptr;
-            std::fclose(f);
-            const char* close = got ? std::strrchr(line, ')') : nullptr;
-            if (close == nullptr || close[1] != ' ' || close[2] != 'S') sleeping = false;
-        }
-        ::closedir(d);
-        return sleeping;
-    }
-
     pid_t pid_ = -1;
     int hold_ = -1;
     std::set<pid_t> tids_;

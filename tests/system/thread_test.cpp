@@ -196,6 +196,7 @@ TEST(Thread, IdleThreadOfAnotherProcessCostsOneRead) {
     worker_child c(30ms);
     const pid_t tid = c.tid();
     ASSERT_GT(tid, 0);
+    ASSERT_TRUE(testing_helpers::wait_until_idle(c.pid())) << "the worker never blocked";
     auto h = thread::open(c.pid(), tid).value();
     const auto first = h.times().value();
     EXPECT_GE(first.cpu(), 30ms);
