@@ -313,9 +313,15 @@ TEST(Win32Cxx, ClosingWhileOtherThreadsQueryIsSafe) {
                     ++other;
             }
         });
-    std::this_thread::sleep_for(30ms);
+    // Close only once the queries run, and stop only once they have seen the
+    // handle closed (or after 20 s on a machine too loaded to schedule them).
+    const auto until = [](const std::atomic<int>& n) {
+        for (const auto deadline = steady_clock::now() + 20s; n == 0 && steady_clock::now() < deadline;)
+            std::this_thread::sleep_for(1ms);
+    };
+    until(ok);
     EXPECT_TRUE(CloseHandle(h));
-    std::this_thread::sleep_for(30ms);
+    until(invalid);
     stop = true;
     for (auto& t : ts) t.join();
     EXPECT_GT(ok.load(), 0);

@@ -448,9 +448,13 @@ TEST(ExitStatus, UnknownWhenReapedBeforeAnyoneCouldReadIt) {
 TEST(ExitStatus, MainThreadEndingFirstIsNotTheProcessEnding) {
     // The main thread calls pthread_exit; another thread runs on, then exits
     // the process with 6. Meanwhile the main thread is a zombie in /proc.
-    testing_helpers::forked ch([] {
-        std::thread([] {
-            std::this_thread::sleep_for(300ms);
+    int go[2];
+    ASSERT_EQ(::pipe2(go, O_CLOEXEC), 0);
+    testing_helpers::forked ch([r = go[0], w = go[1]] {
+        ::close(w);  // the test's end: closing it there ends the wait below
+        std::thread([r] {
+            char c;
+            (void)!::read(r, &c, 1);  // until the test closes its end
             ::_exit(6);
         }).detach();
         // Only the calling thread ends, without unwinding (pthread_exit would
@@ -458,15 +462,28 @@ TEST(ExitStatus, MainThreadEndingFirstIsNotTheProcessEnding) {
         ::syscall(SYS_exit, 0);
         return 0;
     });
+    ::close(go[0]);
     auto h = process::open(ch.pid());
     ASSERT_TRUE(h);
     ch.start();
-    std::this_thread::sleep_for(100ms);
+    // Until the main thread is a zombie ('Z' in its own stat) under the live process.
+    const std::string main_stat = "/proc/" + std::to_string(ch.pid()) + "/task/" + std::to_string(ch.pid()) + "/stat";
+    const auto main_state = [&main_stat] {
+        std::ifstream f(main_stat);
+        std::string line;
+        std::getline(f, line);
+        const auto close = line.rfind(')');
+        return close != std::string::npos && close + 2 < line.size() ? line[close + 2] : '?';
+    };
+    for (const auto deadline = steady_clock::now() + 20s; main_state() != 'Z' && steady_clock::now() < deadline;)
+        std::this_thread::sleep_for(1ms);
+    ASSERT_EQ(main_state(), 'Z');
     auto t = h->times();
     ASSERT_TRUE(t) << t.error().message();
     EXPECT_EQ(t->state, task_state::running);
     EXPECT_FALSE(t->exit);
     EXPECT_EQ(h->exit_status().value(), std::nullopt);  // still running
+    ::close(go[1]);
     ASSERT_TRUE(wait_for_exit(*h).value());
     ch.wait_exited_unreaped();
     // The main thread's field 52 says 0; the process ended with 6: not trusted.
