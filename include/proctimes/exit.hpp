@@ -12,7 +12,8 @@
 //
 // Embedders that do not want the thread can turn it off (before opening
 // handles) with set_exit_monitor_enabled(false) or PROCTIMES_EXIT_MONITOR=0;
-// exit instants are then not recorded (task_times::exit stays empty).
+// exit instants are then recorded only by a wait below, or a query, that
+// sees the end; otherwise task_times::exit stays empty.
 #pragma once
 
 #include <chrono>
@@ -31,7 +32,11 @@ void set_exit_monitor_enabled(bool on) noexcept;
 bool exit_monitor_enabled() noexcept;
 
 /// Waits until the process has exited (it may already have). `timeout`
-/// empty: wait forever. Returns true once exited, false on timeout.
+/// empty: wait forever. Returns true once exited, false on timeout. A wait
+/// that sees the end is an observer like the exit monitor: unless an earlier
+/// observer did, it stamps the exit instant at its wake-up and reads the
+/// zombie's final values, so times() right after it never reports a later
+/// instant.
 /// Errors: not_supported without pidfds (Linux < 5.3), invalid_handle.
 result<bool> wait_for_exit(const process& p,
                            std::optional<std::chrono::nanoseconds> timeout = std::nullopt) noexcept;

@@ -213,17 +213,11 @@ result<std::optional<child_exit>> child::wait_for(nanoseconds timeout) noexcept 
     auto r = poll_pidfds(&p, 1, timeout);
     if (!r) return r.error();
     if (*r == 0) return std::optional<child_exit>();
-    const instant woke = detail::realtime_now();
-
-    // The zombie's own values (CPU clock, 1 ns, children excluded): times()
-    // reads them while the child is still unreaped.
+    // The first observer of the end stamps it: this wake-up, unless the
+    // monitor (or a query) was earlier. Then the zombie's own values (CPU
+    // clock, 1 ns, children excluded), read while it is still unreaped.
+    detail::record_exit(*core, detail::realtime_now());
     auto own = process_.times();
-    {
-        std::lock_guard lock(core->mutex);
-        // Not watched (monitor off) and we were already waiting: the wake-up
-        // is the exit instant, as exact as the monitor's would be.
-        if (!core->exit && timeout.count() > 0) core->exit = woke;
-    }
     siginfo_t si{};
     rusage ru{};
     long w;
@@ -300,7 +294,11 @@ result<bool> wait_one(detail::task_core* c, std::optional<nanoseconds> timeout) 
     pollfd p{c->pidfd.get(), POLLIN, 0};
     auto r = poll_pidfds(&p, 1, timeout);
     if (!r) return r.error();
-    return *r > 0;
+    if (*r == 0) return false;
+    // The waiter can wake before the exit monitor does: whichever sees the end
+    // first stamps it, so a query right after the wait never stamps it later.
+    detail::record_exit(*c, detail::realtime_now());
+    return true;
 }
 }  // namespace
 
@@ -329,7 +327,10 @@ result<std::optional<std::size_t>> wait_for_any(std::span<const process* const> 
     auto r = poll_pidfds(fds.data(), fds.size(), timeout);
     if (!r) return r.error();
     for (std::size_t i = 0; i < fds.size(); ++i)
-        if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) return std::optional<std::size_t>(i);
+        if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+            detail::record_exit(*detail::handle_access::core(*ps[i]), detail::realtime_now());
+            return std::optional<std::size_t>(i);
+        }
     return std::optional<std::size_t>();
 }
 

@@ -153,6 +153,32 @@ TEST(Process, ReapedWithoutMonitorIsGone) {
     EXPECT_EQ(r.error(), std::errc::no_such_process);
 }
 
+TEST(Process, AWaitThatSeesTheEndStampsItWithoutMonitor) {
+    // Nothing watches the handle, but a wait wakes on the exit: it is an
+    // observer like the monitor, so it stamps the instant and reads the zombie,
+    // and the values stay after the reaping.
+    set_exit_monitor_enabled(false);
+    forked c([] {
+        burn_thread_cpu(20ms);
+        return 0;
+    });
+    auto h = process::open(c.pid()).value();
+    set_exit_monitor_enabled(true);
+    const auto started = system_clock::now();
+    c.start();
+    ASSERT_TRUE(wait_for_exit(h, 20s).value());
+    const auto woke = system_clock::now();
+    c.reap();
+    auto r = h.times();
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(r->state, task_state::exited) << "the zombie was read before the reaping";
+    ASSERT_TRUE(r->exit.has_value());
+    EXPECT_GE(*r->exit, started);
+    EXPECT_LE(*r->exit, woke);
+    EXPECT_GE(r->cpu(), 20ms);
+    EXPECT_EQ(h.times().value().exit, r->exit) << "the instant never changes";
+}
+
 TEST(Process, BadIds) {
     for (pid_t bad : {0, -1, -42, 5'000'000}) {
         auto r = process::open(bad);
