@@ -197,7 +197,7 @@ void write_table_report(std::ostream& o, const run_report& r, const output_optio
          "");
     line("created", precise_time(p.creation, opts.utc), "10 ms: the kernel's start tick, floored");
     line("exited", p.exit ? precise_time(*p.exit, opts.utc) : std::string("-"),
-         "100 ns: stamped by the exit monitor when the pidfd woke");
+         "100 ns: stamped when the pidfd woke");
     line("elapsed", human_duration(r.elapsed), "exit - created; 10 ms, from the creation tick");
     line("wall", human_duration(r.wall), "steady clock around spawn -> wait; 1 ns");
     const std::string src = fmt::format("{} each, {} total; {}", human_duration(p.resolution),

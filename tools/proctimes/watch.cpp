@@ -13,7 +13,6 @@
 #include <limits>
 #include <memory>
 #include <ostream>
-#include <thread>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -26,6 +25,7 @@
 #include "commands.hpp"
 #include "json_record.hpp"
 #include "proctimes/error.hpp"
+#include "proctimes/exit.hpp"
 #include "proctimes/process.hpp"
 
 namespace proctimes::cli {
@@ -115,17 +115,13 @@ std::optional<long long> parse_number(const std::string& s) {
     return v;
 }
 
-// The process's times after its pidfd woke. By then it is a zombie (times()
-// says exited, the first observer stamping the exit) or reaped (the monitor's
-// record); should a sample still say running, it is retried briefly rather
-// than reported as final.
+// The process's times after its pidfd woke. The pidfd is readable, so the
+// wait returns at once; it records the end at this wake-up (unless the exit
+// monitor was earlier) and reads the zombie's final values (exited), or keeps
+// the last sample if its parent has already reaped it (exited_partial).
 result<task_times> final_times(const process& p) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds{500};
-    for (;;) {
-        auto t = p.times();
-        if (!t || t->state != task_state::running || std::chrono::steady_clock::now() > deadline) return t;
-        std::this_thread::sleep_for(std::chrono::microseconds{200});
-    }
+    if (auto ended = wait_for_exit(p, std::chrono::nanoseconds{0}); !ended) return ended.error();
+    return p.times();
 }
 
 }  // namespace
@@ -202,8 +198,8 @@ int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err) {
                 continue;
             }
             auto& w = procs[i];
-            if (auto name = w.handle.name()) w.name = std::move(*name);  // a zombie's comm is still readable
             auto t = final_times(w.handle);
+            if (auto name = w.handle.name()) w.name = std::move(*name);  // a zombie's comm is still readable
             if (!t) {
                 err << fmt::format("proctimes: pid {}: {}\n", w.handle.id(), t.error().message());
                 failed = true;
