@@ -8,6 +8,7 @@
 #include <ctime>
 #include <limits>
 #include <string>
+#include <string_view>
 
 #include <linux/perf_event.h>
 #include <pthread.h>
@@ -49,8 +50,17 @@ int cpuinfo_has_flags(const char* a, const char* b) noexcept {
         const auto pos = text.find("\nflags");
         if (pos == std::string::npos) return -1;
         const auto eol = text.find('\n', pos + 1);
-        const std::string line = " " + text.substr(pos + 1, eol - pos - 1) + " ";
-        auto has = [&](const char* w) { return line.find(std::string(" ") + w + " ") != std::string::npos; };
+        const std::string_view line =
+            std::string_view(text).substr(pos + 1, eol == std::string::npos ? std::string::npos : eol - pos - 1);
+        // A whole word of the line: space-separated (the line starts "flags\t\t: ").
+        auto has = [line](std::string_view w) {
+            for (auto at = line.find(w); at != std::string_view::npos; at = line.find(w, at + 1)) {
+                const bool starts = at > 0 && line[at - 1] == ' ';
+                const bool ends = at + w.size() == line.size() || line[at + w.size()] == ' ';
+                if (starts && ends) return true;
+            }
+            return false;
+        };
         return has(a) && has(b) ? 1 : 0;
     } catch (...) {
         return -1;

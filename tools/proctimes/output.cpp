@@ -41,7 +41,9 @@ std::string human_duration(nanoseconds d) {
     if (ns == 0) return "0 s";
     if (ns < 0) {
         if (ns == std::numeric_limits<std::int64_t>::min()) ++ns;  // one ns off, not UB
-        return "-" + human_duration(nanoseconds{-ns});
+        std::string out = human_duration(nanoseconds{-ns});
+        out.insert(out.begin(), '-');
+        return out;
     }
     constexpr std::int64_t us = 1'000, ms = 1'000'000, s = 1'000'000'000, min = 60 * s, h = 60 * min;
     if (ns < us) return fmt::format("{} ns", ns);
