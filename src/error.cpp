@@ -58,6 +58,7 @@ std::string_view to_string(cpu_source s) noexcept {
         case cpu_source::schedstat_and_stat: return "schedstat+stat";
         case cpu_source::stat_ticks: return "stat";
         case cpu_source::wait_rusage: return "wait_rusage";
+        case cpu_source::exit_record: return "exit_record";
     }
     return "unknown";
 }

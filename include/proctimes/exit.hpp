@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <optional>
 #include <span>
+#include <system_error>
 
 #include "proctimes/process.hpp"
 #include "proctimes/result.hpp"
@@ -30,6 +31,25 @@ namespace proctimes {
 /// unless the environment has PROCTIMES_EXIT_MONITOR=0 or =off).
 void set_exit_monitor_enabled(bool on) noexcept;
 bool exit_monitor_enabled() noexcept;
+
+/// Exit records: exact final values for tasks the monitor cannot read after
+/// their end — threads of other processes (the kernel frees a thread's
+/// accounting as it ends), threads of this process, and one-thread processes
+/// that their parent reaps at once — from the kernel's taskstats exit records
+/// (cpu_source::exit_record: 1 ns total, tick-ratio split). Without them such
+/// tasks report task_state::exited_partial with their last sampled values.
+/// Needs CAP_NET_ADMIN, the initial pid namespace and a kernel with
+/// CONFIG_TASKSTATS, and the exit monitor. Off by default: the monitor then
+/// wakes for every task that ends on the system (a few µs each). Turn on
+/// before opening handles, or set PROCTIMES_EXIT_RECORDS=1; when the listener
+/// cannot be registered, handles work as without it.
+void set_exit_records_enabled(bool on) noexcept;
+bool exit_records_enabled() noexcept;
+/// Registers the listener if enabled and not tried yet. Empty when it is
+/// registered; otherwise why not: errc::not_supported when records or the
+/// monitor are off, or outside the initial pid namespace, or without
+/// taskstats; std::errc::operation_not_permitted without CAP_NET_ADMIN.
+std::error_code exit_records_status() noexcept;
 
 /// Waits until the process has exited (it may already have). `timeout`
 /// empty: wait forever. Returns true once exited, false on timeout. A wait

@@ -33,6 +33,11 @@ enum class cpu_source : std::uint8_t {
     stat_ticks,
     /// Final values from waitid(2)/wait4(2) rusage of a reaped child, 1 µs.
     wait_rusage,
+    /// Final values from the kernel's taskstats exit record of a task that
+    /// could not be read after its end (set_exit_records_enabled): total from
+    /// its run time (1 ns, the counter schedstat shows), split by its
+    /// tick-sampled utime:stime ratio.
+    exit_record,
 };
 
 /// A short stable name for a cpu_source ("rusage", "cpu_clock+stat", ...).

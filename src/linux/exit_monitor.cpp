@@ -4,11 +4,20 @@
 // stamps the exit instant and reads the zombie's final CPU values before the
 // parent reaps it. Costs nothing while nothing exits: one epoll_ctl(2) when a
 // handle opens and one when it closes.
+//
+// With exit records enabled (and CAP_NET_ADMIN), its epoll set also holds a
+// taskstats listener socket (exit_records.hpp). The kernel queues a task's
+// record before its pidfd becomes readable, so the monitor drains the socket
+// before it handles any exit, and hands each record to the watched tasks with
+// that id. A handle registered later can never receive an earlier task's
+// record: registration drains the socket first, and a pid is not reused
+// before its task's record has been sent.
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include <pthread.h>
 #include <sys/epoll.h>
@@ -16,12 +25,28 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "linux/exit_records.hpp"
 #include "linux/task.hpp"
 #include "proctimes/exit.hpp"
 
 namespace proctimes {
 namespace detail {
 namespace {
+
+std::atomic<int> g_records_enabled{-1};  // -1: not decided yet (read PROCTIMES_EXIT_RECORDS)
+
+bool records_enabled() noexcept {
+    int e = g_records_enabled.load(std::memory_order_relaxed);
+    if (e < 0) {
+        const char* v = std::getenv("PROCTIMES_EXIT_RECORDS");
+        e = (v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "on") == 0)) ? 1 : 0;
+        g_records_enabled.store(e, std::memory_order_relaxed);
+    }
+    return e == 1;
+}
+
+// The epoll key of the records socket (task keys start at 1).
+constexpr std::uint64_t records_key = 0;
 
 class monitor {
 public:
@@ -39,6 +64,8 @@ public:
 
     void add(const std::shared_ptr<task_core>& c) {
         std::lock_guard lock(mutex_);
+        open_records_locked();
+        deliver_locked();  // records of earlier tasks with this id go elsewhere or nowhere
         const std::uint64_t key = next_key_++;
         epoll_event ev{};
         ev.events = EPOLLIN;
@@ -46,8 +73,25 @@ public:
         if (::epoll_ctl(ep_.get(), EPOLL_CTL_ADD, c->pidfd.get(), &ev) != 0) return;
         tasks_.emplace(key, c);
         keys_.emplace(c.get(), key);
+        by_id_.emplace(c->id, c.get());
         std::lock_guard task_lock(c->mutex);
         c->watched = true;
+    }
+
+    /// Hands pending exit records to the watched tasks.
+    void deliver() {
+        std::lock_guard lock(mutex_);
+        deliver_locked();
+    }
+
+    /// Whether the records listener is registered, or why not (trying to
+    /// register it if records are enabled and it was not tried yet).
+    std::error_code records_status() {
+        std::lock_guard lock(mutex_);
+        open_records_locked();
+        if (records_) return {};
+        if (records_error_) return records_error_;
+        return make_error_code(errc::not_supported);  // not enabled
     }
 
     void remove(const std::shared_ptr<task_core>& c) {
@@ -57,9 +101,60 @@ public:
         ::epoll_ctl(ep_.get(), EPOLL_CTL_DEL, c->pidfd.get(), nullptr);
         tasks_.erase(k->second);
         keys_.erase(k);
+        forget_id_locked(c.get());
     }
 
 private:
+    void open_records_locked() {
+        if (records_tried_ || !records_enabled()) return;
+        records_tried_ = true;
+        auto r = exit_records::open(records_error_);
+        if (!r) return;
+        epoll_event ev{};
+        ev.events = EPOLLIN;
+        ev.data.u64 = records_key;
+        if (::epoll_ctl(ep_.get(), EPOLL_CTL_ADD, r->fd(), &ev) != 0) {
+            records_error_ = last_errno();
+            return;
+        }
+        records_ = std::move(r);
+    }
+
+    // A process gets a record only when it stands for the whole process: the
+    // group's end (AGROUP) with no group record beside it. The kernel keeps
+    // group statistics, and sends that record, once any thread has ended
+    // while another was alive; without them the group only ever had the one
+    // thread whose record this is.
+    //
+    // A kernel without delay accounting (CONFIG_TASK_DELAY_ACCT) leaves the
+    // exact run time 0; such records are not used. Records disabled again
+    // (set_exit_records_enabled(false)) are drained and dropped.
+    void deliver_locked() {
+        if (!records_) return;
+        batch_.clear();
+        (void)records_->drain(batch_);  // lost records: those tasks keep their last values
+        if (!records_enabled()) return;
+        for (const auto& e : batch_) {
+            if (e.run_ns == 0 && e.sampled_run_ns != 0) continue;
+            auto [first, last] = by_id_.equal_range(static_cast<pid_t>(e.pid));
+            for (auto it = first; it != last; ++it) {
+                task_core* c = it->second;
+                if (!c->is_thread && !(e.group_dead && !e.group_record)) continue;
+                std::lock_guard task_lock(c->mutex);
+                c->exit_record = e;
+            }
+        }
+    }
+
+    void forget_id_locked(const task_core* c) {
+        auto [first, last] = by_id_.equal_range(c->id);
+        for (auto it = first; it != last; ++it)
+            if (it->second == c) {
+                by_id_.erase(it);
+                return;
+            }
+    }
+
     void loop() {
         epoll_event events[32];
         for (;;) {
@@ -69,7 +164,13 @@ private:
                 return;  // the epoll fd is gone: nothing more to watch
             }
             const instant seen = realtime_now();
+            {
+                // Before any exit is handled: its record came first.
+                std::lock_guard lock(mutex_);
+                deliver_locked();
+            }
             for (int i = 0; i < n; ++i) {
+                if (events[i].data.u64 == records_key) continue;  // drained above
                 std::shared_ptr<task_core> c;
                 {
                     std::lock_guard lock(mutex_);
@@ -78,6 +179,7 @@ private:
                     c = std::move(it->second);
                     tasks_.erase(it);
                     keys_.erase(c.get());
+                    forget_id_locked(c.get());
                     ::epoll_ctl(ep_.get(), EPOLL_CTL_DEL, c->pidfd.get(), nullptr);
                 }
                 record_exit(*c, seen);
@@ -101,6 +203,11 @@ private:
     std::uint64_t next_key_ = 1;
     std::unordered_map<std::uint64_t, std::shared_ptr<task_core>> tasks_;
     std::unordered_map<const task_core*, std::uint64_t> keys_;
+    std::unordered_multimap<pid_t, task_core*> by_id_;  // the watched tasks by id (all in tasks_)
+    bool records_tried_ = false;
+    std::unique_ptr<exit_records> records_;
+    std::error_code records_error_;
+    std::vector<parse::taskstats_exit> batch_;
 };
 
 std::mutex g_mutex;
@@ -144,6 +251,19 @@ monitor* get_monitor() noexcept {
 }
 
 }  // namespace
+
+void deliver_exit_records() noexcept {
+    monitor* m;
+    {
+        std::lock_guard lock(g_mutex);
+        m = g_monitor;
+    }
+    if (!m) return;
+    try {
+        m->deliver();
+    } catch (...) {
+    }
+}
 
 void watch_exit(const std::shared_ptr<task_core>& c) noexcept {
     if (!c->pidfd || !enabled()) return;
@@ -195,5 +315,21 @@ void unwatch_exit(const std::shared_ptr<task_core>& c, bool reap) noexcept {
 
 void set_exit_monitor_enabled(bool on) noexcept { detail::g_enabled.store(on ? 1 : 0, std::memory_order_relaxed); }
 bool exit_monitor_enabled() noexcept { return detail::enabled(); }
+
+void set_exit_records_enabled(bool on) noexcept {
+    detail::g_records_enabled.store(on ? 1 : 0, std::memory_order_relaxed);
+}
+bool exit_records_enabled() noexcept { return detail::records_enabled(); }
+
+std::error_code exit_records_status() noexcept {
+    if (!detail::enabled() || !detail::records_enabled()) return make_error_code(errc::not_supported);
+    detail::monitor* m = detail::get_monitor();
+    if (!m) return make_error_code(errc::not_supported);
+    try {
+        return m->records_status();
+    } catch (...) {
+        return detail::errno_code(ENOMEM);
+    }
+}
 
 }  // namespace proctimes

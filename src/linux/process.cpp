@@ -51,7 +51,8 @@ cpu_precision precision_of(cpu_source s) noexcept {
         case cpu_source::rusage:
         case cpu_source::wait_rusage: return {microseconds{1}, microseconds{1}, tick, s};
         case cpu_source::cpu_clock_and_stat:
-        case cpu_source::schedstat_and_stat: return {tick, nanoseconds{1}, tick, s};
+        case cpu_source::schedstat_and_stat:
+        case cpu_source::exit_record: return {tick, nanoseconds{1}, tick, s};
         case cpu_source::stat_ticks: return {tick, tick, tick, s};
     }
     return {tick, tick, tick, s};
@@ -325,6 +326,7 @@ result<task_times> query(task_core& c) noexcept {
 void record_exit(task_core& c, instant seen) noexcept {
     char st = '?';
     auto r = sample(c, &st);  // the zombie, if it is not reaped yet
+    if (!r) deliver_exit_records();  // gone: its exit record, if one was sent
     std::lock_guard lock(c.mutex);
     if (!c.exit) c.exit = seen;
     if (c.state != task_state::running) return;  // already recorded
@@ -333,6 +335,21 @@ void record_exit(task_core& c, instant seen) noexcept {
         // its final values.
         r->state = task_state::exited;
         c.last = *r;
+        c.state = task_state::exited;
+    } else if (c.exit_record) {
+        // Released before anyone could read it, but the kernel's exit record
+        // has its final run time and split.
+        const auto& e = *c.exit_record;
+        task_times t;
+        t.creation = c.creation;
+        const auto ku = c.split.apply(nanoseconds{static_cast<std::int64_t>(e.run_ns)}, e.utime_us, e.stime_us);
+        t.kernel = ku.kernel;
+        t.user = ku.user;
+        t.precision = precision_of(cpu_source::exit_record);
+        t.sampled_at = *c.exit;
+        t.state = task_state::exited;
+        t.exit = c.exit;
+        c.last = t;
         c.state = task_state::exited;
     } else {
         c.state = task_state::exited_partial;

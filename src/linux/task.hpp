@@ -8,6 +8,7 @@
 
 #include "cpu_split.hpp"
 #include "linux/sys.hpp"
+#include "parse/netlink.hpp"
 #include "parse/procfs.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/result.hpp"
@@ -71,6 +72,9 @@ struct task_core {
     // the main thread's own code, not the process's (wait(2) reports the group
     // exit code), so it is not trusted.
     bool leader_exited_early = false;
+    // The kernel's exit record of this task (a thread's, or a one-thread
+    // process's), delivered by the exit monitor when records are enabled.
+    std::optional<parse::taskstats_exit> exit_record;
 };
 
 /// The error for "this task is gone" (no_such_process or no_such_thread).
@@ -89,6 +93,11 @@ result<task_times> query(task_core& c) noexcept;
 /// readable. Called by the exit monitor, and by a query that finds the task
 /// gone while it is watched.
 void record_exit(task_core& c, instant seen) noexcept;
+
+/// Hands the pending taskstats exit records to the watched tasks they concern
+/// (does nothing without a registered listener). record_exit calls it before
+/// it looks at task_core::exit_record.
+void deliver_exit_records() noexcept;
 
 /// Registers a task with the process-wide exit monitor (started on first use).
 /// Does nothing when the monitor is disabled or the task has no pidfd.

@@ -247,6 +247,17 @@ std::optional<status_record> parse_status(std::string_view text) noexcept {
             v = trim(v.substr(t1 + 1));
             const auto t2 = v.find_first_of(" \t");
             if (!number(v.substr(0, t2), r.uid_effective)) return std::nullopt;
+        } else if (key == "NSpid") {
+            // One id per pid namespace, from the outermost: "NSpid:\t1234\t5".
+            int levels = 0;
+            for (std::string_view v = trim(val); !v.empty(); v = trim(v)) {
+                const auto end = v.find_first_of(" \t");
+                std::int64_t id = 0;
+                if (!number(v.substr(0, end), id)) return std::nullopt;
+                ++levels;
+                v.remove_prefix(end == std::string_view::npos ? v.size() : end);
+            }
+            r.nspid_levels = levels;
         }
     }
     if (!have_name || r.tgid < 0 || r.pid < 0) return std::nullopt;

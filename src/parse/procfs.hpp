@@ -65,6 +65,7 @@ struct status_record {
     std::int64_t ppid = -1;       // "PPid:"
     std::int64_t uid_real = -1;   // "Uid:" first
     std::int64_t uid_effective = -1;  // "Uid:" second
+    int nspid_levels = 0;  // "NSpid:" how many ids (1 in the initial pid namespace); 0 if absent
 };
 std::optional<status_record> parse_status(std::string_view text) noexcept;
 
