@@ -3,12 +3,14 @@
 // subcommand reports about the system is exit 1 (see cli.hpp).
 #include "cli.hpp"
 
+#include <cstdlib>
 #include <exception>
 #include <ostream>
 
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "proctimes/exit.hpp"
 #include "proctimes/version.hpp"
 
 namespace proctimes::cli {
@@ -22,6 +24,10 @@ void add_format_option(CLI::App& app, output_format& into, const std::string& he
            help)
         ->check(CLI::IsMember({"table", "json", "csv"}))
         ->type_name("FORMAT");
+}
+
+void prefer_exit_records() noexcept {
+    if (std::getenv("PROCTIMES_EXIT_RECORDS") == nullptr) set_exit_records_enabled(true);
 }
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {

@@ -28,6 +28,11 @@ struct subcommand {
 /// Registers -f/--format (table, json or csv), parsed straight into `into`.
 void add_format_option(CLI::App& app, output_format& into, const std::string& help);
 
+/// Turns on the library's exit records (exact final values of tasks released
+/// before they could be read; root only) unless PROCTIMES_EXIT_RECORDS says
+/// otherwise. For commands that report tasks as they end (run --threads, watch).
+void prefer_exit_records() noexcept;
+
 // ---- show ----------------------------------------------------------------------
 
 struct show_options {

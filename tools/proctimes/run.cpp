@@ -26,6 +26,7 @@
 #include "commands.hpp"
 #include "json_record.hpp"
 #include "proctimes/error.hpp"
+#include "proctimes/exit.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/spawn.hpp"
 
@@ -212,11 +213,14 @@ void write_table_report(std::ostream& o, const run_report& r, const output_optio
         o << fmt::format("\nthreads (thread list polled every {}):\n", human_duration(thread_poll_interval));
         output_options t = opts;
         write_table(o, {p}, t);
+        const auto why_not = exit_records_status();
+        const std::string records_in_use = why_not ? fmt::format("not in use ({})", why_not.message()) : "in use";
         o << fmt::format(
-            "Threads that started and ended between two polls are not listed. exited_partial: the thread's CPU\n"
-            "times are its last sample (at most one poll before it ended); the exit instant is the library's.\n"
+            "Threads that started and ended between two polls are not listed. Source exit_record: final values\n"
+            "from the kernel's exit record. exited_partial: the thread's CPU times are its last sample (at most\n"
+            "one poll before it ended); the exit instant is the library's. Exit records: {}.\n"
             "CPU time not attributed to a listed thread (missed threads, and work after last samples): {}\n",
-            human_duration(r.unattributed.value_or(nanoseconds{0})));
+            records_in_use, human_duration(r.unattributed.value_or(nanoseconds{0})));
     }
 }
 
@@ -284,6 +288,7 @@ int run_run(const run_options& opts, std::ostream& out, std::ostream& err) {
     }
     std::ostream& report = opts.output_file.empty() ? err : file;
 
+    if (opts.threads) prefer_exit_records();
     spawn_options so;
     so.argv = opts.command;
     std::optional<shield_terminal_signals> shield;

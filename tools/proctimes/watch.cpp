@@ -127,6 +127,7 @@ result<task_times> final_times(const process& p) {
 }  // namespace
 
 int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err) {
+    prefer_exit_records();
     stop_signals signals;
     if (signals.fd() < 0) {
         err << fmt::format("proctimes: watch: cannot create a pipe: {}\n", std::strerror(errno));
