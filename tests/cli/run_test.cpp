@@ -19,6 +19,7 @@
 
 #include "cli.hpp"
 #include "run_cli.hpp"
+#include "proctimes/exit.hpp"
 #include "proctimes/filetime.hpp"
 
 namespace {
@@ -180,6 +181,28 @@ TEST(Run, MissingProgramGives127AndAMessage) {
 TEST(Run, NoCommandIsAUsageError) {
     const auto r = run_cli({"run"});
     EXPECT_EQ(r.code, proctimes::cli::exit_usage);
+}
+
+TEST(Run, ThreadsEndWithTheirExitRecordsWherePermitted) {
+    // As root, run --threads uses the kernel's exit records: every burner ends
+    // with its final run time (it burned 100 ms of its own CPU clock), not a
+    // last sample.
+    proctimes::set_exit_records_enabled(true);
+    if (auto why = proctimes::exit_records_status()) GTEST_SKIP() << "no exit records here: " << why.message();
+    const auto r = run_cli({"run", "--threads", "--format", "json", "--", PROCTIMES_TEST_THREAD_BURNER, "2", "100"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const json j = json::parse(r.err);
+    int burners = 0;
+    for (const auto& t : j["threads"]) {
+        if (t["name"].get<std::string>().rfind("burn-", 0) != 0) continue;
+        ++burners;
+        EXPECT_EQ(t["state"], "exited") << t;
+        EXPECT_EQ(t["source"], "exit_record") << t;
+        EXPECT_GE(t["kernel_ns"].get<std::int64_t>() + t["user_ns"].get<std::int64_t>(), 100'000'000) << t;
+    }
+    EXPECT_EQ(burners, 2) << r.err;
+    const auto table = run_cli({"run", "--threads", "--", PROCTIMES_TEST_THREAD_BURNER, "1", "10"});
+    EXPECT_NE(table.err.find("Exit records: in use."), std::string::npos) << table.err;
 }
 
 TEST(Run, ThreadsAreListed) {
