@@ -40,7 +40,7 @@ bool exit_monitor_enabled() noexcept;
 /// tasks report task_state::exited_partial with their last sampled values.
 /// Needs CAP_NET_ADMIN, the initial pid namespace and a kernel with
 /// CONFIG_TASKSTATS, and the exit monitor. Off by default: the monitor then
-/// wakes for every task that ends on the system (a few µs each). Turn on
+/// wakes for every task that ends on the system (about 10 µs of its CPU each). Turn on
 /// before opening handles, or set PROCTIMES_EXIT_RECORDS=1; when the listener
 /// cannot be registered, handles work as without it.
 void set_exit_records_enabled(bool on) noexcept;
