@@ -140,8 +140,11 @@ private:
             for (auto it = first; it != last; ++it) {
                 task_core* c = it->second;
                 if (!c->is_thread && !(e.group_dead && !e.group_record)) continue;
+                // The first record for a watched id is its own task's: the
+                // task was alive when it was registered, and its id cannot be
+                // reused before its own record has been sent.
                 std::lock_guard task_lock(c->mutex);
-                c->exit_record = e;
+                if (!c->exit_record) c->exit_record = e;
             }
         }
     }
