@@ -6,9 +6,11 @@
 #include <atomic>
 #include <chrono>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #include <linux/capability.h>
+#include <poll.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -24,15 +26,23 @@ using testing_helpers::burn_thread_cpu;
 
 namespace {
 
+// The tests fork their children first and only then register the listener
+// (which starts the exit monitor thread): ThreadSanitizer does not let a child
+// forked from a multi-threaded process start threads.
 class ExitRecords : public ::testing::Test {
 protected:
-    void SetUp() override {
-        set_exit_monitor_enabled(true);
-        set_exit_records_enabled(true);
-        if (auto why = exit_records_status()) GTEST_SKIP() << "no exit records here: " << why.message();
-    }
+    void SetUp() override { set_exit_monitor_enabled(true); }
     void TearDown() override { set_exit_records_enabled(false); }
+    static std::error_code enable() {
+        set_exit_records_enabled(true);
+        return exit_records_status();
+    }
 };
+
+#define REQUIRE_EXIT_RECORDS()                                                                 \
+    do {                                                                                       \
+        if (auto why = enable()) GTEST_SKIP() << "no exit records here: " << why.message(); \
+    } while (0)
 
 nanoseconds clock_now(clockid_t id) {
     timespec ts{};
@@ -45,9 +55,15 @@ void send(int fd, const T& v) {
     if (::write(fd, &v, sizeof v) != static_cast<ssize_t>(sizeof v)) ::_exit(3);
 }
 
+// Reads one value from a child, failing (not hanging) if it died first.
 template <class T>
 T receive(int fd) {
     T v{};
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 20'000) != 1) {
+        ADD_FAILURE() << "the child sent nothing within 20 s";
+        return v;
+    }
     EXPECT_EQ(::read(fd, &v, sizeof v), static_cast<ssize_t>(sizeof v));
     return v;
 }
@@ -85,6 +101,7 @@ TEST_F(ExitRecords, ThreadOfAnotherProcessEndsWithItsExactRunTime) {
         for (;;) ::pause();
         return 0;
     });
+    REQUIRE_EXIT_RECORDS();
     c.start();
     const auto tid = receive<pid_t>(tid_pipe.r);
     auto h = thread::open(c.pid(), tid).value();
@@ -106,6 +123,7 @@ TEST_F(ExitRecords, ThreadOfAnotherProcessEndsWithItsExactRunTime) {
 }
 
 TEST_F(ExitRecords, ThreadOfThisProcess) {
+    REQUIRE_EXIT_RECORDS();
     std::atomic<pid_t> tid{0};
     std::atomic<bool> go{false};
     std::atomic<long long> own{0};
@@ -149,6 +167,7 @@ TEST_F(ExitRecords, OneThreadProcessReapedAtOnceHasItsFinalValues) {
             for (;;) ::pause();
             return 0;
         });
+        REQUIRE_EXIT_RECORDS();
         c.start();
         const auto g = receive<pid_t>(pid_pipe.r);
         auto h = process::open(g).value();
@@ -183,6 +202,7 @@ TEST_F(ExitRecords, AProcessThatHadTwoThreadsIsNotGivenOneThreadsRecord) {
         for (;;) ::pause();
         return 0;
     });
+    REQUIRE_EXIT_RECORDS();
     c.start();
     const auto g = receive<pid_t>(pid_pipe.r);
     auto h = process::open(g).value();
@@ -207,6 +227,7 @@ TEST_F(ExitRecords, WithoutCapNetAdminTheListenerIsRefusedAndHandlesStillWork) {
         if (!self || !self->times()) return 13;
         return 0;
     });
+    REQUIRE_EXIT_RECORDS();
     c.start();
     const int status = c.reap();
     ASSERT_TRUE(WIFEXITED(status));
