@@ -139,8 +139,13 @@ TEST(Child, OwnCpuAndExitInstantBracketedByTheChildsLastInstant) {
         EXPECT_EQ(again->user, t.user);
         EXPECT_EQ(c.handle().exit_status().value(), std::optional<exit_status>(e->status));
     }
+    RecordProperty("best_exit_latency_us", std::to_string(duration_cast<microseconds>(best).count()));
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+    // (A sanitized child runs its sanitizer's finalization between its last
+    // instant and its exit, which can take longer.)
     EXPECT_LE(best, 2ms) << "exit stamped " << duration_cast<microseconds>(best).count()
                          << " µs after the child's last instant at best";
+#endif
 }
 
 TEST(Child, UserTimeAgreesWithTheChildsOwnMeasurement) {
