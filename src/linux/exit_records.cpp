@@ -72,6 +72,19 @@ ssize_t receive(int sock, char* buf, std::size_t size) noexcept {
     return n;
 }
 
+// Reads replies until `done(datagram)` says the awaited one came. An error
+// message (a negative errno) or reply_timeout of silence ends the wait.
+template <class F>
+std::error_code await_reply(int sock, char* buf, F&& done) noexcept {
+    for (;;) {
+        const ssize_t n = receive(sock, buf, buffer_size);
+        if (n < 0) return last_errno();
+        const std::string_view dgram(buf, static_cast<std::size_t>(n));
+        if (done(dgram)) return {};
+        if (auto e = parse::parse_netlink_error(dgram); e && *e < 0) return errno_code(-*e);
+    }
+}
+
 }  // namespace
 
 bool in_initial_pid_namespace() noexcept {
@@ -109,23 +122,13 @@ std::unique_ptr<exit_records> exit_records::open(std::error_code& why) noexcept 
         if ((why = send_request(sock, GENL_ID_CTRL, 0, CTRL_CMD_GETFAMILY, CTRL_ATTR_FAMILY_NAME,
                                 TASKSTATS_GENL_NAME)))
             return nullptr;
-        for (;;) {
-            const ssize_t n = receive(sock, r->buf_.get(), buffer_size);
-            if (n < 0) {
-                why = last_errno();
-                return nullptr;
-            }
-            const std::string_view dgram(r->buf_.get(), static_cast<std::size_t>(n));
-            if (auto id = parse::parse_genl_family_id(dgram)) {
-                r->family_ = *id;
-                break;
-            }
-            if (auto e = parse::parse_netlink_error(dgram); e && *e < 0) {
-                why = errno_code(-*e);  // ENOENT: no taskstats in this kernel
-                if (-*e == ENOENT) why = make_error_code(errc::not_supported);
-                return nullptr;
-            }
-        }
+        why = await_reply(sock, r->buf_.get(), [&r](std::string_view dgram) {
+            const auto id = parse::parse_genl_family_id(dgram);
+            if (id) r->family_ = *id;
+            return id.has_value();
+        });
+        if (why == std::errc::no_such_file_or_directory) why = make_error_code(errc::not_supported);  // no taskstats
+        if (why) return nullptr;
 
         // Listen on every CPU a task can exit on.
         std::string cpus;
@@ -137,24 +140,12 @@ std::unique_ptr<exit_records> exit_records::open(std::error_code& why) noexcept 
         if ((why = send_request(sock, r->family_, NLM_F_ACK, TASKSTATS_CMD_GET, TASKSTATS_CMD_ATTR_REGISTER_CPUMASK,
                                 cpus)))
             return nullptr;
-        for (;;) {
-            // Exit records can come before the acknowledgement: keep them.
-            const ssize_t n = receive(sock, r->buf_.get(), buffer_size);
-            if (n < 0) {
-                why = last_errno();
-                return nullptr;
-            }
-            const std::string_view dgram(r->buf_.get(), static_cast<std::size_t>(n));
-            if (auto e = parse::parse_netlink_error(dgram)) {
-                if (*e < 0) {
-                    why = errno_code(-*e);  // EPERM without CAP_NET_ADMIN
-                    return nullptr;
-                }
-                break;
-            }
-            // Anything else (an exit record coming before the acknowledgement)
-            // concerns no handle yet: no handle is registered before open() returns.
-        }
+        // Exit records can come before the acknowledgement; they concern no
+        // handle yet (none is registered before open() returns). EPERM
+        // without CAP_NET_ADMIN.
+        if ((why = await_reply(sock, r->buf_.get(),
+                               [](std::string_view dgram) { return parse::parse_netlink_error(dgram) == 0; })))
+            return nullptr;
         const int fl = ::fcntl(sock, F_GETFL);
         if (fl < 0 || ::fcntl(sock, F_SETFL, fl | O_NONBLOCK) != 0) {
             why = last_errno();

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -82,6 +83,37 @@ struct pipe_pair {
     }
 };
 
+// A grandchild that runs `body` once released, then exits; its parent (the
+// test's child) waits for it and reaps it the moment it ends, so the zombie
+// is usually gone before anyone can read it.
+class reaped_at_once {
+public:
+    explicit reaped_at_once(std::function<void()> body)
+        : parent_([this, body] {
+              const pid_t g = ::fork();
+              if (g == 0) {
+                  char x;
+                  if (::read(go_.r, &x, 1) != 1) ::_exit(4);
+                  body();
+                  ::_exit(0);
+              }
+              send(pid_pipe_.w, g);
+              ::waitpid(g, nullptr, 0);
+              for (;;) ::pause();
+              return 0;
+          }) {}
+    /// Starts the parent; returns the grandchild's pid.
+    pid_t start() {
+        parent_.start();
+        return receive<pid_t>(pid_pipe_.r);
+    }
+    void release() { ASSERT_EQ(::write(go_.w, "g", 1), 1); }
+
+private:
+    pipe_pair pid_pipe_, go_;  // made before the fork
+    testing_helpers::forked parent_;
+};
+
 }  // namespace
 
 TEST_F(ExitRecords, ThreadOfAnotherProcessEndsWithItsExactRunTime) {
@@ -152,26 +184,14 @@ TEST_F(ExitRecords, OneThreadProcessReapedAtOnceHasItsFinalValues) {
     // handle must end with final values: the zombie's, or the record's.
     int from_record = 0;
     for (int attempt = 0; attempt < 10; ++attempt) {
-        pipe_pair pid_pipe, go, last;
-        testing_helpers::forked c([&] {
-            const pid_t g = ::fork();
-            if (g == 0) {
-                char x;
-                if (::read(go.r, &x, 1) != 1) ::_exit(4);
-                burn_thread_cpu(20ms);
-                send(last.w, clock_now(CLOCK_PROCESS_CPUTIME_ID).count());
-                ::_exit(0);
-            }
-            send(pid_pipe.w, g);
-            ::waitpid(g, nullptr, 0);
-            for (;;) ::pause();
-            return 0;
+        pipe_pair last;
+        reaped_at_once c([&] {
+            burn_thread_cpu(20ms);
+            send(last.w, clock_now(CLOCK_PROCESS_CPUTIME_ID).count());
         });
         REQUIRE_EXIT_RECORDS();
-        c.start();
-        const auto g = receive<pid_t>(pid_pipe.r);
-        auto h = process::open(g).value();
-        ASSERT_EQ(::write(go.w, "g", 1), 1);
+        auto h = process::open(c.start()).value();
+        c.release();
         const nanoseconds own{receive<long long>(last.r)};
         ASSERT_TRUE(wait_for_exit(h, 20s).value());
         const auto r = h.times().value();
@@ -187,26 +207,13 @@ TEST_F(ExitRecords, OneThreadProcessReapedAtOnceHasItsFinalValues) {
 TEST_F(ExitRecords, AProcessThatHadTwoThreadsIsNotGivenOneThreadsRecord) {
     // The last thread's record is not the process's total when another thread
     // ran before: such a process keeps the zombie's values or its last sample.
-    pipe_pair pid_pipe, go;
-    testing_helpers::forked c([&] {
-        const pid_t g = ::fork();
-        if (g == 0) {
-            char x;
-            if (::read(go.r, &x, 1) != 1) ::_exit(4);
-            std::thread([] { burn_thread_cpu(20ms); }).join();
-            burn_thread_cpu(10ms);
-            ::_exit(0);
-        }
-        send(pid_pipe.w, g);
-        ::waitpid(g, nullptr, 0);
-        for (;;) ::pause();
-        return 0;
+    reaped_at_once c([] {
+        std::thread([] { burn_thread_cpu(20ms); }).join();
+        burn_thread_cpu(10ms);
     });
     REQUIRE_EXIT_RECORDS();
-    c.start();
-    const auto g = receive<pid_t>(pid_pipe.r);
-    auto h = process::open(g).value();
-    ASSERT_EQ(::write(go.w, "g", 1), 1);
+    auto h = process::open(c.start()).value();
+    c.release();
     ASSERT_TRUE(wait_for_exit(h, 20s).value());
     const auto r = h.times().value();
     EXPECT_NE(r.precision.source, cpu_source::exit_record);
