@@ -33,17 +33,27 @@ namespace proctimes {
 namespace detail {
 namespace {
 
-std::atomic<int> g_records_enabled{-1};  // -1: not decided yet (read PROCTIMES_EXIT_RECORDS)
-
-bool records_enabled() noexcept {
-    int e = g_records_enabled.load(std::memory_order_relaxed);
+// An on/off switch: set by its setter, or else read once from the
+// environment variable `name` ("1"/"on", "0"/"off"; anything else or unset:
+// `fallback`). -1 in `flag` means not decided yet.
+bool switch_on(std::atomic<int>& flag, const char* name, bool fallback) noexcept {
+    int e = flag.load(std::memory_order_relaxed);
     if (e < 0) {
-        const char* v = std::getenv("PROCTIMES_EXIT_RECORDS");
-        e = (v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "on") == 0)) ? 1 : 0;
-        g_records_enabled.store(e, std::memory_order_relaxed);
+        const char* v = std::getenv(name);
+        if (v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "on") == 0))
+            e = 1;
+        else if (v && (std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0))
+            e = 0;
+        else
+            e = fallback ? 1 : 0;
+        flag.store(e, std::memory_order_relaxed);
     }
     return e == 1;
 }
+
+std::atomic<int> g_records_enabled{-1};
+
+bool records_enabled() noexcept { return switch_on(g_records_enabled, "PROCTIMES_EXIT_RECORDS", false); }
 
 // The epoll key of the records socket (task keys start at 1).
 constexpr std::uint64_t records_key = 0;
@@ -223,15 +233,7 @@ void forget_after_fork() noexcept {
     g_monitor = nullptr;
 }
 
-bool enabled() noexcept {
-    int e = g_enabled.load(std::memory_order_relaxed);
-    if (e < 0) {
-        const char* v = std::getenv("PROCTIMES_EXIT_MONITOR");
-        e = (v && (std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0)) ? 0 : 1;
-        g_enabled.store(e, std::memory_order_relaxed);
-    }
-    return e == 1;
-}
+bool enabled() noexcept { return switch_on(g_enabled, "PROCTIMES_EXIT_MONITOR", true); }
 
 monitor* get_monitor() noexcept {
     std::lock_guard lock(g_mutex);
