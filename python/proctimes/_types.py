@@ -1,0 +1,203 @@
+"""The exception and named-tuple types of proctimes.
+
+Only declarations live here: every value is computed by the C++ library and
+filled in by the compiled extension (proctimes._proctimes), which builds these
+types directly.
+"""
+from datetime import datetime
+from typing import List, NamedTuple, Optional
+
+__all__ = [
+    "Error", "NoSuchProcess", "AccessDenied",
+    "Precision", "Times", "Identity", "ExitStatus", "CpuTimes", "ChildExit",
+    "SnapshotThread", "SnapshotProcess", "SnapshotFailure", "Snapshot",
+]
+
+
+class Error(OSError):
+    """Base class of the errors proctimes raises about a process or thread.
+
+    An OSError: ``errno`` is the errno the kernel gave (or the one closest to
+    the library's own conclusion), ``strerror`` says what happened; ``pid``
+    (and ``tid`` for a thread) name the task, or are None.
+    """
+
+    def __init__(self, errno: int, strerror: str, *, pid: Optional[int] = None, tid: Optional[int] = None):
+        super().__init__(errno, strerror)
+        self.pid = pid
+        self.tid = tid
+        self.msg = strerror  # psutil's name for the message
+
+    def __str__(self) -> str:
+        who = f"tid {self.tid} of pid {self.pid}" if self.tid is not None else f"pid {self.pid}"
+        return f"{self.strerror} ({who})" if self.pid is not None else str(self.strerror)
+
+    def __reduce__(self):
+        return (_rebuild, (type(self), self.errno, self.strerror, self.pid, self.tid))
+
+
+def _rebuild(cls, errno, strerror, pid, tid):
+    return cls(errno, strerror, pid=pid, tid=tid)
+
+
+class NoSuchProcess(Error, ProcessLookupError):
+    """The process (or thread) does not exist, or has exited and been reaped
+    without anything recording its end. errno is ESRCH.
+
+    A handle whose process is gone raises this; it never answers for another
+    process that was given the same pid.
+    """
+
+
+class AccessDenied(Error, PermissionError):
+    """The process exists, but the system hides it from this caller (/proc
+    mounted with hidepid, an LSM). errno is EACCES or EPERM."""
+
+
+class Precision(NamedTuple):
+    """How precise the values of one Times are (all in nanoseconds)."""
+    resolution_ns: int
+    """Granularity of kernel and of user, each on its own."""
+    total_resolution_ns: int
+    """Granularity of kernel + user (finer when the total comes from a ns clock)."""
+    creation_resolution_ns: int
+    """Granularity of the creation instant (10 ms: one start tick, floored)."""
+    source: str
+    """Where the CPU times came from: "rusage", "cpu_clock+stat",
+    "schedstat+stat", "stat", "wait_rusage" or "exit_record"."""
+
+
+class Times(NamedTuple):
+    """The four values of Windows' GetProcessTimes/GetThreadTimes.
+
+    Instants are timezone-aware UTC datetimes (microseconds, floored) and exact
+    integers of nanoseconds since the Unix epoch (*_ns); CPU times are float
+    seconds and exact integer nanoseconds.
+    """
+    creation: datetime
+    """When the process/thread was created (floored to its 10 ms start tick)."""
+    exit: Optional[datetime]
+    """When it exited; None while it runs."""
+    kernel: float
+    """CPU seconds in the kernel on its behalf (a process: all threads, exited
+    ones included, children excluded)."""
+    user: float
+    """CPU seconds in user mode (same scope)."""
+    creation_ns: int
+    exit_ns: Optional[int]
+    kernel_ns: int
+    user_ns: int
+    state: str
+    """"running"; "exited" (kernel and user are final); or "exited_partial"
+    (released before its final values could be read: they are the last ones
+    sampled, at sampled_at_ns)."""
+    precision: Precision
+    sampled_at_ns: int
+    """When kernel and user were read (CLOCK_REALTIME, ns since the epoch)."""
+
+
+class Identity(NamedTuple):
+    """An exact identity that survives pid reuse and compares no wall-clock
+    values. Two handles of the same task have equal identities."""
+    boot: str
+    """The kernel boot id (/proc/sys/kernel/random/boot_id)."""
+    id: int
+    """The pid (or tid)."""
+    start_ticks: int
+    """The kernel's start time, clock ticks since boot."""
+    pidfs_inode: int
+    """The pidfd's inode number (Linux >= 6.9), never reused during a boot; 0
+    where unknown (always 0 in snapshots)."""
+
+
+class ExitStatus(NamedTuple):
+    """How a process ended."""
+    code: int
+    """The exit code, when it exited normally (else 0)."""
+    signal: int
+    """The signal that ended it, else 0."""
+    core_dumped: bool
+    shell_code: int
+    """The shell's convention: the exit code, or 128 + the signal."""
+
+
+class CpuTimes(NamedTuple):
+    """psutil's pcputimes: seconds, with psutil's field names.
+
+    user and system are the library's values (see Times.precision). The
+    fields the library does not know for this object are None, never a
+    guess: children_* are known only for a spawned child after wait();
+    iowait is never provided.
+    """
+    user: float
+    system: float
+    children_user: Optional[float]
+    children_system: Optional[float]
+    iowait: Optional[float]
+
+
+class ChildExit(NamedTuple):
+    """What is known once a spawned child has been waited for."""
+    status: ExitStatus
+    times: Times
+    """Its own times (children excluded), final."""
+    children_kernel_ns: int
+    """CPU time of the descendants it waited for, kernel side."""
+    children_user_ns: int
+    max_rss_kib: int
+    """Peak resident set size of it and its waited-for descendants, KiB."""
+
+
+class SnapshotThread(NamedTuple):
+    """A thread as a snapshot saw it."""
+    tid: int
+    pid: int
+    name: str
+    """comm, decoded as UTF-8 with surrogateescape."""
+    state: str
+    """The proc(5) state letter."""
+    times: Times
+    identity: Identity
+
+
+class SnapshotProcess(NamedTuple):
+    """A process as a snapshot saw it. times.exit is always None (a snapshot
+    does not know exit instants); times.state is "exited" for a zombie."""
+    pid: int
+    ppid: int
+    uid: Optional[int]
+    """Effective uid (the owner of /proc/<pid>), None when unknown."""
+    name: str
+    state: str
+    kernel_thread: bool
+    thread_count: int
+    times: Times
+    identity: Identity
+    threads: List[SnapshotThread]
+    """Its threads; empty unless the snapshot was taken with threads=True."""
+
+
+class SnapshotFailure(NamedTuple):
+    """A process or thread a snapshot could not read."""
+    pid: int
+    tid: int
+    """0 unless item is "thread"."""
+    item: str
+    """"process" (missing from the snapshot), "owner" (uid unknown),
+    "thread_list" (its threads missing) or "thread" (that thread missing)."""
+    errno: int
+    strerror: str
+
+
+class Snapshot(list):
+    """A list of SnapshotProcess, ascending by pid, with what the walk knew
+    about itself as attributes."""
+    taken_ns: int
+    """When the walk started (ns since the epoch, on the creation instants' scale)."""
+    walk_duration_ns: int
+    failures: List[SnapshotFailure]
+    """What could not be read (access denied, ...), ascending by (pid, tid)."""
+    vanished: int
+    """Processes and threads that exited during the walk and were skipped."""
+    reused_threads: int
+    """Thread entries a Snapshotter copied because their process had not run."""

@@ -1,0 +1,152 @@
+// proctimes.spawn and proctimes.Child: proctimes::child::spawn / wait.
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bindings.hpp"
+#include "convert.hpp"
+#include "errors.hpp"
+#include "handles.hpp"
+
+namespace pyproctimes {
+
+using namespace std::chrono;
+
+namespace {
+
+struct child_state {
+    std::mutex mutex;  // guards c's non-const calls and `done`
+    proctimes::child c;
+    std::optional<proctimes::child_exit> done;  // what wait() returned
+    explicit child_state(proctimes::child&& ch) : c(std::move(ch)) {}
+};
+
+struct py_child {
+    std::shared_ptr<child_state> s;
+    pid_t pid = 0;
+};
+
+// A path-like or str/bytes argument → bytes, as os.fsencode gives them.
+std::string fs_bytes(const py::handle& o) {
+    // Never destroyed: released after finalization, a py::object would crash.
+    static const py::object& fsencode = *new py::object(py::module_::import("os").attr("fsencode"));
+    return fsencode(o).cast<std::string>();
+}
+
+// An int descriptor, an object with fileno(), or None (-1: inherit).
+int to_fd(const py::object& o) {
+    if (o.is_none()) return -1;
+    if (py::hasattr(o, "fileno")) return o.attr("fileno")().cast<int>();
+    return o.cast<int>();
+}
+
+py_child spawn(const py::object& args, const py::object& cwd, const py::object& env, const py::object& program,
+               const py::object& stdin_, const py::object& stdout_, const py::object& stderr_, bool new_process_group,
+               bool default_signals) {
+    if (py::isinstance<py::str>(args) || py::isinstance<py::bytes>(args))
+        throw py::type_error("args must be a sequence of arguments, not one string");
+    proctimes::spawn_options o;
+    for (const py::handle a : args) o.argv.push_back(fs_bytes(a));
+    if (!program.is_none()) o.program = fs_bytes(program);
+    if (!cwd.is_none()) o.working_directory = fs_bytes(cwd);
+    if (!env.is_none()) {
+        std::vector<std::string> e;
+        for (const auto& [k, v] : env.cast<py::dict>()) e.push_back(fs_bytes(k) + "=" + fs_bytes(v));
+        o.environment = std::move(e);
+    }
+    o.stdin_fd = to_fd(stdin_);
+    o.stdout_fd = to_fd(stdout_);
+    o.stderr_fd = to_fd(stderr_);
+    o.new_process_group = new_process_group;
+    o.default_signals = default_signals;
+    proctimes::result<proctimes::child> r = proctimes::errc::invalid_handle;
+    {
+        py::gil_scoped_release nogil;
+        r = proctimes::child::spawn(o);
+    }
+    auto st = std::make_shared<child_state>(unwrap(std::move(r), 0));
+    const pid_t pid = st->c.id();
+    return py_child{std::move(st), pid};
+}
+
+// The final values once the child has exited, else None. The wait itself is
+// on the handle (safe from several threads at once, each with its own
+// timeout); child::wait then reaps at once.
+py::object child_wait(const py_child& ch, const py::object& timeout) {
+    const auto to = to_timeout(timeout);
+    const auto st = ch.s;
+    std::optional<proctimes::child_exit> out;
+    std::error_code err;
+    {
+        py::gil_scoped_release nogil;
+        auto ended = proctimes::wait_for_exit(st->c.handle(), to);
+        if (!ended) {
+            err = ended.error();
+        } else if (*ended) {
+            std::lock_guard lock(st->mutex);
+            auto e = st->c.wait();
+            if (e) out = st->done = std::move(*e);
+            else err = e.error();
+        }
+    }
+    if (err) raise_error(err, ch.pid);
+    return out ? to_py(*out) : py::object(py::none());
+}
+
+}  // namespace
+
+void bind_spawn(py::module_& m) {
+    py::class_<py_child>(m, "Child",
+                         "A process started by proctimes.spawn(). Its handle is safe from the first\n"
+                         "instant (clone3 with CLONE_PIDFD). Dropping it without wait() leaves no zombie.")
+        .def_property_readonly("pid", [](const py_child& c) { return c.pid; })
+        .def_property_readonly(
+            "process",
+            [](const py_child& c) {
+                // Shares the child's ownership: the handle lives as long as either object.
+                return py_process{std::shared_ptr<const proctimes::process>(c.s, &c.s->c.handle()), c.pid};
+            },
+            "The child as a Process (times() while it runs and after it ends).")
+        .def("times", [](const py_child& c) { return to_py(unwrap(c.s->c.handle().times(), c.pid)); },
+             "Times of the child (children excluded), live or final.")
+        .def("wait", &child_wait, py::arg("timeout") = py::none(),
+             "Waits for it to exit and reaps it: ChildExit(status, times, children_kernel_ns,\n"
+             "children_user_ns, max_rss_kib), its final values; None on timeout (seconds;\n"
+             "None: forever). Calling it again returns the same values. Releases the GIL.")
+        .def(
+            "cpu_times",
+            [](const py_child& c) {
+                // After wait(), the children fields are the waited-for descendants' time.
+                std::optional<proctimes::child_exit> done;
+                {
+                    std::lock_guard lock(c.s->mutex);  // held briefly: waits happen outside it
+                    done = c.s->done;
+                }
+                if (done) return to_cpu_times(done->times, done->children_user, done->children_kernel);
+                return to_cpu_times(unwrap(c.s->c.handle().times(), c.pid));
+            },
+            "psutil's cpu_times(); children_user/children_system are known (not None)\n"
+            "once the child has exited and been waited for.")
+        .def("exit_status",
+             [](const py_child& c) {
+                 auto s = unwrap(c.s->c.handle().exit_status(), c.pid);
+                 return s ? to_py(*s) : py::object(py::none());
+             })
+        .def("__repr__", [](const py_child& c) { return "proctimes.Child(pid=" + std::to_string(c.pid) + ")"; });
+
+    m.def("spawn", &spawn, py::arg("args"), py::kw_only(), py::arg("cwd") = py::none(), py::arg("env") = py::none(),
+          py::arg("program") = py::none(), py::arg("stdin") = py::none(), py::arg("stdout") = py::none(),
+          py::arg("stderr") = py::none(), py::arg("new_process_group") = false, py::arg("default_signals") = false,
+          R"(Starts a command and returns a Child; child.wait() gives its exit status and
+final times, exactly (its own CPU, children excluded, split to 1 us when it
+waited for no children).
+
+args: a sequence of str/bytes/path-like; args[0] is searched in PATH unless
+`program` is given. cwd, env (a dict; None: inherit), stdin/stdout/stderr (a
+descriptor or an object with fileno(); None: inherit). Raises FileNotFoundError-
+like proctimes.Error (errno ENOENT) or PermissionError-like AccessDenied when
+the program cannot be executed. Releases the GIL.)");
+}
+
+}  // namespace pyproctimes
