@@ -3,6 +3,8 @@
 // only converts (convert.cpp) and raises (errors.cpp).
 #include "handles.hpp"
 
+#include <pybind11/stl.h>
+
 #include <limits>
 #include <optional>
 #include <string>
@@ -74,8 +76,9 @@ py_thread open_thread(const py::object& tid_obj, const py::object& pid_obj) {
 // The live threads of a process, as handles. They are opened by number, so
 // they belong to `h`'s process only if its pid was not reaped and reused
 // before they were opened: a process still running after the opens proves it
-// (an unreaped pid cannot be handed out again). When it has ended, there are
-// no live threads to give and nothing opened is kept.
+// (an unreaped pid cannot be handed out again). When it has ended, nothing
+// opened is kept and the answer is NoSuchProcess, as thread_ids() gives once
+// the process is reaped.
 py::list process_threads(const py_process& self) {
     const auto h = self.get();
     std::vector<proctimes::thread> opened;
@@ -99,7 +102,7 @@ py::list process_threads(const py_process& self) {
             if (!err) {
                 auto ended = proctimes::wait_for_exit(*h, nanoseconds{0});
                 if (!ended) err = ended.error();
-                else if (*ended) opened.clear();
+                else if (*ended) err = errc::no_such_process;
             }
         }
     }
@@ -195,8 +198,8 @@ void bind_handles(py::module_& m) {
             },
             "The ids of the threads alive now, ascending.")
         .def("threads", &process_threads,
-             "The threads alive now, as Thread handles (empty once the process has exited).\n"
-             "Releases the GIL.")
+             "The threads alive now, as Thread handles. NoSuchProcess once the process\n"
+             "has exited. Releases the GIL.")
         .def_property_readonly("pidfd", [](const py_process& p) { return p.get()->native_pidfd(); },
                                "The pidfd (readable once the process exits; owned by the handle), or -1.")
         .def_property_readonly("closed", [](const py_process& p) { return !p.h; })
