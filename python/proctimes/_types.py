@@ -29,8 +29,13 @@ class Error(OSError):
         self.msg = strerror  # psutil's name for the message
 
     def __str__(self) -> str:
-        who = f"tid {self.tid} of pid {self.pid}" if self.tid is not None else f"pid {self.pid}"
-        return f"{self.strerror} ({who})" if self.pid is not None else str(self.strerror)
+        if self.tid is not None:
+            who = f"tid {self.tid}" + (f" of pid {self.pid}" if self.pid is not None else "")
+        elif self.pid is not None:
+            who = f"pid {self.pid}"
+        else:
+            return str(self.strerror)
+        return f"{self.strerror} ({who})"
 
     def __reduce__(self):
         return (_rebuild, (type(self), self.errno, self.strerror, self.pid, self.tid))
