@@ -467,3 +467,24 @@ def test_help_reads_well():
         assert word in text, word
     assert proctimes.NoSuchProcess.__module__ == "proctimes"
     assert "GIL" in proctimes.Process.wait.__doc__
+
+
+def test_type_stubs_cover_the_compiled_module():
+    import ast
+    import pathlib
+    from proctimes import _proctimes
+    pkg = pathlib.Path(proctimes.__file__).parent
+    assert (pkg / "py.typed").exists() and (pkg / "__init__.pyi").exists()
+    tree = ast.parse((pkg / "_proctimes.pyi").read_text())
+    stubbed = {n.name: n for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    public = {n for n in dir(_proctimes) if not n.startswith("_")}
+    assert set(stubbed) == public
+    for name, node in stubbed.items():
+        if isinstance(node, ast.ClassDef):
+            methods = {m.name for m in node.body if isinstance(m, ast.FunctionDef)}
+            actual = {m for m in dir(getattr(_proctimes, name)) if not m.startswith("_")}
+            assert actual <= methods, (name, actual - methods)
+    # The package stub re-exports exactly __all__.
+    init = ast.parse((pkg / "__init__.pyi").read_text())
+    names = {a.asname or a.name for n in init.body if isinstance(n, ast.ImportFrom) for a in n.names}
+    assert names == set(proctimes.__all__)
