@@ -5,7 +5,9 @@
 #   1. per-query costs (bench/core_bench.cpp) against their syscall baselines,
 #      Boost.Chrono / Boost.Timer / times(), and psutil;
 #   2. whole-system snapshots against a minimal walk, ps and psutil
-#      (bench/run_snapshot.sh).
+#      (bench/run_snapshot.sh);
+#   3. the Python binding against psutil, per query and per snapshot
+#      (bench/python_bench.py), when the module is built (PROCTIMES_PYTHON).
 # Usage: bench/run.sh [--quick]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,4 +39,10 @@ if [ -x bench/run_snapshot.sh ]; then
   echo
   echo "## Snapshots"
   bench/run_snapshot.sh
+fi
+if grep -q '^PROCTIMES_PYTHON:BOOL=ON' build-bench/CMakeCache.txt; then
+  echo
+  echo "## Python binding against psutil"
+  cmake --build build-bench -j "$(nproc)" --target proctimes_python >/dev/null
+  PYTHONPATH=build-bench/python /usr/bin/python3 bench/python_bench.py
 fi
