@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what proctimes needs on Debian 12 (apt-get), then configures and
-# builds it into ./build. Safe to run again: installs only what is missing.
+# builds it into ./build, and installs the Python module (python/) into the
+# site directory of Debian's /usr/bin/python3, so that `import proctimes` works
+# there. Safe to run again: installs only what is missing.
 #   scripts/bootstrap.sh [extra cmake -D options]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +14,7 @@ packages=(
   clang libclang-rt-14-dev                     # fuzzers (libFuzzer) and sanitizer builds
   util-linux procps                            # unshare/setpriv for the hidden-/proc tests, ps for bench/
   libboost-chrono-dev libboost-timer-dev python3-psutil   # peers measured in bench/
+  pybind11-dev python3-dev python3-pytest      # the Python module and its tests
 )
 
 missing=()
@@ -28,3 +31,12 @@ fi
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
 cmake --build build -j "$(nproc)"
+
+# The Python module (built when PROCTIMES_PYTHON is ON): into /usr/bin/python3's
+# platlib (/usr/local/lib/python3.11/dist-packages), outside the install prefix,
+# hence its own component.
+if grep -q '^PROCTIMES_PYTHON:BOOL=ON' build/CMakeCache.txt; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo cmake --install build --component python --strip >/dev/null
+fi

@@ -16,7 +16,8 @@ function(step)
 endfunction()
 
 step(${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${WORK_DIR}/lib" -G "${GENERATOR}"
-     -DCMAKE_BUILD_TYPE=Release -DPROCTIMES_BUILD_TESTS=OFF -DCMAKE_INSTALL_PREFIX=${prefix})
+     -DCMAKE_BUILD_TYPE=Release -DPROCTIMES_BUILD_TESTS=OFF -DPROCTIMES_PYTHON=OFF
+     -DCMAKE_INSTALL_PREFIX=${prefix})
 step(${CMAKE_COMMAND} --build "${WORK_DIR}/lib" -j 2)
 step(${CMAKE_COMMAND} --install "${WORK_DIR}/lib")
 
