@@ -10,7 +10,10 @@ Per query (ns per call, median of interleaved rounds):
 Whole system, with N extra idle threads started first in a helper process:
   * proctimes.snapshot(threads=True) vs psutil's warm process_iter() walk with
     create_time(), cpu_times() and threads() per process (what
-    bench/snapshot_compare.py times), and a reusing Snapshotter.
+    bench/snapshot_compare.py times), and a reusing Snapshotter; with
+    --snapshot-bench, also the C++ snapshot and the minimal C walk that opens,
+    reads and closes each stat file and does nothing else: the floor of any
+    complete /proc walk.
 Prints Markdown tables with ratios (psutil / proctimes) and whether the 3x
 target holds. Run through bench/run.sh, or:
   PYTHONPATH=build/python /usr/bin/python3 bench/python_bench.py [--threads 2000] [--rounds 11]
@@ -153,7 +156,17 @@ def queries(rounds, min_time):
     return ok
 
 
-def snapshots(threads, rounds):
+def cpp_walks(bench):
+    """One walk of each C++ configuration of snapshot_bench: {name: (ms, tasks)}."""
+    out = subprocess.run([bench, "--samples", "1"], capture_output=True, text=True, check=True).stdout
+    res = {}
+    for line in out.splitlines():
+        name, tasks, _walkers, _reused, ms = line.split()[:5]
+        res[name] = (float(ms), int(tasks))
+    return res
+
+
+def snapshots(threads, rounds, bench):
     holder = start_helper(threads)
     try:
         snapper = proctimes.Snapshotter(threads=True, reuse_idle_threads_for=10.0)
@@ -170,6 +183,11 @@ def snapshots(threads, rounds):
             samples["snapshotter"].append((time.perf_counter_ns() - t0) / 1e6)
             tasks["snapshotter"] = sum(len(p.threads) for p in snap)
             reused.append(snap.reused_threads / max(tasks["snapshotter"], 1))
+            if bench:
+                walks = cpp_walks(bench)
+                for key, name in (("minimal", "minimal/threads"), ("cpp", "snapshot/threads/defaults/1")):
+                    samples.setdefault(key, []).append(walks[name][0])
+                    tasks[key] = walks[name][1]
     finally:
         holder.stdin.close()
         holder.wait()
@@ -182,13 +200,17 @@ def snapshots(threads, rounds):
          f"{100 * statistics.median(reused):.0f} % of the thread entries)", "snapshotter"),
         (f"psutil {psutil.__version__}: warm `process_iter()` + `create_time()` + `cpu_times()` + `threads()`",
          "psutil"),
+        ("C++ `take_snapshot`, default options, 1 walker (snapshot_bench)", "cpp"),
+        ("the floor: minimal C walk, open + read + close each `stat`, nothing else (snapshot_bench)", "minimal"),
     ]
     ok = True
     for label, key in rows:
+        if key not in med:
+            continue
         r = med["psutil"] / med[key]
-        if key != "psutil":
+        if key in ("proctimes", "snapshotter"):
             ok &= r >= TARGET
-        mark = "—" if key == "psutil" else ("yes" if r >= TARGET else "NO")
+        mark = ("yes" if r >= TARGET else "NO") if key in ("proctimes", "snapshotter") else "—"
         print(f"| {label} | {tasks[key]} | {med[key]:.1f} ms | {min(samples[key]):.1f} ms | {r:.1f}× | {mark} |")
     print()
     walk = statistics.median(WALK_MS)
@@ -203,12 +225,13 @@ def main():
     ap.add_argument("--threads", type=int, default=2000, help="extra idle threads for the snapshot case")
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--min-time", type=float, default=0.05, help="seconds per per-query sample")
+    ap.add_argument("--snapshot-bench", help="path of snapshot_bench: adds the C++ walk and the minimal walk")
     args = ap.parse_args()
     print(f"Machine: {os.cpu_count()} CPUs ({cpu_model()}), Linux {platform.release()}, Python "
           f"{platform.python_version()} ({sys.executable}), psutil {psutil.__version__}; load average "
           f"{loadavg()} at the start. {args.rounds} interleaved rounds, medians.\n")
     ok = queries(args.rounds, args.min_time)
-    ok &= snapshots(args.threads, args.rounds)
+    ok &= snapshots(args.threads, args.rounds, args.snapshot_bench)
     print(f"Load average at the end: {loadavg()}. Targets (≥ {TARGET:.0f}× faster than psutil): "
           f"{'all met' if ok else 'NOT all met'}.")
 

@@ -44,5 +44,7 @@ if grep -q '^PROCTIMES_PYTHON:BOOL=ON' build-bench/CMakeCache.txt; then
   echo
   echo "## Python binding against psutil"
   cmake --build build-bench -j "$(nproc)" --target proctimes_python >/dev/null
-  PYTHONPATH=build-bench/python /usr/bin/python3 bench/python_bench.py
+  extra=()
+  [ -x build-bench/bin/snapshot_bench ] && extra=(--snapshot-bench build-bench/bin/snapshot_bench)
+  PYTHONPATH=build-bench/python /usr/bin/python3 bench/python_bench.py "${extra[@]}"
 fi

@@ -35,10 +35,13 @@ namespace {
 // are refused here as the library refuses ids above PID_MAX_LIMIT).
 std::optional<pid_t> to_id(const py::object& o, const char* what) {
     if (o.is_none()) return std::nullopt;
-    if (!py::isinstance<py::int_>(o) || py::isinstance<py::bool_>(o))
+    // Anything with __index__ (int, numpy integers), but not a bool.
+    if (!PyIndex_Check(o.ptr()) || py::isinstance<py::bool_>(o))
         throw py::type_error(std::string(what) + " must be an int or None");
+    const py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(o.ptr()));
+    if (!i) throw py::error_already_set();
     int overflow = 0;
-    const long long v = PyLong_AsLongLongAndOverflow(o.ptr(), &overflow);
+    const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
     if (overflow || v < std::numeric_limits<pid_t>::min() || v > std::numeric_limits<pid_t>::max())
         throw py::value_error(std::string(what) + " out of range");
     return static_cast<pid_t>(v);

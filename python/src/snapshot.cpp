@@ -17,6 +17,7 @@ namespace {
 
 proctimes::snapshot_options make_options(bool threads, bool precise, const std::string& proc_root, unsigned workers,
                                          double reuse_idle_threads_for) {
+    if (proc_root.find('\0') != std::string::npos) throw py::value_error("embedded null byte in proc_root");
     if (std::isnan(reuse_idle_threads_for) || reuse_idle_threads_for < 0)
         throw py::value_error("reuse_idle_threads_for must be >= 0 seconds");
     proctimes::snapshot_options o;

@@ -31,7 +31,10 @@ struct py_child {
 std::string fs_bytes(const py::handle& o) {
     // Never destroyed: released after finalization, a py::object would crash.
     static const py::object& fsencode = *new py::object(py::module_::import("os").attr("fsencode"));
-    return fsencode(o).cast<std::string>();
+    std::string s = fsencode(o).cast<std::string>();
+    // exec(2) would silently cut the string there, as subprocess refuses to.
+    if (s.find('\0') != std::string::npos) throw py::value_error("embedded null byte");
+    return s;
 }
 
 // An int descriptor, an object with fileno(), or None (-1: inherit).

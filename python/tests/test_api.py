@@ -369,6 +369,10 @@ def test_spawn_errors():
         proctimes.spawn("echo hi")
     with pytest.raises(ValueError):
         proctimes.spawn([])
+    with pytest.raises(ValueError):
+        proctimes.spawn(["echo", "a\0b"])  # exec would cut it: refused, as subprocess does
+    with pytest.raises(ValueError):
+        proctimes.snapshot(proc_root="/proc\0/x")
 
 
 # ---- FILETIME ---------------------------------------------------------------------
