@@ -34,4 +34,8 @@ if(PROCTIMES_PYTHON AND NOT proctimes_python_default AND proctimes_python_why)
   message(FATAL_ERROR "PROCTIMES_PYTHON=ON, but: ${proctimes_python_why}")
 elseif(NOT PROCTIMES_PYTHON AND proctimes_python_why)
   message(STATUS "proctimes: Python module not built: ${proctimes_python_why}")
+elseif(NOT PROCTIMES_PYTHON)
+  # A cached choice (option() keeps the first value): pass -DPROCTIMES_PYTHON=ON
+  # after installing pybind11-dev and python3-dev to build it.
+  message(STATUS "proctimes: Python module not built (PROCTIMES_PYTHON=OFF)")
 endif()
