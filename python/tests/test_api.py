@@ -106,6 +106,38 @@ def test_threads_have_creation_times_after_their_process():
         th.join()
 
 
+def test_a_thread_that_ended_still_answers():
+    go = threading.Event()
+
+    def body():
+        go.wait()
+        burn(0.02)
+
+    th = threading.Thread(target=body)
+    th.start()
+    h = proctimes.Thread(th.native_id)
+    first = h.times()
+    creation = first.creation_ns
+    assert h.wait(0.01) is False
+    released = time.time_ns()
+    go.set()
+    try:
+        assert h.wait(30) is True  # a thread pidfd (Linux >= 6.9)
+    except proctimes.Error as e:
+        if e.errno == errno.EOPNOTSUPP:
+            pytest.skip("no thread pidfds on this kernel (before Linux 6.9)")
+        raise
+    th.join()
+    t = h.times()
+    assert t.state in ("exited", "exited_partial") and t.creation_ns == creation
+    assert t.exit_ns is not None and released <= t.exit_ns <= time.time_ns()
+    if t.state == "exited":  # final values (exit records, as root with taskstats)
+        assert t.kernel_ns + t.user_ns >= 20_000_000
+    else:  # the last values sampled, and said so: never passed off as final
+        assert t.sampled_at_ns < t.exit_ns
+        assert t.kernel_ns + t.user_ns >= first.kernel_ns + first.user_ns
+
+
 # ---- another process, against the C++ API (the proctimes command) --------------
 
 def test_another_process_agrees_with_the_cpp_api(idle_child):
