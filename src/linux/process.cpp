@@ -113,9 +113,9 @@ std::error_code confirm_same_task(int pidfd, bool thread) noexcept {
 result<instant> creation_from_path(const char* path) noexcept {
     char buf[detail::small_file_max];
     unique_fd fd{detail::open_read(AT_FDCWD, path)};
-    if (!fd) return detail::proc_is_mounted() ? detail::last_errno() : make_error_code(errc::proc_unavailable);
+    if (!fd) return detail::proc_is_mounted() ? detail::file_error(errno) : make_error_code(errc::proc_unavailable);
     const ssize_t n = detail::pread_small(fd.get(), buf, sizeof buf);
-    if (n < 0) return detail::last_errno();
+    if (n < 0) return detail::file_error(errno);
     auto rec = parse::parse_stat(std::string_view(buf, static_cast<std::size_t>(n)));
     if (!rec) return errc::malformed_data;
     return instant_from_start_ticks(rec->starttime);
@@ -380,6 +380,7 @@ namespace {
 result<std::shared_ptr<detail::task_core>> open_process_core(pid_t pid, unique_fd pidfd) noexcept {
     auto anchor = get_boot_anchor();
     if (!anchor) return anchor.error();
+    if (auto ec = detail::check_proc_pid_namespace()) return ec;  // /proc/<pid> would be another process
     std::shared_ptr<detail::task_core> c;
     try {
         c = std::make_shared<detail::task_core>();
@@ -455,7 +456,7 @@ result<pid_t> process::parent_id() const noexcept {
 result<std::vector<pid_t>> process::thread_ids() const {
     if (!impl_) return errc::invalid_handle;
     unique_fd task{detail::open_read(impl_->core->dir.get(), "task", O_DIRECTORY)};
-    if (!task) return errno == ENOENT || errno == ESRCH ? make_error_code(errc::no_such_process) : detail::last_errno();
+    if (!task) return errno == ENOENT || errno == ESRCH ? make_error_code(errc::no_such_process) : detail::file_error(errno);
     DIR* d = ::fdopendir(task.get());
     if (!d) return detail::last_errno();
     (void)task.release();
@@ -498,6 +499,7 @@ namespace {
 result<std::shared_ptr<detail::task_core>> open_task(pid_t tgid, pid_t tid, unique_fd pidfd) noexcept {
     auto anchor = get_boot_anchor();
     if (!anchor) return anchor.error();
+    if (auto ec = detail::check_proc_pid_namespace()) return ec;  // /proc/<tgid> would be another process
     std::shared_ptr<detail::task_core> p;
     try {
         p = std::make_shared<detail::task_core>();
@@ -550,6 +552,7 @@ result<thread> thread::open(pid_t tid) noexcept {
     if (auto ec = check_id(tid)) return ec;
     auto pidfd = open_thread_pidfd(tid);
     if (!pidfd) return pidfd.error();
+    if (auto ec = detail::check_proc_pid_namespace()) return ec;  // /proc/<tid> would be another task
     // /proc/<tid>/status names the thread group of any tid (the entry is not
     // listed for non-leaders, but it can be opened).
     char path[64];
@@ -558,7 +561,7 @@ result<thread> thread::open(pid_t tid) noexcept {
     if (!fd) return detail::classify_proc_open_error(errno, pidfd->get(), true);
     char buf[detail::small_file_max];
     const ssize_t n = detail::pread_small(fd.get(), buf, sizeof buf);
-    if (n < 0) return errno == ESRCH ? make_error_code(errc::no_such_thread) : detail::last_errno();
+    if (n < 0) return errno == ESRCH ? make_error_code(errc::no_such_thread) : detail::file_error(errno);
     auto st = parse::parse_status(std::string_view(buf, static_cast<std::size_t>(n)));
     if (!st) return errc::malformed_data;
     return make_thread(open_task(static_cast<pid_t>(st->tgid), tid, std::move(*pidfd)));

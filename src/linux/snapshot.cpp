@@ -98,10 +98,7 @@ enum class outcome { vanished, failed };
 outcome classify(int err) noexcept {
     return (err == ENOENT || err == ESRCH) ? outcome::vanished : outcome::failed;
 }
-std::error_code item_error(int err) noexcept {
-    if (err == EACCES || err == EPERM) return make_error_code(errc::access_denied);
-    return detail::errno_code(err);
-}
+std::error_code item_error(int err) noexcept { return detail::file_error(err); }
 
 // Everything the walk needs that does not change during it.
 struct walk_config {
@@ -561,7 +558,7 @@ result<snapshotter> snapshotter::open(snapshot_options options) noexcept {
     }
     const std::string& root = p->options.proc_root;
     p->proc.reset(detail::open_read(AT_FDCWD, root.empty() ? "/proc" : root.c_str(), O_DIRECTORY));
-    if (!p->proc) return errno == ENOENT ? make_error_code(errc::proc_unavailable) : detail::last_errno();
+    if (!p->proc) return errno == ENOENT ? make_error_code(errc::proc_unavailable) : detail::file_error(errno);
     struct statfs sf {};
     p->procfs = ::fstatfs(p->proc.get(), &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
     p->live = p->procfs && is_live_procfs(p->proc.get());
