@@ -52,7 +52,8 @@ cpu_precision precision_of(cpu_source s) noexcept {
         case cpu_source::wait_rusage: return {microseconds{1}, microseconds{1}, tick, s};
         case cpu_source::cpu_clock_and_stat:
         case cpu_source::schedstat_and_stat:
-        case cpu_source::exit_record: return {tick, nanoseconds{1}, tick, s};
+        case cpu_source::exit_record:
+        case cpu_source::thread_clock_and_rusage: return {tick, nanoseconds{1}, tick, s};
         case cpu_source::stat_ticks: return {tick, tick, tick, s};
     }
     return {tick, tick, tick, s};
@@ -62,7 +63,10 @@ nanoseconds from_timeval(const timeval& tv) noexcept {
     return std::chrono::seconds{tv.tv_sec} + microseconds{tv.tv_usec};
 }
 
-// The calling process's or thread's times: one getrusage(2) (`who`).
+// The calling process's times: one getrusage(RUSAGE_SELF). Its sum is current
+// for the calling thread: a whole-process read brings the caller's runtime up
+// to date (thread_group_cputime(), kernel/sched/cputime.c), as the process CPU
+// clock does.
 result<task_times> rusage_times(int who, instant created) noexcept {
     rusage ru{};
     if (::getrusage(who, &ru) != 0) return detail::last_errno();
@@ -656,17 +660,41 @@ namespace this_thread {
 
 pid_t id() noexcept { return static_cast<pid_t>(::gettid()); }
 
+// getrusage(RUSAGE_THREAD) alone would lag: it reports the thread's runtime as
+// of its last tick or context switch (task_cputime_adjusted() reads
+// sum_exec_runtime without update_curr()), so a thread that runs for less than
+// a tick between two switches sees part of that time only later, or never
+// before it sleeps again. Its CPU clock adds the time since (task_sched_runtime()).
+// So the total comes from the clock, read after getrusage so that it is never
+// below the rusage sum, and only the ratio from getrusage.
 result<thread_times> times() noexcept {
     thread_local std::uint64_t cached_gen = 0;
     thread_local instant created;
+    thread_local detail::split_guard split;  // this thread's own: no lock
     const std::uint64_t gen = detail::fork_generation();
     if (cached_gen != gen) {
         auto c = creation_from_path("/proc/thread-self/stat");
         if (!c) return c.error();
         created = *c;
+        split = {};  // a forked child's thread starts again near zero
         cached_gen = gen;
     }
-    return rusage_times(RUSAGE_THREAD, created);
+    rusage ru{};
+    if (::getrusage(RUSAGE_THREAD, &ru) != 0) return detail::last_errno();
+    timespec ts{};
+    if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return detail::last_errno();
+    const nanoseconds total = std::chrono::seconds{ts.tv_sec} + nanoseconds{ts.tv_nsec};
+    const auto us = [](const timeval& tv) {
+        return static_cast<std::uint64_t>(tv.tv_sec) * 1'000'000 + static_cast<std::uint64_t>(tv.tv_usec);
+    };
+    const auto ku = split.apply(total, us(ru.ru_utime), us(ru.ru_stime));
+    thread_times t;
+    t.creation = created;
+    t.kernel = ku.kernel;
+    t.user = ku.user;
+    t.precision = precision_of(cpu_source::thread_clock_and_rusage);
+    t.sampled_at = detail::realtime_now();
+    return t;
 }
 
 }  // namespace this_thread

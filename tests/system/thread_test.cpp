@@ -120,7 +120,31 @@ TEST(Thread, CallingThreadMatchesHandle) {
     EXPECT_EQ(h.id(), this_thread::id());
     const auto mine = this_thread::times().value();
     EXPECT_EQ(mine.creation, h.creation());
-    EXPECT_EQ(mine.precision.source, cpu_source::rusage);
+    EXPECT_EQ(mine.precision.source, cpu_source::thread_clock_and_rusage);
+    EXPECT_EQ(mine.precision.total_resolution, 1ns);
+}
+
+TEST(Thread, CallingThreadTimeIsCurrentNotAsOfTheLastTick) {
+    // A thread that sleeps 1 ms and then runs 3 ms, 300 times: each run is
+    // shorter than a tick, so a source current only as of the last tick or
+    // switch (getrusage(RUSAGE_THREAD) alone) saw about 40 % of it. Each run
+    // is bracketed by two reads of the thread's CPU clock between the two
+    // queries: the queries must see at least what the clock saw.
+    nanoseconds seen{0}, spun{0};
+    for (int i = 0; i < 300; ++i) {
+        std::this_thread::sleep_for(1ms);
+        const auto a = this_thread::times().value();
+        const auto c0 = thread_cpu_clock::now();
+        burn_thread_cpu(3ms);
+        const auto c1 = thread_cpu_clock::now();
+        const auto b = this_thread::times().value();
+        ASSERT_GE(b.kernel, a.kernel);
+        ASSERT_GE(b.user, a.user);
+        seen += b.cpu() - a.cpu();
+        spun += c1 - c0;
+    }
+    EXPECT_GE(seen, spun) << "saw " << duration<double, std::milli>(seen).count() << " ms of "
+                          << duration<double, std::milli>(spun).count() << " ms";
 }
 
 TEST(Thread, NameWithParentheses) {
