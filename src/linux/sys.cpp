@@ -28,12 +28,12 @@ ssize_t pread_small(int fd, char* buf, std::size_t cap) noexcept {
     return n;
 }
 
-int open_read(int dirfd, const char* path, int extra_flags) noexcept {
+int open_read(int dirfd, const char* path, int extra_flags, bool dir_is_procfs) noexcept {
     int fd;
     do {
         fd = ::openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | extra_flags);
     } while (fd < 0 && errno == EINTR);
-    if (fd < 0 || (extra_flags & O_DIRECTORY) != 0) return fd;  // the kernel checked the type
+    if (fd < 0 || (extra_flags & O_DIRECTORY) != 0 || dir_is_procfs) return fd;  // the type is known
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         ::close(fd);

@@ -72,7 +72,13 @@ ssize_t pread_small(int fd, char* buf, std::size_t cap) noexcept;
 /// answer to opening a socket. procfs and sysfs files are regular files, so
 /// only a path someone else planted is refused. O_NONBLOCK stays set on the
 /// descriptor; procfs and sysfs reads ignore it.
-int open_read(int dirfd, const char* path, int extra_flags = 0) noexcept;
+///
+/// `dir_is_procfs`: the caller has checked (fstatfs) that `dirfd` is a procfs
+/// and `path` names one of its fixed entries (stat, status, task/<tid>/...):
+/// procfs makes no FIFOs, sockets or devices, so the fstat is skipped. Only
+/// the snapshot walk, which opens thousands of files, uses it (an fstat costs
+/// about a third of an open+close of a stat file here).
+int open_read(int dirfd, const char* path, int extra_flags = 0, bool dir_is_procfs = false) noexcept;
 
 /// The errno open_read reports for a path that is not a regular file.
 inline constexpr int not_regular_file_errno = ENXIO;
