@@ -2,7 +2,8 @@
 // and against peers, in one run. bench/run.sh turns the output into ratios.
 //
 // Names: <group>/<what>/<threads in the target>. Groups:
-//   thread_self   the calling thread       baseline getrusage(RUSAGE_THREAD)
+//   thread_self   the calling thread       baseline clock_gettime(CLOCK_THREAD_CPUTIME_ID),
+//                                          the cheapest source of a current total
 //   process_self  the calling process      baseline getrusage(RUSAGE_SELF)
 //   process_other another process (handle) baseline pread of a kept stat fd + one CPU-clock read
 //   thread_other  a thread of another one  baseline pread of a kept task/<tid>/stat fd
@@ -98,7 +99,15 @@ clockid_t process_clock(pid_t pid) { return static_cast<clockid_t>((~static_cast
 
 // ---- the calling thread ----------------------------------------------------------
 
-void thread_self_baseline_getrusage(benchmark::State& s) {
+void thread_self_baseline_thread_clock(benchmark::State& s) {
+    timespec ts;
+    for (auto _ : s) {
+        ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        benchmark::DoNotOptimize(ts);
+    }
+}
+// The split's source: alone it lags by up to a tick (docs/DESIGN.md).
+void thread_self_getrusage(benchmark::State& s) {
     rusage ru;
     for (auto _ : s) {
         ::getrusage(RUSAGE_THREAD, &ru);
@@ -270,7 +279,8 @@ void thread_busy_win32_GetThreadTimes(benchmark::State& s) {
 // Registered by target size first: own-process threads are only ever added, so
 // every query at N threads must run before any at the next N.
 int main(int argc, char** argv) {
-    benchmark::RegisterBenchmark("thread_self_baseline_getrusage", thread_self_baseline_getrusage);
+    benchmark::RegisterBenchmark("thread_self_baseline_thread_clock", thread_self_baseline_thread_clock);
+    benchmark::RegisterBenchmark("thread_self_getrusage", thread_self_getrusage);
     benchmark::RegisterBenchmark("thread_self_proctimes", thread_self_proctimes);
     benchmark::RegisterBenchmark("thread_self_win32_GetThreadTimes", thread_self_win32_GetThreadTimes);
     benchmark::RegisterBenchmark("thread_self_proctimes_cpu_clock", thread_self_proctimes_cpu_clock);

@@ -33,13 +33,15 @@ constexpr kernel_user split_by_ticks(std::chrono::nanoseconds total, std::uint64
     return {std::chrono::nanoseconds{k}, total - std::chrono::nanoseconds{k}};
 }
 
-/// Per-handle state that keeps both sides monotonic.
-class monotonic_split {
+/// The rule that keeps both sides monotonic, for state only one thread uses
+/// (the calling thread's own times keep one per thread): kernel time never
+/// below its last value, user time the rest; if that would shrink user time,
+/// the other way round. A total below the last one returns the last values.
+class split_guard {
 public:
     kernel_user apply(std::chrono::nanoseconds total, std::uint64_t utime, std::uint64_t stime,
                       bool kernel_thread = false) noexcept {
         kernel_user s = split_by_ticks(total, utime, stime, kernel_thread);
-        std::lock_guard lock(mutex_);
         const auto prev_total = prev_.kernel + prev_.user;
         if (total < prev_total) return prev_;  // a concurrent, later reader already reported more
         if (s.kernel < prev_.kernel) s.kernel = prev_.kernel;
@@ -53,8 +55,21 @@ public:
     }
 
 private:
-    std::mutex mutex_;
     kernel_user prev_{};
+};
+
+/// Per-handle state that keeps both sides monotonic, shared by any thread.
+class monotonic_split {
+public:
+    kernel_user apply(std::chrono::nanoseconds total, std::uint64_t utime, std::uint64_t stime,
+                      bool kernel_thread = false) noexcept {
+        std::lock_guard lock(mutex_);
+        return guard_.apply(total, utime, stime, kernel_thread);
+    }
+
+private:
+    std::mutex mutex_;
+    split_guard guard_;
 };
 
 }  // namespace proctimes::detail

@@ -23,6 +23,14 @@ public:
             case errc::not_supported: return "not supported by this kernel";
             case errc::out_of_range: return "time value out of range";
             case errc::invalid_handle: return "invalid (empty) handle";
+            case errc::foreign_pid_namespace:
+                return "/proc shows another pid namespace than the caller's (mount a procfs of this namespace on "
+                       "/proc): its pids would name other processes";
+            case errc::boot_id_unavailable:
+                return "/proc/sys/kernel/random/boot_id cannot be read (is /proc mounted with subset=pid?): "
+                       "creation times and identities need the boot id";
+            case errc::not_a_regular_file:
+                return "not a regular file (a FIFO, socket, device or directory where a file was expected): not read";
         }
         return "unknown proctimes error " + std::to_string(v);
     }
@@ -39,6 +47,9 @@ public:
             case errc::not_supported: return std::errc::not_supported;
             case errc::out_of_range: return std::errc::result_out_of_range;
             case errc::invalid_handle: return std::errc::bad_file_descriptor;
+            case errc::foreign_pid_namespace:
+            case errc::boot_id_unavailable: return std::errc::no_such_file_or_directory;
+            case errc::not_a_regular_file: return std::errc::no_such_device_or_address;
         }
         return {v, *this};
     }
@@ -59,6 +70,7 @@ std::string_view to_string(cpu_source s) noexcept {
         case cpu_source::stat_ticks: return "stat";
         case cpu_source::wait_rusage: return "wait_rusage";
         case cpu_source::exit_record: return "exit_record";
+        case cpu_source::thread_clock_and_rusage: return "thread_clock+rusage";
     }
     return "unknown";
 }

@@ -28,6 +28,24 @@ enum class errc : int {
     not_supported,         ///< The kernel lacks a needed facility.
     out_of_range,          ///< A time value outside what the target type can represent.
     invalid_handle,        ///< The handle is empty (moved from or default constructed).
+    /// /proc shows another pid namespace than the caller's (a process in a new
+    /// pid namespace that still sees its parent's /proc, e.g. `unshare -p -f`
+    /// without --mount-proc): /proc/<pid> would name another process, so no
+    /// handle is opened by pid. Mount a procfs of the namespace on /proc.
+    /// Compares equal to std::errc::no_such_file_or_directory, as
+    /// proc_unavailable does: the /proc this caller needs is not there.
+    foreign_pid_namespace,
+    /// /proc/sys/kernel/random/boot_id cannot be read (a /proc mounted with
+    /// subset=pid has no /proc/sys): creation instants rest on a boot anchor
+    /// keyed by the boot id, and identities contain it, so nothing that needs
+    /// either can be answered. Compares equal to
+    /// std::errc::no_such_file_or_directory.
+    boot_id_unavailable,
+    /// A file the library reads is a FIFO, socket, device or directory where
+    /// a regular file was expected (something planted in a --proc-root tree or
+    /// over /proc). It is never read: the read could block or never end.
+    /// Compares equal to std::errc::no_such_device_or_address (ENXIO).
+    not_a_regular_file,
 };
 
 /// The category of proctimes::errc codes; its name() is "proctimes".

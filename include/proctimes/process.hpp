@@ -14,8 +14,9 @@
 // Costs (see docs/PERFORMANCE.md): opening does the /proc lookups once;
 // process::times() is one clock_gettime(2) and one pread(2) on the kept stat
 // descriptor; thread::times() is one clock read (threads of this process) or
-// one schedstat pread (others) plus one stat pread; this_process::times() and
-// this_thread::times() are one getrusage(2) each.
+// one schedstat pread (others) plus one stat pread; this_process::times() is
+// one getrusage(2); this_thread::times() one getrusage(2) and one
+// clock_gettime(2) of the thread CPU clock.
 #pragma once
 
 #include <memory>
@@ -158,8 +159,11 @@ pid_t id() noexcept;
 }  // namespace this_process
 
 namespace this_thread {
-/// The calling thread's times: one getrusage(RUSAGE_THREAD) (1 µs) plus its
-/// creation instant, cached per thread at first use.
+/// The calling thread's times: the total from its CPU clock
+/// (CLOCK_THREAD_CPUTIME_ID, 1 ns, current to the call), split by the ratio of
+/// one getrusage(RUSAGE_THREAD) (tick-sampled; neither side ever goes back
+/// between two calls on the thread), plus its creation instant, cached per
+/// thread at first use. cpu_source::thread_clock_and_rusage.
 result<thread_times> times() noexcept;
 pid_t id() noexcept;
 }  // namespace this_thread

@@ -17,9 +17,12 @@ namespace proctimes {
 /// Where the CPU times of a result came from. Each source has a fixed
 /// resolution, reported alongside the values in cpu_precision.
 enum class cpu_source : std::uint8_t {
-    /// getrusage(2) on the calling thread or process. kernel and user in whole
-    /// microseconds; their sum is the scheduler's exact runtime truncated to
-    /// 1 µs; the split is the kernel's tick-sampled ratio scaled to that sum.
+    /// getrusage(RUSAGE_SELF) on the calling process. kernel and user in whole
+    /// microseconds; their sum is the scheduler's runtime truncated to 1 µs,
+    /// current for the calling thread (the kernel brings it up to date for a
+    /// whole-process read) and as of the last tick for other threads running
+    /// at that moment, like the process CPU clock; the split is the kernel's
+    /// tick-sampled ratio scaled to that sum.
     rusage,
     /// Total from the process or thread CPU clock (clock_gettime(2) on
     /// clock_getcpuclockid / pthread_getcpuclockid ids, 1 ns); user/kernel split
@@ -38,6 +41,12 @@ enum class cpu_source : std::uint8_t {
     /// its run time (1 ns, the counter schedstat shows), split by its
     /// tick-sampled utime:stime ratio.
     exit_record,
+    /// The calling thread (this_thread::times): total from its own CPU clock
+    /// (clock_gettime(CLOCK_THREAD_CPUTIME_ID), 1 ns, current to the moment of
+    /// the call); split by the user:system ratio of getrusage(RUSAGE_THREAD),
+    /// whose own sum is only as recent as the thread's last tick or context
+    /// switch (up to a tick behind while it runs), so it gives the ratio only.
+    thread_clock_and_rusage,
 };
 
 /// A short stable name for a cpu_source ("rusage", "cpu_clock+stat", ...).

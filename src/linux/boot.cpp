@@ -106,6 +106,7 @@ publish_result publish_anchor(const std::string& dir, const std::string& path, c
 
 struct anchor_state {
     std::error_code error;
+    bool transient = false;  // an error that a later call may not meet (EMFILE, ENOMEM)
     boot_anchor anchor;
     std::int64_t offset_ns = 0;
 };
@@ -113,8 +114,16 @@ struct anchor_state {
 anchor_state compute_anchor() noexcept {
     anchor_state s;
     std::string text;
-    if (auto ec = detail::read_file("/proc/sys/kernel/random/boot_id", text)) {
-        s.error = detail::proc_is_mounted() ? ec : make_error_code(errc::proc_unavailable);
+    if (auto ec = detail::read_file("/proc/sys/kernel/random/boot_id", text, 64)) {
+        if (!detail::proc_is_mounted())
+            s.error = make_error_code(errc::proc_unavailable);
+        else if (ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory ||
+                 ec == errc::access_denied || ec == errc::not_a_regular_file)
+            // A procfs without /proc/sys (subset=pid), or one that hides it.
+            s.error = make_error_code(errc::boot_id_unavailable);
+        else
+            s.error = ec;  // out of descriptors or memory: worth another try
+        s.transient = s.error != errc::proc_unavailable && s.error != errc::boot_id_unavailable;
         return s;
     }
     auto id = parse::parse_boot_id(text);
@@ -158,9 +167,24 @@ anchor_state compute_anchor() noexcept {
     return s;
 }
 
+// Computed once; a transient failure (out of descriptors) is not kept, so the
+// anchor does not stay broken for the life of the process.
 const anchor_state& state() noexcept {
-    static const anchor_state s = compute_anchor();
-    return s;
+    static std::mutex mutex;
+    static anchor_state kept;
+    static std::atomic<bool> ready{false};
+    if (ready.load(std::memory_order_acquire)) return kept;
+    std::lock_guard lock(mutex);
+    if (ready.load(std::memory_order_relaxed)) return kept;
+    anchor_state s = compute_anchor();
+    if (s.transient) {
+        thread_local anchor_state failed;
+        failed = s;
+        return failed;
+    }
+    kept = s;
+    ready.store(true, std::memory_order_release);
+    return kept;
 }
 
 }  // namespace

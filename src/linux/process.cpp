@@ -11,20 +11,17 @@
 #include "proctimes/process.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <ctime>
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 
 #include "cpu_split.hpp"
-#include "linux/fork_generation.hpp"
 #include "linux/sys.hpp"
 #include "linux/task.hpp"
 #include "parse/procfs.hpp"
@@ -43,36 +40,6 @@ constexpr long pidfs_magic = 0x50494446;  // PID_FS_MAGIC, include/uapi/linux/ma
 
 nanoseconds creation_resolution() noexcept {
     return nanoseconds{1'000'000'000 / clock_ticks_per_second()};
-}
-
-cpu_precision precision_of(cpu_source s) noexcept {
-    const nanoseconds tick = creation_resolution();
-    switch (s) {
-        case cpu_source::rusage:
-        case cpu_source::wait_rusage: return {microseconds{1}, microseconds{1}, tick, s};
-        case cpu_source::cpu_clock_and_stat:
-        case cpu_source::schedstat_and_stat:
-        case cpu_source::exit_record: return {tick, nanoseconds{1}, tick, s};
-        case cpu_source::stat_ticks: return {tick, tick, tick, s};
-    }
-    return {tick, tick, tick, s};
-}
-
-nanoseconds from_timeval(const timeval& tv) noexcept {
-    return std::chrono::seconds{tv.tv_sec} + microseconds{tv.tv_usec};
-}
-
-// The calling process's or thread's times: one getrusage(2) (`who`).
-result<task_times> rusage_times(int who, instant created) noexcept {
-    rusage ru{};
-    if (::getrusage(who, &ru) != 0) return detail::last_errno();
-    task_times t;
-    t.creation = created;
-    t.kernel = from_timeval(ru.ru_stime);
-    t.user = from_timeval(ru.ru_utime);
-    t.precision = precision_of(cpu_source::rusage);
-    t.sampled_at = detail::realtime_now();
-    return t;
 }
 
 nanoseconds ticks_to_ns(std::uint64_t t) noexcept {
@@ -108,17 +75,6 @@ std::error_code confirm_same_task(int pidfd, bool thread) noexcept {
     if (pidfd < 0) return {};
     if (detail::pidfd_alive(pidfd) == 0 || errno == EPERM) return {};
     return make_error_code(thread ? errc::no_such_thread : errc::no_such_process);
-}
-
-result<instant> creation_from_path(const char* path) noexcept {
-    char buf[detail::small_file_max];
-    unique_fd fd{detail::open_read(AT_FDCWD, path)};
-    if (!fd) return detail::proc_is_mounted() ? detail::last_errno() : make_error_code(errc::proc_unavailable);
-    const ssize_t n = detail::pread_small(fd.get(), buf, sizeof buf);
-    if (n < 0) return detail::last_errno();
-    auto rec = parse::parse_stat(std::string_view(buf, static_cast<std::size_t>(n)));
-    if (!rec) return errc::malformed_data;
-    return instant_from_start_ticks(rec->starttime);
 }
 
 // The inode number of a pidfd: unique for the boot on Linux ≥ 6.9 (pidfs);
@@ -170,6 +126,20 @@ result<std::shared_ptr<detail::task_core>> finish_open(std::shared_ptr<detail::t
 // ---- shared task logic -----------------------------------------------------------
 
 namespace detail {
+
+cpu_precision precision_of(cpu_source s) noexcept {
+    const nanoseconds tick = creation_resolution();
+    switch (s) {
+        case cpu_source::rusage:
+        case cpu_source::wait_rusage: return {microseconds{1}, microseconds{1}, tick, s};
+        case cpu_source::cpu_clock_and_stat:
+        case cpu_source::schedstat_and_stat:
+        case cpu_source::exit_record:
+        case cpu_source::thread_clock_and_rusage: return {tick, nanoseconds{1}, tick, s};
+        case cpu_source::stat_ticks: return {tick, tick, tick, s};
+    }
+    return {tick, tick, tick, s};
+}
 
 std::error_code gone_error(const task_core& c) noexcept {
     return make_error_code(c.is_thread ? errc::no_such_thread : errc::no_such_process);
@@ -380,6 +350,7 @@ namespace {
 result<std::shared_ptr<detail::task_core>> open_process_core(pid_t pid, unique_fd pidfd) noexcept {
     auto anchor = get_boot_anchor();
     if (!anchor) return anchor.error();
+    if (auto ec = detail::check_proc_pid_namespace()) return ec;  // /proc/<pid> would be another process
     std::shared_ptr<detail::task_core> c;
     try {
         c = std::make_shared<detail::task_core>();
@@ -455,7 +426,7 @@ result<pid_t> process::parent_id() const noexcept {
 result<std::vector<pid_t>> process::thread_ids() const {
     if (!impl_) return errc::invalid_handle;
     unique_fd task{detail::open_read(impl_->core->dir.get(), "task", O_DIRECTORY)};
-    if (!task) return errno == ENOENT || errno == ESRCH ? make_error_code(errc::no_such_process) : detail::last_errno();
+    if (!task) return errno == ENOENT || errno == ESRCH ? make_error_code(errc::no_such_process) : detail::file_error(errno);
     DIR* d = ::fdopendir(task.get());
     if (!d) return detail::last_errno();
     (void)task.release();
@@ -498,6 +469,7 @@ namespace {
 result<std::shared_ptr<detail::task_core>> open_task(pid_t tgid, pid_t tid, unique_fd pidfd) noexcept {
     auto anchor = get_boot_anchor();
     if (!anchor) return anchor.error();
+    if (auto ec = detail::check_proc_pid_namespace()) return ec;  // /proc/<tgid> would be another process
     std::shared_ptr<detail::task_core> p;
     try {
         p = std::make_shared<detail::task_core>();
@@ -550,6 +522,7 @@ result<thread> thread::open(pid_t tid) noexcept {
     if (auto ec = check_id(tid)) return ec;
     auto pidfd = open_thread_pidfd(tid);
     if (!pidfd) return pidfd.error();
+    if (auto ec = detail::check_proc_pid_namespace()) return ec;  // /proc/<tid> would be another task
     // /proc/<tid>/status names the thread group of any tid (the entry is not
     // listed for non-leaders, but it can be opened).
     char path[64];
@@ -558,7 +531,7 @@ result<thread> thread::open(pid_t tid) noexcept {
     if (!fd) return detail::classify_proc_open_error(errno, pidfd->get(), true);
     char buf[detail::small_file_max];
     const ssize_t n = detail::pread_small(fd.get(), buf, sizeof buf);
-    if (n < 0) return errno == ESRCH ? make_error_code(errc::no_such_thread) : detail::last_errno();
+    if (n < 0) return errno == ESRCH ? make_error_code(errc::no_such_thread) : detail::file_error(errno);
     auto st = parse::parse_status(std::string_view(buf, static_cast<std::size_t>(n)));
     if (!st) return errc::malformed_data;
     return make_thread(open_task(static_cast<pid_t>(st->tgid), tid, std::move(*pidfd)));
@@ -622,50 +595,5 @@ void handle_access::release_child(process& p) noexcept {
 }
 
 }  // namespace detail
-
-// ---- the calling process and thread --------------------------------------------
-
-namespace this_process {
-
-pid_t id() noexcept { return ::getpid(); }
-
-result<process_times> times() noexcept {
-    // The creation instant never changes: read /proc/self/stat once (per fork).
-    static std::atomic<std::uint64_t> cached_gen{0};
-    static std::atomic<std::int64_t> cached_ns{0};
-    const std::uint64_t gen = detail::fork_generation();
-    instant created;
-    if (cached_gen.load(std::memory_order_acquire) == gen) {
-        created = instant{nanoseconds{cached_ns.load(std::memory_order_relaxed)}};
-    } else {
-        auto c = creation_from_path("/proc/self/stat");
-        if (!c) return c.error();
-        created = *c;
-        cached_ns.store(created.time_since_epoch().count(), std::memory_order_relaxed);
-        cached_gen.store(gen, std::memory_order_release);
-    }
-    return rusage_times(RUSAGE_SELF, created);
-}
-
-}  // namespace this_process
-
-namespace this_thread {
-
-pid_t id() noexcept { return static_cast<pid_t>(::gettid()); }
-
-result<thread_times> times() noexcept {
-    thread_local std::uint64_t cached_gen = 0;
-    thread_local instant created;
-    const std::uint64_t gen = detail::fork_generation();
-    if (cached_gen != gen) {
-        auto c = creation_from_path("/proc/thread-self/stat");
-        if (!c) return c.error();
-        created = *c;
-        cached_gen = gen;
-    }
-    return rusage_times(RUSAGE_THREAD, created);
-}
-
-}  // namespace this_thread
 
 }  // namespace proctimes

@@ -98,10 +98,7 @@ enum class outcome { vanished, failed };
 outcome classify(int err) noexcept {
     return (err == ENOENT || err == ESRCH) ? outcome::vanished : outcome::failed;
 }
-std::error_code item_error(int err) noexcept {
-    if (err == EACCES || err == EPERM) return make_error_code(errc::access_denied);
-    return detail::errno_code(err);
-}
+std::error_code item_error(int err) noexcept { return detail::file_error(err); }
 
 // Everything the walk needs that does not change during it.
 struct walk_config {
@@ -223,7 +220,7 @@ uid_t dir_owner(int proc_fd, pid_t pid) noexcept {
 bool read_owner(worker& w, const walk_config& c, pid_t pid, snapshot_process& p) {
     char path[32];
     id_path(path, sizeof path, pid, "status");
-    unique_fd fd{detail::open_read(c.proc_fd, path)};
+    unique_fd fd{detail::open_read(c.proc_fd, path, 0, c.procfs)};
     ssize_t n = -1;
     int err = 0;
     if (fd) {
@@ -253,7 +250,7 @@ enum class read_status { ok, vanished, failed };
 read_status read_thread(worker& w, const walk_config& c, int task_fd, pid_t pid, pid_t tid, snapshot_thread& t) {
     char path[32];
     id_path(path, sizeof path, tid, "stat");
-    unique_fd fd{detail::open_read(task_fd, path)};
+    unique_fd fd{detail::open_read(task_fd, path, 0, c.procfs)};
     if (!fd) {
         const int err = errno;
         w.met(err, pid, tid, snapshot_item::thread);
@@ -264,7 +261,7 @@ read_status read_thread(worker& w, const walk_config& c, int task_fd, pid_t pid,
     nanoseconds total{-1};
     if (c.precise_threads) {
         id_path(path, sizeof path, tid, "schedstat");
-        unique_fd sfd{detail::open_read(task_fd, path)};
+        unique_fd sfd{detail::open_read(task_fd, path, 0, c.procfs)};
         if (sfd) {
             const ssize_t n = detail::pread_small(sfd.get(), w.buf, sizeof w.buf);
             if (n >= 0) {
@@ -347,7 +344,7 @@ bool reuse_idle_threads(worker& w, const walk_config& c, snapshot_process& p, na
 void read_process(worker& w, const walk_config& c, pid_t pid, std::atomic<std::size_t>& big_count) {
     char path[32];
     id_path(path, sizeof path, pid, "stat");
-    unique_fd fd{detail::open_read(c.proc_fd, path)};
+    unique_fd fd{detail::open_read(c.proc_fd, path, 0, c.procfs)};
     if (!fd) {
         w.met(errno, pid, 0, snapshot_item::process);
         return;
@@ -561,7 +558,7 @@ result<snapshotter> snapshotter::open(snapshot_options options) noexcept {
     }
     const std::string& root = p->options.proc_root;
     p->proc.reset(detail::open_read(AT_FDCWD, root.empty() ? "/proc" : root.c_str(), O_DIRECTORY));
-    if (!p->proc) return errno == ENOENT ? make_error_code(errc::proc_unavailable) : detail::last_errno();
+    if (!p->proc) return errno == ENOENT ? make_error_code(errc::proc_unavailable) : detail::file_error(errno);
     struct statfs sf {};
     p->procfs = ::fstatfs(p->proc.get(), &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
     p->live = p->procfs && is_live_procfs(p->proc.get());

@@ -1,9 +1,16 @@
 #include "linux/sys.hpp"
 
+#include "linux/fork_generation.hpp"
+#include "parse/procfs.hpp"
+
+#include <atomic>
+#include <cstdio>
+
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 
@@ -21,24 +28,41 @@ ssize_t pread_small(int fd, char* buf, std::size_t cap) noexcept {
     return n;
 }
 
-int open_read(int dirfd, const char* path, int extra_flags) noexcept {
+int open_read(int dirfd, const char* path, int extra_flags, bool dir_is_procfs) noexcept {
     int fd;
     do {
-        fd = ::openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | extra_flags);
+        fd = ::openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | extra_flags);
     } while (fd < 0 && errno == EINTR);
+    if (fd < 0 || (extra_flags & O_DIRECTORY) != 0 || dir_is_procfs) return fd;  // the type is known
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        errno = not_regular_file_errno;
+        return -1;
+    }
     return fd;
 }
 
-std::error_code read_file(const char* path, std::string& out) noexcept {
+std::error_code file_error(int err) noexcept {
+    switch (err) {
+        case not_regular_file_errno: return make_error_code(errc::not_a_regular_file);
+        case EACCES:
+        case EPERM: return make_error_code(errc::access_denied);
+        default: return errno_code(err);
+    }
+}
+
+std::error_code read_file(const char* path, std::string& out, std::size_t max_bytes) noexcept {
     unique_fd fd{open_read(AT_FDCWD, path)};
-    if (!fd) return last_errno();
+    if (!fd) return file_error(errno);
     out.clear();
     char buf[4096];
     for (;;) {
         ssize_t n = ::read(fd.get(), buf, sizeof buf);
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return last_errno();
+        if (n < 0) return file_error(errno);
         if (n == 0) return {};
+        if (out.size() + static_cast<std::size_t>(n) > max_bytes) return errno_code(EFBIG);
         try {
             out.append(buf, static_cast<std::size_t>(n));
         } catch (...) {
@@ -81,12 +105,47 @@ std::error_code classify_proc_open_error(int err, int pidfd, bool thread) noexce
             return gone;
         case ESRCH:
             return gone;
-        case EACCES:
-        case EPERM:
-            return errno_code(err);
         default:
-            return errno_code(err);
+            return file_error(err);
     }
+}
+
+namespace {
+
+// The uncached decision of check_proc_pid_namespace(): 0 = ours,
+// 1 = another namespace's, -1 = undecided (no procfs at proc_root).
+int decide_proc_pid_namespace() noexcept {
+    if (!proc_is_mounted()) return -1;
+    char path[64];
+    std::snprintf(path, sizeof path, "%s/self/status", proc_root);
+    unique_fd fd{open_read(AT_FDCWD, path)};
+    // A procfs of an unrelated pid namespace has no "self" for us.
+    if (!fd) return errno == ENOENT ? 1 : -1;
+    char buf[small_file_max];
+    const ssize_t n = pread_small(fd.get(), buf, sizeof buf);
+    if (n <= 0) return -1;
+    const auto st = parse::parse_status(std::string_view(buf, static_cast<std::size_t>(n)));
+    if (!st) return -1;
+    // NSpid lists our pid in every namespace from the mount's down to ours:
+    // one entry exactly when the mount's namespace is ours.
+    if (st->nspid_levels > 0) return st->nspid_levels == 1 ? 0 : 1;
+    return st->pid == ::getpid() ? 0 : 1;  // before Linux 4.1: no NSpid line
+}
+
+}  // namespace
+
+std::error_code check_proc_pid_namespace() noexcept {
+    // (generation << 2) | (1 + decision): 0 means "not decided yet".
+    static std::atomic<std::uint64_t> cached{0};
+    const std::uint64_t gen = fork_generation();
+    std::uint64_t v = cached.load(std::memory_order_acquire);
+    if (v == 0 || (v >> 2) != gen) {
+        const int d = decide_proc_pid_namespace();
+        if (d < 0) return {};  // not cached: /proc may be mounted later
+        v = (gen << 2) | static_cast<std::uint64_t>(1 + d);
+        cached.store(v, std::memory_order_release);
+    }
+    return (v & 3) == 2 ? make_error_code(errc::foreign_pid_namespace) : std::error_code{};
 }
 
 }  // namespace proctimes::detail

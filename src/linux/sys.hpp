@@ -60,11 +60,39 @@ inline constexpr std::size_t small_file_max = 4096;
 /// -1 with errno. A file that fills the buffer is reported as EOVERFLOW.
 ssize_t pread_small(int fd, char* buf, std::size_t cap) noexcept;
 
-/// openat(2) read-only, close-on-exec, retried on EINTR.
-int open_read(int dirfd, const char* path, int extra_flags = 0) noexcept;
+/// The one way the library opens a file to read it. openat(2) read-only,
+/// close-on-exec, without a controlling terminal, retried on EINTR — and
+/// never blocking: O_NONBLOCK, so that a FIFO planted where a file was
+/// expected (the boot anchor in /dev/shm, a --proc-root tree, a bind mount
+/// over /proc) cannot make open(2) wait forever for a writer. What was opened
+/// is then checked with fstat(2): with O_DIRECTORY in `extra_flags` the kernel
+/// guarantees a directory; otherwise anything but a regular file (a FIFO, a
+/// socket, a device: reads that could block, never end or have side effects)
+/// is closed again and reported as -1 with errno ENXIO, the kernel's own
+/// answer to opening a socket. procfs and sysfs files are regular files, so
+/// only a path someone else planted is refused. O_NONBLOCK stays set on the
+/// descriptor; procfs and sysfs reads ignore it.
+///
+/// `dir_is_procfs`: the caller has checked (fstatfs) that `dirfd` is a procfs
+/// and `path` names one of its fixed entries (stat, status, task/<tid>/...):
+/// procfs makes no FIFOs, sockets or devices, so the fstat is skipped. Only
+/// the snapshot walk, which opens thousands of files, uses it (an fstat costs
+/// about a third of an open+close of a stat file here).
+int open_read(int dirfd, const char* path, int extra_flags = 0, bool dir_is_procfs = false) noexcept;
 
-/// Reads a whole small file by path (no kept descriptor).
-std::error_code read_file(const char* path, std::string& out) noexcept;
+/// The errno open_read reports for a path that is not a regular file.
+inline constexpr int not_regular_file_errno = ENXIO;
+
+/// The error for an errno met opening or reading a /proc (or similar) file
+/// through open_read/pread_small: ENXIO is errc::not_a_regular_file, EACCES and
+/// EPERM (hidepid=1 answers EPERM for another user's /proc/<pid>) are
+/// errc::access_denied; any other errno is kept as it is.
+std::error_code file_error(int err) noexcept;
+
+/// Reads a whole small file by path (no kept descriptor) through open_read;
+/// at most `max_bytes` (EFBIG beyond), so a file that never ends cannot
+/// exhaust memory. Errors as file_error().
+std::error_code read_file(const char* path, std::string& out, std::size_t max_bytes = 1 << 24) noexcept;
 
 int pidfd_open(pid_t pid, unsigned flags) noexcept;
 /// pidfd_send_signal(pidfd, 0): 0 while the process (or zombie) exists.
@@ -87,8 +115,25 @@ bool proc_is_mounted() noexcept;
 
 /// Maps the errno of opening /proc/<id>/... to the error the caller should see:
 /// ENOENT is "no such process/thread" when /proc is mounted and the id does not
-/// exist, "access denied" when it exists but /proc hides it (hidepid), and
-/// "/proc unavailable" when /proc is not procfs.
+/// exist, "access denied" when it exists but /proc hides it (hidepid=2), and
+/// "/proc unavailable" when /proc is not procfs; EPERM/EACCES (hidepid=1) are
+/// "access denied"; the rest as file_error().
 std::error_code classify_proc_open_error(int err, int pidfd, bool thread) noexcept;
+
+/// Whether the procfs at proc_root shows the caller's own pid namespace, so
+/// that /proc/<n> names the process the caller knows as pid n. A process in a
+/// pid namespace of its own that still sees its parent's /proc (`unshare -p
+/// -f` without --mount-proc, a container sharing the host's /proc) would read
+/// another process's files there. Decided from the NSpid line of
+/// /proc/self/status (one entry exactly when the mount's namespace is the
+/// caller's; /proc/self is absent from a mount of an unrelated namespace), or,
+/// on kernels before 4.1 without NSpid, from /proc/self naming getpid().
+/// Returns {} when it does, errc::foreign_pid_namespace when it does not, and
+/// {} as well when /proc is not a procfs (the caller's own open then reports
+/// proc_unavailable). Decided once per process (again after fork(2), which
+/// may enter a new namespace) and cached: one atomic load afterwards. A
+/// process that mounts another /proc over proc_root after its first query
+/// keeps the first answer.
+std::error_code check_proc_pid_namespace() noexcept;
 
 }  // namespace proctimes::detail

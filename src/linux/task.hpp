@@ -121,4 +121,7 @@ struct handle_access {
 /// CLOCK_REALTIME now.
 instant realtime_now() noexcept;
 
+/// The resolutions that go with each source (times.hpp, cpu_precision).
+cpu_precision precision_of(cpu_source s) noexcept;
+
 }  // namespace proctimes::detail

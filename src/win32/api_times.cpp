@@ -48,8 +48,9 @@ BOOL proctimes_GetProcessTimes(HANDLE hProcess, LPFILETIME lpCreationTime, LPFIL
 
 BOOL proctimes_GetThreadTimes(HANDLE hThread, LPFILETIME lpCreationTime, LPFILETIME lpExitTime,
                               LPFILETIME lpKernelTime, LPFILETIME lpUserTime) {
-    // The calling thread first, without touching the handle table: one
-    // getrusage(RUSAGE_THREAD) and the conversions.
+    // The calling thread first, without touching the handle table: its CPU
+    // clock and one getrusage(RUSAGE_THREAD) (this_thread::times), and the
+    // conversions.
     if (reinterpret_cast<std::uintptr_t>(hThread) == current_thread_handle) {
         if (!lpCreationTime || !lpExitTime || !lpKernelTime || !lpUserTime) return fail<BOOL>(FALSE, ERROR_NOACCESS);
         auto t = this_thread::times();

@@ -30,7 +30,10 @@ DWORD error_from(std::error_code ec, error_context context) noexcept {
             case errc::out_of_range: return ERROR_INVALID_PARAMETER;
             case errc::access_denied: return ERROR_ACCESS_DENIED;
             case errc::proc_unavailable:
+            case errc::foreign_pid_namespace:
+            case errc::boot_id_unavailable:
             case errc::not_supported: return ERROR_NOT_SUPPORTED;
+            case errc::not_a_regular_file: return ERROR_INVALID_DATA;
             case errc::malformed_data: return ERROR_INVALID_DATA;
             case errc::invalid_handle: return ERROR_INVALID_HANDLE;
         }

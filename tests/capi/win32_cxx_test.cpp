@@ -400,9 +400,10 @@ TEST(Win32Cxx, CreateProcessRefusesWhatItCannotHonour) {
     EXPECT_EQ(err, static_cast<DWORD>(ERROR_BAD_EXE_FORMAT));
 }
 
-TEST(Win32Cxx, CallingThreadTimesCostAboutOneGetrusage) {
-    // Recorded, not asserted (speed belongs to benchmarks): the cost of
-    // GetThreadTimes(GetCurrentThread()) next to the getrusage it wraps.
+TEST(Win32Cxx, CallingThreadTimesCostNextToItsSources) {
+    // Recorded, not asserted (speed belongs to benchmarks, bench/core_bench):
+    // the cost of GetThreadTimes(GetCurrentThread()) next to the getrusage
+    // that gives its split (its total comes from the thread CPU clock).
     constexpr int n = 200'000;
     FILETIME c, e, k, u;
     rusage ru{};
@@ -423,4 +424,30 @@ TEST(Win32Cxx, CallingThreadTimesCostAboutOneGetrusage) {
                 static_cast<long long>(raw.count()), static_cast<long long>(api.count()),
                 static_cast<double>(api.count()) / static_cast<double>(raw.count()));
     EXPECT_GT(ft64(u) + ft64(k), 0u);
+}
+
+TEST(Win32Cxx, CallingThreadTimesAreCurrentNotAsOfTheLastTick) {
+    // 1 ms asleep, then 3 ms of CPU, 200 times: every run is shorter than a
+    // tick. GetThreadTimes(GetCurrentThread()) must see all of each run, as
+    // the thread CPU clock read between the two calls does (it saw about 40 %
+    // when it came from getrusage(RUSAGE_THREAD) alone).
+    FILETIME c, e, k0, u0, k1, u1;
+    ULONGLONG seen = 0;
+    nanoseconds spun{0};
+    for (int i = 0; i < 200; ++i) {
+        std::this_thread::sleep_for(1ms);
+        ASSERT_TRUE(GetThreadTimes(GetCurrentThread(), &c, &e, &k0, &u0));
+        const auto t0 = proctimes::thread_cpu_clock::now();
+        testing_helpers::spin_without_syscalls(3ms);  // a CPU-clock read would update the runtime
+        ASSERT_TRUE(GetThreadTimes(GetCurrentThread(), &c, &e, &k1, &u1));
+        const auto t1 = proctimes::thread_cpu_clock::now();
+        ASSERT_GE(ft64(k1), ft64(k0));
+        ASSERT_GE(ft64(u1), ft64(u0));
+        seen += (ft64(k1) + ft64(u1)) - (ft64(k0) + ft64(u0));
+        spun += t1 - t0;
+    }
+    // Short only by FILETIME truncation (100 ns a call) and the tail of the
+    // second call: 90 % cannot flake.
+    EXPECT_GE(static_cast<long long>(seen) * 100, static_cast<long long>(spun.count()) * 9 / 10)
+        << "saw " << seen / 10'000 << " ms of " << spun.count() / 1'000'000 << " ms";
 }

@@ -1,5 +1,8 @@
 // Tests that run inside a prepared environment (tests/hostile/run_in.sh):
 //   PROCTIMES_TEST_ENV=hidepid       /proc remounted with hidepid=2, running as nobody
+//   PROCTIMES_TEST_ENV=hidepid1      /proc remounted with hidepid=1, running as nobody
+//   PROCTIMES_TEST_ENV=subsetpid     /proc remounted with subset=pid (no /proc/sys)
+//   PROCTIMES_TEST_ENV=pidns         pid 1 of a new pid namespace, with the host's /proc
 //   PROCTIMES_TEST_ENV=noproc        /proc unmounted in a private mount namespace
 //   PROCTIMES_TEST_ENV=unprivileged  running as nobody, /proc as usual
 // Each suite skips itself when started in another environment.
@@ -9,11 +12,13 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <atomic>
 
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "proctimes/proctimes.hpp"
+#include "proctimes/windows.h"
 #include "system/helpers.hpp"
 
 using namespace std::chrono_literals;
@@ -84,4 +89,105 @@ TEST(Unprivileged, OtherUsersProcessesHaveRealValues) {
     EXPECT_EQ(e->status.code, 3);
     ASSERT_TRUE(e->times.exit.has_value());
     EXPECT_GE(*e->times.exit, e->times.creation);
+}
+
+TEST(NoAccessProc, OtherUsersProcessesAreAccessDeniedNotEperm) {
+    if (!in_env("hidepid1")) GTEST_SKIP() << "needs tests/hostile/run_in.sh hidepid1";
+    ASSERT_NE(::getuid(), 0u);
+    // hidepid=1 lists /proc/1 but answers EPERM inside it: the documented
+    // error is access_denied, whatever errno the kernel chose.
+    auto p = process::open(1);
+    ASSERT_FALSE(p);
+    EXPECT_EQ(p.error(), errc::access_denied) << p.error().message();
+    EXPECT_EQ(p.error(), std::errc::permission_denied);
+    EXPECT_EQ(thread::open(1).error(), errc::access_denied);
+    EXPECT_EQ(thread::open(1, 1).error(), errc::access_denied);
+    EXPECT_EQ(process::open(4'000'000).error(), errc::no_such_process);
+    proctimes_SetLastError(0);
+    EXPECT_EQ(proctimes_OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, 1), nullptr);
+    EXPECT_EQ(proctimes_GetLastError(), static_cast<DWORD>(ERROR_ACCESS_DENIED));
+    // Our own processes stay readable.
+    auto self = process::open_self();
+    ASSERT_TRUE(self) << self.error().message();
+    EXPECT_TRUE(self->times());
+}
+
+TEST(SubsetPidProc, MissingBootIdIsNamed) {
+    if (!in_env("subsetpid")) GTEST_SKIP() << "needs tests/hostile/run_in.sh subsetpid";
+    ASSERT_NE(::access("/proc/1/stat", R_OK), -1) << "the pid directories are there";
+    ASSERT_EQ(::access("/proc/sys/kernel/random/boot_id", F_OK), -1) << "but not /proc/sys";
+    // Creation instants and identities need the boot id: say that it is
+    // missing, not "no such file" as if the process were.
+    auto a = get_boot_anchor();
+    ASSERT_FALSE(a);
+    EXPECT_EQ(a.error(), errc::boot_id_unavailable);
+    EXPECT_NE(a.error().message().find("/proc/sys/kernel/random/boot_id"), std::string::npos);
+    auto p = process::open(1);
+    ASSERT_FALSE(p);
+    EXPECT_EQ(p.error(), errc::boot_id_unavailable) << p.error().message();
+    EXPECT_NE(p.error(), std::errc::no_such_process);
+    EXPECT_EQ(thread::open_self().error(), errc::boot_id_unavailable);
+    EXPECT_EQ(this_process::times().error(), errc::boot_id_unavailable);
+    EXPECT_EQ(this_thread::times().error(), errc::boot_id_unavailable);
+    // The Win32 layer: "not supported here", not "no such process" (87).
+    proctimes_SetLastError(0);
+    EXPECT_EQ(proctimes_OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, 1), nullptr);
+    EXPECT_EQ(proctimes_GetLastError(), static_cast<DWORD>(ERROR_NOT_SUPPORTED));
+    // The CPU clocks need no /proc.
+    const auto t0 = thread_cpu_clock::now();
+    testing_helpers::burn_thread_cpu(2ms);
+    EXPECT_GE(thread_cpu_clock::now() - t0, 2ms);
+}
+
+TEST(ForeignPidNamespace, NoHandleOnAnotherNamespacesProcess) {
+    if (!in_env("pidns")) GTEST_SKIP() << "needs tests/hostile/run_in.sh pidns";
+    ASSERT_EQ(::getpid(), 1) << "run_in.sh pidns starts the tests as pid 1 of a new pid namespace";
+    // /proc/1 is the host's init here: opening "pid 1" must not pair its
+    // name and creation with our CPU clock (or anything else of ours).
+    auto p = process::open(1);
+    ASSERT_FALSE(p) << "opened the host's pid 1 as ours";
+    EXPECT_EQ(p.error(), errc::foreign_pid_namespace) << p.error().message();
+    EXPECT_EQ(p.error(), std::errc::no_such_file_or_directory);
+    EXPECT_EQ(process::open_self().error(), errc::foreign_pid_namespace);
+    EXPECT_EQ(thread::open(1).error(), errc::foreign_pid_namespace);
+    EXPECT_EQ(thread::open(1, 1).error(), errc::foreign_pid_namespace);
+    EXPECT_EQ(thread::open_self().error(), errc::foreign_pid_namespace);
+    // A thread of ours, by tid.
+    std::atomic<pid_t> tid{0};
+    std::atomic<bool> stop{false};
+    std::thread th([&] {
+        tid = static_cast<pid_t>(::gettid());
+        while (!stop) std::this_thread::sleep_for(1ms);
+    });
+    while (tid == 0) std::this_thread::sleep_for(1ms);
+    EXPECT_EQ(thread::open(tid).error(), errc::foreign_pid_namespace);
+    stop = true;
+    th.join();
+    // The Win32 layer goes through the same core.
+    proctimes_SetLastError(0);
+    EXPECT_EQ(proctimes_OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, 1), nullptr);
+    EXPECT_EQ(proctimes_GetLastError(), static_cast<DWORD>(ERROR_NOT_SUPPORTED));
+    // A child: its handle must not describe the host's process of the same
+    // number. Either the spawn says why it has no handle, or the handle is
+    // the child's own.
+    auto c = child::spawn({.argv = {"sh", "-c", "exit 5"}});
+    if (!c) {
+        EXPECT_EQ(c.error(), errc::foreign_pid_namespace) << c.error().message();
+    } else {
+        auto e = c->wait();
+        ASSERT_TRUE(e) << e.error().message();
+        EXPECT_EQ(e->status.code, 5);
+    }
+    // The calling process and thread are read through /proc/self, which is
+    // ours in any procfs that shows us: their values stay right.
+    const auto before = std::chrono::system_clock::now();
+    testing_helpers::burn_thread_cpu(20ms);
+    auto me = this_process::times();
+    ASSERT_TRUE(me) << me.error().message();
+    EXPECT_GE(me->cpu(), 20ms);
+    EXPECT_LE(me->creation, before);
+    auto mine = this_thread::times();
+    ASSERT_TRUE(mine) << mine.error().message();
+    EXPECT_GE(mine->cpu(), 20ms);
+    EXPECT_LE(mine->creation, before);
 }

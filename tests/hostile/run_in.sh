@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs a test binary in a hostile environment (needs root to set it up;
 # exits 77 = skipped otherwise):
-#   run_in.sh hidepid|noproc|unprivileged BINARY [ARGS...]
+#   run_in.sh hidepid|hidepid1|subsetpid|pidns|noproc|unprivileged BINARY [ARGS...]
 set -u
 env_name=$1; shift
 [ "$(id -u)" -eq 0 ] || { echo "run_in.sh: not root, skipped"; exit 77; }
@@ -12,6 +12,18 @@ export PROCTIMES_TEST_ENV=$env_name
 case "$env_name" in
   hidepid)
     exec unshare -m --propagation private sh -c 'mount -t proc -o hidepid=2 proc /proc && exec "$@"' sh "${as_nobody[@]}" "$@" ;;
+  hidepid1)
+    # hidepid=1 (noaccess): /proc/<pid> of other users is listed, but opening
+    # anything in it fails with EPERM.
+    exec unshare -m --propagation private sh -c 'mount -t proc -o hidepid=1 proc /proc && exec "$@"' sh "${as_nobody[@]}" "$@" ;;
+  subsetpid)
+    # subset=pid: only the pid directories (and self); no /proc/sys, so no boot id.
+    exec unshare -m --propagation private sh -c 'mount -t proc -o subset=pid proc /proc && exec "$@"' sh "$@" ;;
+  pidns)
+    # A new pid namespace that still sees the host's /proc (no --mount-proc):
+    # /proc/<n> names the host's process n, not ours.
+    unshare -p -f true 2>/dev/null || { echo "run_in.sh: unshare -p not permitted here, skipped"; exit 77; }
+    exec unshare -p -f -- "$@" ;;
   noproc)
     # AddressSanitizer's leak checker cannot start without /proc (whatever its
     # options); the plain build runs this environment.

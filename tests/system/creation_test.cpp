@@ -6,7 +6,12 @@
 #include <filesystem>
 #include <string>
 
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include "proctimes/proctimes.hpp"
@@ -46,7 +51,14 @@ probe_result run_probe(pid_t pid, const std::string& extra_env = {}) {
     posix_spawn_file_actions_destroy(&fa);
     ::close(p[1]);
     char buf[128] = {};
-    ssize_t n = ::read(p[0], buf, sizeof buf - 1);
+    // A probe that blocks (on a FIFO planted at the anchor path, say) fails
+    // the test after 20 s instead of hanging it.
+    pollfd pf{p[0], POLLIN, 0};
+    ssize_t n = ::poll(&pf, 1, 20'000) == 1 ? ::read(p[0], buf, sizeof buf - 1) : -1;
+    if (n < 0) {
+        ADD_FAILURE() << "creation_probe blocked";
+        ::kill(c, SIGKILL);
+    }
     ::close(p[0]);
     int status = 0;
     ::waitpid(c, &status, 0);
@@ -132,6 +144,41 @@ TEST(Creation, CorruptOrForeignAnchorFileIsNotBelieved) {
     const auto ours = filetime_from_time(process::open(1).value().creation())->ticks;
     EXPECT_LE(r.filetime > ours ? r.filetime - ours : ours - r.filetime, 10'000u);
     std::filesystem::remove_all(dir);
+}
+
+TEST(Creation, SpecialFileAtTheAnchorPathIsIgnoredWithoutBlocking) {
+    // Any user may create the anchor's name in /dev/shm before the first use
+    // on a boot. A FIFO there made open(2) wait for a writer forever.
+    const auto boot = get_boot_anchor().value();
+    const auto ours = filetime_from_time(process::open(1).value().creation())->ticks;
+    for (const char* kind : {"fifo", "fifo-with-idle-writer", "directory", "socket"}) {
+        SCOPED_TRACE(kind);
+        const auto dir = std::filesystem::temp_directory_path() /
+                         ("proctimes-anchor-special-" + std::to_string(::getpid()) + "-" + kind);
+        std::filesystem::remove_all(dir);
+        std::filesystem::create_directories(dir);
+        const auto path = dir / ("proctimes-boot-anchor-" + boot.id.to_string());
+        int held = -1;
+        if (std::string(kind) == "directory") {
+            std::filesystem::create_directory(path);
+        } else if (std::string(kind) == "socket") {
+            held = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            sockaddr_un a{};
+            a.sun_family = AF_UNIX;
+            std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
+            ASSERT_EQ(::bind(held, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+        } else {
+            ASSERT_EQ(::mkfifo(path.c_str(), 0644), 0);
+            if (std::string(kind) != "fifo") held = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+        }
+        const auto r = run_probe(1, "PROCTIMES_ANCHOR_DIR=" + dir.string());
+        // Treated as absent; the name is taken, so the probe keeps its own
+        // measurement, within a tick of ours.
+        EXPECT_EQ(r.source, static_cast<int>(anchor_source::measured_private));
+        EXPECT_LE(r.filetime > ours ? r.filetime - ours : ours - r.filetime, 10'000u);
+        if (held >= 0) ::close(held);
+        std::filesystem::remove_all(dir);
+    }
 }
 
 TEST(Creation, AnchorReportsNoClockStep) {

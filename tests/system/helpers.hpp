@@ -31,6 +31,16 @@ inline void burn_thread_cpu(std::chrono::nanoseconds cpu) {
     }
 }
 
+/// Runs for `wall` of wall-clock time without any syscall: steady_clock is
+/// read through the vDSO. Reading a CPU clock would make the kernel bring the
+/// thread's runtime up to date, which hides a source that lags behind it.
+inline void spin_without_syscalls(std::chrono::nanoseconds wall) {
+    const auto end = std::chrono::steady_clock::now() + wall;
+    volatile unsigned long sink = 0;
+    while (std::chrono::steady_clock::now() < end)
+        for (int i = 0; i < 1000; ++i) sink = sink + static_cast<unsigned long>(i);
+}
+
 /// A forked child that runs `body` once the test writes to its pipe, then
 /// exits with the body's return value. The child is killed and reaped by the
 /// destructor if the test did not reap it.

@@ -51,6 +51,25 @@ TEST(Process, BusyThreadRaisesThreadAndProcessUserTime) {
     EXPECT_FALSE(p1.exit.has_value());
 }
 
+TEST(Process, CallingProcessTimeIsCurrentForTheCallingThread) {
+    // getrusage(RUSAGE_SELF) brings the calling thread up to date (unlike
+    // RUSAGE_THREAD): runs shorter than a tick are seen at once.
+    nanoseconds seen{0}, spun{0};
+    for (int i = 0; i < 200; ++i) {
+        std::this_thread::sleep_for(1ms);
+        const auto a = this_process::times().value();
+        const auto c0 = thread_cpu_clock::now();
+        testing_helpers::spin_without_syscalls(3ms);
+        const auto b = this_process::times().value();
+        const auto c1 = thread_cpu_clock::now();
+        seen += b.cpu() - a.cpu();
+        spun += c1 - c0;
+    }
+    // Short only by the 1 µs truncation and the tail of the second query.
+    EXPECT_GE(seen, spun * 9 / 10) << "saw " << duration<double, std::milli>(seen).count() << " ms of "
+                                  << duration<double, std::milli>(spun).count() << " ms";
+}
+
 TEST(Process, ExitedThreadsStayCounted) {
     auto self = process::open_self().value();
     const auto before = self.times().value();

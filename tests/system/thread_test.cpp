@@ -120,7 +120,33 @@ TEST(Thread, CallingThreadMatchesHandle) {
     EXPECT_EQ(h.id(), this_thread::id());
     const auto mine = this_thread::times().value();
     EXPECT_EQ(mine.creation, h.creation());
-    EXPECT_EQ(mine.precision.source, cpu_source::rusage);
+    EXPECT_EQ(mine.precision.source, cpu_source::thread_clock_and_rusage);
+    EXPECT_EQ(mine.precision.total_resolution, 1ns);
+}
+
+TEST(Thread, CallingThreadTimeIsCurrentNotAsOfTheLastTick) {
+    // A thread that sleeps 1 ms and then runs 3 ms, 300 times: each run is
+    // shorter than a tick, so a source current only as of the last tick or
+    // switch (getrusage(RUSAGE_THREAD) alone) saw about 40 % of it. The run
+    // makes no syscall (a CPU-clock read would bring the runtime up to date);
+    // the thread's CPU clock is read before it and after the second query.
+    // What the queries saw can only fall short of the clock by the CPU of the
+    // tail of the second query (~1 µs a run): 90 % cannot flake.
+    nanoseconds seen{0}, spun{0};
+    for (int i = 0; i < 300; ++i) {
+        std::this_thread::sleep_for(1ms);
+        const auto a = this_thread::times().value();
+        const auto c0 = thread_cpu_clock::now();
+        testing_helpers::spin_without_syscalls(3ms);
+        const auto b = this_thread::times().value();
+        const auto c1 = thread_cpu_clock::now();
+        ASSERT_GE(b.kernel, a.kernel);
+        ASSERT_GE(b.user, a.user);
+        seen += b.cpu() - a.cpu();
+        spun += c1 - c0;
+    }
+    EXPECT_GE(seen, spun * 9 / 10) << "saw " << duration<double, std::milli>(seen).count() << " ms of "
+                          << duration<double, std::milli>(spun).count() << " ms";
 }
 
 TEST(Thread, NameWithParentheses) {

@@ -58,3 +58,19 @@ TEST(Split, AStaleTotalReturnsThePreviousValues) {
     EXPECT_EQ(b.kernel, a.kernel);
     EXPECT_EQ(b.user, a.user);
 }
+
+TEST(Split, GuardScalesALaggingRusageRatioToACurrentTotal) {
+    // The calling thread: getrusage says 3 ms user + 1 ms system (as of its
+    // last tick), the thread clock 8 ms. The total is the clock's, the ratio
+    // getrusage's; then a later call with a shifted ratio keeps both sides.
+    proctimes::detail::split_guard g;
+    auto a = g.apply(milliseconds{8}, 3'000, 1'000);
+    EXPECT_EQ(a.user, milliseconds{6});
+    EXPECT_EQ(a.kernel, milliseconds{2});
+    auto b = g.apply(milliseconds{9}, 9'000, 1'000);  // ratio now 9:1 would give 0.9 ms kernel
+    EXPECT_EQ(b.kernel, milliseconds{2});
+    EXPECT_EQ(b.user, milliseconds{7});
+    auto c = g.apply(milliseconds{8}, 1, 1);  // below the last total: the last values
+    EXPECT_EQ(c.kernel, b.kernel);
+    EXPECT_EQ(c.user, b.user);
+}

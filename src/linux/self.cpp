@@ -1,0 +1,132 @@
+// Linux backend of this_process and this_thread: the calling process and
+// thread, read without a handle.
+//
+// Sources (docs/DESIGN.md, "CPU times"): the process from getrusage(RUSAGE_SELF),
+// which the kernel brings up to date for the calling thread; the thread's total
+// from its own CPU clock, because getrusage(RUSAGE_THREAD) is not brought up to
+// date, and only the split from getrusage. Creation instants are read once from
+// /proc/self (/proc/thread-self), which names the caller in any procfs that
+// shows it, even one of an outer pid namespace.
+#include <atomic>
+#include <ctime>
+
+#include <fcntl.h>
+#include <sys/resource.h>
+
+#include "cpu_split.hpp"
+#include "linux/fork_generation.hpp"
+#include "linux/sys.hpp"
+#include "linux/task.hpp"
+#include "parse/procfs.hpp"
+#include "proctimes/boot.hpp"
+#include "proctimes/process.hpp"
+
+namespace proctimes {
+
+using std::chrono::microseconds;
+using std::chrono::nanoseconds;
+using detail::unique_fd;
+
+namespace {
+
+nanoseconds from_timeval(const timeval& tv) noexcept {
+    return std::chrono::seconds{tv.tv_sec} + microseconds{tv.tv_usec};
+}
+
+// The calling process's times: one getrusage(RUSAGE_SELF). Its sum is current
+// for the calling thread: a whole-process read brings the caller's runtime up
+// to date (thread_group_cputime(), kernel/sched/cputime.c), as the process CPU
+// clock does.
+result<task_times> process_rusage_times(instant created) noexcept {
+    rusage ru{};
+    if (::getrusage(RUSAGE_SELF, &ru) != 0) return detail::last_errno();
+    task_times t;
+    t.creation = created;
+    t.kernel = from_timeval(ru.ru_stime);
+    t.user = from_timeval(ru.ru_utime);
+    t.precision = detail::precision_of(cpu_source::rusage);
+    t.sampled_at = detail::realtime_now();
+    return t;
+}
+
+result<instant> creation_from_path(const char* path) noexcept {
+    char buf[detail::small_file_max];
+    unique_fd fd{detail::open_read(AT_FDCWD, path)};
+    if (!fd) return detail::proc_is_mounted() ? detail::file_error(errno) : make_error_code(errc::proc_unavailable);
+    const ssize_t n = detail::pread_small(fd.get(), buf, sizeof buf);
+    if (n < 0) return detail::file_error(errno);
+    auto rec = parse::parse_stat(std::string_view(buf, static_cast<std::size_t>(n)));
+    if (!rec) return errc::malformed_data;
+    return instant_from_start_ticks(rec->starttime);
+}
+
+}  // namespace
+
+namespace this_process {
+
+pid_t id() noexcept { return ::getpid(); }
+
+result<process_times> times() noexcept {
+    // The creation instant never changes: read /proc/self/stat once (per fork).
+    static std::atomic<std::uint64_t> cached_gen{0};
+    static std::atomic<std::int64_t> cached_ns{0};
+    const std::uint64_t gen = detail::fork_generation();
+    instant created;
+    if (cached_gen.load(std::memory_order_acquire) == gen) {
+        created = instant{nanoseconds{cached_ns.load(std::memory_order_relaxed)}};
+    } else {
+        auto c = creation_from_path("/proc/self/stat");
+        if (!c) return c.error();
+        created = *c;
+        cached_ns.store(created.time_since_epoch().count(), std::memory_order_relaxed);
+        cached_gen.store(gen, std::memory_order_release);
+    }
+    return process_rusage_times(created);
+}
+
+}  // namespace this_process
+
+namespace this_thread {
+
+pid_t id() noexcept { return static_cast<pid_t>(::gettid()); }
+
+// getrusage(RUSAGE_THREAD) alone would lag: it reports the thread's runtime as
+// of its last tick or context switch (task_cputime_adjusted() reads
+// sum_exec_runtime without update_curr()), so a thread that runs for less than
+// a tick between two switches sees part of that time only later, or never
+// before it sleeps again. Its CPU clock adds the time since (task_sched_runtime()).
+// So the total comes from the clock, read after getrusage so that it is never
+// below the rusage sum, and only the ratio from getrusage.
+result<thread_times> times() noexcept {
+    thread_local std::uint64_t cached_gen = 0;
+    thread_local instant created;
+    thread_local detail::split_guard split;  // this thread's own: no lock
+    const std::uint64_t gen = detail::fork_generation();
+    if (cached_gen != gen) {
+        auto c = creation_from_path("/proc/thread-self/stat");
+        if (!c) return c.error();
+        created = *c;
+        split = {};  // a forked child's thread starts again near zero
+        cached_gen = gen;
+    }
+    rusage ru{};
+    if (::getrusage(RUSAGE_THREAD, &ru) != 0) return detail::last_errno();
+    timespec ts{};
+    if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return detail::last_errno();
+    const nanoseconds total = std::chrono::seconds{ts.tv_sec} + nanoseconds{ts.tv_nsec};
+    const auto us = [](const timeval& tv) {
+        return static_cast<std::uint64_t>(tv.tv_sec) * 1'000'000 + static_cast<std::uint64_t>(tv.tv_usec);
+    };
+    const auto ku = split.apply(total, us(ru.ru_utime), us(ru.ru_stime));
+    thread_times t;
+    t.creation = created;
+    t.kernel = ku.kernel;
+    t.user = ku.user;
+    t.precision = detail::precision_of(cpu_source::thread_clock_and_rusage);
+    t.sampled_at = detail::realtime_now();
+    return t;
+}
+
+}  // namespace this_thread
+
+}  // namespace proctimes
