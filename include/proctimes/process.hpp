@@ -17,6 +17,7 @@
 // one schedstat pread (others) plus one stat pread; this_process::times() and
 // this_thread::times() are one getrusage(2) each.
 #pragma once
+#pragma GCC visibility push(default)  // the interface: exported; the rest of libproctimes is hidden
 
 #include <memory>
 #include <optional>
@@ -165,3 +166,4 @@ pid_t id() noexcept;
 }  // namespace this_thread
 
 }  // namespace proctimes
+#pragma GCC visibility pop
