@@ -12,6 +12,7 @@ packages=(
   clang libclang-rt-14-dev                     # fuzzers (libFuzzer) and sanitizer builds
   util-linux procps                            # unshare/setpriv for the hidden-/proc tests, ps for bench/
   libboost-chrono-dev libboost-timer-dev python3-psutil   # peers measured in bench/
+  pandoc dpkg-dev lintian man-db bash-completion          # man pages, scripts/package.sh and its test
 )
 
 missing=()
