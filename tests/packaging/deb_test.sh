@@ -119,6 +119,11 @@ complete_words proctimes ps --so | grep -qx -- --sort || fail "ps --so<Tab>"
 sleep 30 &
 sleeper=$!
 trap 'kill $sleeper 2>/dev/null || true' EXIT
+# Until it has exec'd, the child is still a copy of this shell, with its name.
+for _ in $(seq 100); do
+  [ "$(cat "/proc/$sleeper/comm" 2>/dev/null)" = sleep ] && break
+  sleep 0.05
+done
 [ "$(complete_words proctimes watch "$sleeper")" = "$sleeper" ] || fail "watch PID<Tab>: $(complete_words proctimes watch "$sleeper")"
 complete_words proctimes show "${sleeper:0:1}" | grep -qx "$sleeper (sleep)" || fail "show P<Tab> does not list $sleeper (sleep)"
 kill $sleeper
