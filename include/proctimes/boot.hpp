@@ -31,6 +31,7 @@
 // step; boot_anchor::clock_step() reports that offset so callers can see and
 // correct it. Identities (task_identity) never depend on the anchor.
 #pragma once
+#pragma GCC visibility push(default)  // the interface: exported; the rest of libproctimes is hidden
 
 #include <chrono>
 #include <cstdint>
@@ -72,3 +73,4 @@ result<instant> instant_from_start_ticks(std::uint64_t start_ticks) noexcept;
 std::int64_t clock_ticks_per_second() noexcept;
 
 }  // namespace proctimes
+#pragma GCC visibility pop

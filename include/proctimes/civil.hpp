@@ -15,6 +15,7 @@
 // Everything except current_utc_offset() and system_time_now() is constexpr,
 // noexcept and pure.
 #pragma once
+#pragma GCC visibility push(default)  // the interface: exported; the rest of libproctimes is hidden
 
 #include <chrono>
 #include <cstdint>
@@ -206,3 +207,4 @@ result<std::chrono::seconds> current_utc_offset() noexcept;
 filetime system_time_now() noexcept;
 
 }  // namespace proctimes
+#pragma GCC visibility pop

@@ -14,6 +14,7 @@
 // thread runs, so never compare them with a wall clock. now() cannot fail on
 // Linux (the clock ids are always valid for the caller).
 #pragma once
+#pragma GCC visibility push(default)  // the interface: exported; the rest of libproctimes is hidden
 
 #include <chrono>
 #include <cstdint>
@@ -39,3 +40,4 @@ struct thread_cpu_clock {
 };
 
 }  // namespace proctimes
+#pragma GCC visibility pop

@@ -33,6 +33,7 @@
 //   other architectures a nominal 1 GHz (cycles = nanoseconds).
 // The rate is determined once per process and then fixed.
 #pragma once
+#pragma GCC visibility push(default)  // the interface: exported; the rest of libproctimes is hidden
 
 #include <atomic>
 #include <chrono>
@@ -129,3 +130,4 @@ std::uint64_t cycles() noexcept;
 result<void> hardware_cycle_counter_status() noexcept;
 
 }  // namespace proctimes
+#pragma GCC visibility pop

@@ -12,6 +12,7 @@
 // Both kinds compare equal to the portable std::errc conditions, so one test
 // covers both:   if (r.error() == std::errc::no_such_process) ...
 #pragma once
+#pragma GCC visibility push(default)  // the interface: exported; the rest of libproctimes is hidden
 
 #include <system_error>
 
@@ -59,3 +60,4 @@ inline std::error_code make_error_code(errc e) noexcept {
 
 template <>
 struct std::is_error_code_enum<proctimes::errc> : std::true_type {};
+#pragma GCC visibility pop

@@ -15,6 +15,7 @@
 // exit instants are then recorded only by a wait below, or a query, that
 // sees the end; otherwise task_times::exit stays empty.
 #pragma once
+#pragma GCC visibility push(default)  // the interface: exported; the rest of libproctimes is hidden
 
 #include <chrono>
 #include <cstddef>
@@ -71,3 +72,4 @@ result<std::optional<std::size_t>> wait_for_any(std::span<const process* const> 
                                                  std::optional<std::chrono::nanoseconds> timeout = std::nullopt) noexcept;
 
 }  // namespace proctimes
+#pragma GCC visibility pop

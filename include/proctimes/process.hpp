@@ -18,6 +18,7 @@
 // one getrusage(2); this_thread::times() one getrusage(2) and one
 // clock_gettime(2) of the thread CPU clock.
 #pragma once
+#pragma GCC visibility push(default)  // the interface: exported; the rest of libproctimes is hidden
 
 #include <memory>
 #include <optional>
@@ -169,3 +170,4 @@ pid_t id() noexcept;
 }  // namespace this_thread
 
 }  // namespace proctimes
+#pragma GCC visibility pop

@@ -1,6 +1,7 @@
 // proctimes/result.hpp — a value or an error, never both, never an exception
 // from the core.
 #pragma once
+#pragma GCC visibility push(default)  // the interface: exported; the rest of libproctimes is hidden
 
 #include <optional>
 #include <system_error>
@@ -76,3 +77,4 @@ private:
 };
 
 }  // namespace proctimes
+#pragma GCC visibility pop

@@ -38,6 +38,7 @@
 // Thread-safety: take_snapshot() may be called from any number of threads; a
 // snapshotter is used by one thread at a time. Snapshots are plain values.
 #pragma once
+#pragma GCC visibility push(default)  // the interface: exported; the rest of libproctimes is hidden
 
 #include <algorithm>
 #include <chrono>
@@ -344,3 +345,4 @@ struct snapshot_delta {
 result<snapshot_delta> compute_delta(const snapshot& before, const snapshot& after) noexcept;
 
 }  // namespace proctimes
+#pragma GCC visibility pop

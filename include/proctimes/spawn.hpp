@@ -9,6 +9,7 @@
 // The child is created with clone3(CLONE_PIDFD), so its handle refers to it
 // from the first instant, whatever else reaps children in this process.
 #pragma once
+#pragma GCC visibility push(default)  // the interface: exported; the rest of libproctimes is hidden
 
 #include <chrono>
 #include <optional>
@@ -96,3 +97,4 @@ private:
 };
 
 }  // namespace proctimes
+#pragma GCC visibility pop

@@ -1,5 +1,6 @@
 // proctimes/times.hpp — the values a timing query returns.
 #pragma once
+#pragma GCC visibility push(default)  // the interface: exported; the rest of libproctimes is hidden
 
 #include <array>
 #include <chrono>
@@ -146,3 +147,4 @@ struct task_identity {
 using process_identity = task_identity;
 
 }  // namespace proctimes
+#pragma GCC visibility pop

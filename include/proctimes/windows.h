@@ -27,6 +27,7 @@
  */
 #ifndef PROCTIMES_WINDOWS_H
 #define PROCTIMES_WINDOWS_H
+#pragma GCC visibility push(default) /* the interface: exported; the rest of libproctimes is hidden */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -488,4 +489,5 @@ void proctimes_KeQuerySystemTime(PLARGE_INTEGER CurrentTime);
 } /* extern "C" */
 #endif
 
+#pragma GCC visibility pop
 #endif /* PROCTIMES_WINDOWS_H */

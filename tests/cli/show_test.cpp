@@ -494,10 +494,4 @@ TEST(Usage, HelpAndNoSubcommandPrintUsage) {
     EXPECT_NE(r.out.find("--format"), std::string::npos) << r.out;
 }
 
-TEST(Usage, Version) {
-    const auto r = run_cli({"--version"});
-    EXPECT_EQ(r.code, 0);
-    EXPECT_EQ(r.out, std::string(PROCTIMES_VERSION_STRING) + "\n");
-}
-
 }  // namespace

@@ -5,13 +5,14 @@
 
 #include <cstdlib>
 #include <exception>
+#include <functional>
 #include <ostream>
 
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
 #include "proctimes/exit.hpp"
-#include "proctimes/version.hpp"
+#include "version_info.hpp"
 
 namespace proctimes::cli {
 
@@ -33,7 +34,8 @@ void prefer_exit_records() noexcept {
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
     try {
         CLI::App app{"Windows process and thread times (GetProcessTimes, GetThreadTimes) on Linux.", "proctimes"};
-        app.set_version_flag("--version", PROCTIMES_VERSION_STRING, "Print the version and exit");
+        app.set_version_flag("--version", std::function<std::string()>(version_text),
+                             "Print the version and the optional parts of this build, then exit");
         app.require_subcommand(0, 1);
         app.footer(
             "Exit status: 0 success, 1 some pid (or one of its threads) could not be shown, 2 usage error;\n"
