@@ -127,7 +127,9 @@ public:
     /// Calling wait() again returns the same values. An unknown status is an
     /// empty child_exit::status, not an error. Errors: the errno of poll(2) or
     /// waitid(2); no_such_process (or handle_error()) when something else
-    /// reaped it and nothing about its end could be read.
+    /// reaped it and nothing about its end could be read — neither its status
+    /// nor its times (SIGCHLD ignored and the exit monitor off, or the child
+    /// gone before the monitor could sample it).
     result<child_exit> wait() noexcept;
     /// As wait(), but gives up after `timeout` (then: an empty optional, not reaped).
     result<std::optional<child_exit>> wait_for(std::chrono::nanoseconds timeout) noexcept;

@@ -313,7 +313,11 @@ int run_run(const run_options& opts, std::ostream& out, std::ostream& err) {
     const auto stop = steady_clock::now();
     shield.reset();
     if (!ex) {
-        err << fmt::format("proctimes: run: waiting for pid {}: {}\n", c->id(), ex.error().message());
+        err << fmt::format("proctimes: run: pid {} ran, but nothing about its end could be read: {}{}\n", c->id(),
+                           ex.error().message(),
+                           ex.error() == std::errc::no_such_process
+                               ? " (reaped before proctimes could wait: SIGCHLD ignored?); its exit status is unknown"
+                               : "");
         return exit_run_report_failed;
     }
     if (name.empty()) name = comm_of(opts.command.front());
