@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "in_child.hpp"
 #include "system/helpers.hpp"
 
 using namespace std::chrono;
@@ -423,4 +424,39 @@ TEST(Win32Cxx, CallingThreadTimesCostAboutOneGetrusage) {
                 static_cast<long long>(raw.count()), static_cast<long long>(api.count()),
                 static_cast<double>(api.count()) / static_cast<double>(raw.count()));
     EXPECT_GT(ft64(u) + ft64(k), 0u);
+}
+
+namespace {
+// In a forked child: CreateProcessA of a program that exits 5 succeeds, the
+// wait and the exit code work, and the times that could not be read are
+// refused with `times_error` as the last error, not made up.
+std::string create_process_reports_a_running_child(DWORD times_error) {
+    STARTUPINFOA si{};
+    si.cb = sizeof si;
+    PROCESS_INFORMATION pi{};
+    char cmd[] = "sh -c \"exit 5\"";
+    if (!CreateProcessA(nullptr, cmd, nullptr, nullptr, FALSE, 0, nullptr, nullptr, &si, &pi))
+        return "CreateProcessA failed for a program that ran: " + std::to_string(GetLastError());
+    if (WaitForSingleObject(pi.hProcess, INFINITE) != WAIT_OBJECT_0) return "wait failed";
+    DWORD code = 0;
+    if (!GetExitCodeProcess(pi.hProcess, &code) || code != 5) return "exit code " + std::to_string(code);
+    FILETIME c{}, e{}, k{}, u{};
+    SetLastError(0);
+    if (GetProcessTimes(pi.hProcess, &c, &e, &k, &u)) return "times made up without its own values";
+    if (GetLastError() != times_error) return "GetProcessTimes error " + std::to_string(GetLastError());
+    SetLastError(0);
+    if (GetThreadTimes(pi.hThread, &c, &e, &k, &u) || GetLastError() != times_error)
+        return "GetThreadTimes error " + std::to_string(GetLastError());
+    CloseHandle(pi.hThread);
+    CloseHandle(pi.hProcess);
+    return "";
+}
+}  // namespace
+
+TEST(Win32Cxx, CreateProcessSucceedsWhenDescriptorsRunOutAfterTheExec) {
+    const auto r = test_in_child::run([] {
+        if (!test_in_child::leave_free_descriptors(3)) return std::string("cannot set the limit");
+        return create_process_reports_a_running_child(ERROR_TOO_MANY_OPEN_FILES);
+    });
+    EXPECT_TRUE(r.ok()) << r.why();
 }
