@@ -153,7 +153,10 @@ void write_table_report(std::ostream& o, const run_report& r, const output_optio
              : "bracketed by clock reads around clone3: no /proc");
     line("exited", p.exit ? precise_time(*p.exit, opts.utc) : std::string("-"),
          "100 ns: stamped when the pidfd woke");
-    line("elapsed", human_duration(r.elapsed), "exit - created; 10 ms, from the creation tick");
+    line("elapsed", human_duration(r.elapsed),
+         e.times.precision.creation_resolution == std::chrono::milliseconds{10}
+             ? "exit - created; 10 ms, from the creation tick"
+             : "exit - created; within the creation bracket");
     line("wall", human_duration(r.wall), "steady clock around spawn -> wait; 1 ns");
     const std::string src = fmt::format("{} each, {} total; {}", human_duration(p.resolution),
                                         human_duration(p.total_resolution), p.source);
