@@ -460,3 +460,27 @@ TEST(Win32Cxx, CreateProcessSucceedsWhenDescriptorsRunOutAfterTheExec) {
     });
     EXPECT_TRUE(r.ok()) << r.why();
 }
+
+TEST(Win32Cxx, ExitCodeOfACreateProcessChildIsUnknownWhenSigchldIsIgnored) {
+    // The kernel reaps the child itself: GetExitCodeProcess fails (50)
+    // rather than answer a made-up 0, while the wait still succeeds.
+    const auto r = test_in_child::run([] {
+        std::signal(SIGCHLD, SIG_IGN);
+        STARTUPINFOA si{};
+        si.cb = sizeof si;
+        PROCESS_INFORMATION pi{};
+        char cmd[] = "sh -c \"exit 5\"";
+        if (!CreateProcessA(nullptr, cmd, nullptr, nullptr, FALSE, 0, nullptr, nullptr, &si, &pi))
+            return "CreateProcessA: " + std::to_string(GetLastError());
+        if (WaitForSingleObject(pi.hProcess, INFINITE) != WAIT_OBJECT_0) return std::string("wait failed");
+        DWORD code = 1234;
+        SetLastError(0);
+        const BOOL ok = GetExitCodeProcess(pi.hProcess, &code);
+        if (ok && code != 5) return "a made-up exit code " + std::to_string(code);
+        if (!ok && GetLastError() != ERROR_NOT_SUPPORTED) return "error " + std::to_string(GetLastError());
+        CloseHandle(pi.hThread);
+        CloseHandle(pi.hProcess);
+        return std::string();
+    });
+    EXPECT_TRUE(r.ok()) << r.why();
+}
