@@ -62,7 +62,7 @@ result<std::shared_ptr<created_process>> created_process::create(const spawn_opt
     p->child_ = std::move(*c);
     p->pid_ = pid;
     p->owner_ = ::getpid();
-    p->creation_ = p->child_.handle().creation();
+    if (p->child_.handle().valid()) p->creation_ = p->child_.handle().creation();
     try {
         std::lock_guard lock(registry_mutex);
         registry()[pid] = p;

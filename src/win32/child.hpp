@@ -43,7 +43,9 @@ public:
     static std::shared_ptr<created_process> find(pid_t pid) noexcept;
 
     [[nodiscard]] pid_t id() const noexcept { return pid_; }
-    [[nodiscard]] instant creation() const noexcept { return creation_; }
+    /// Its creation instant, read from its handle; empty when the handle
+    /// could not be opened (child::handle_error): not made up.
+    [[nodiscard]] std::optional<instant> creation() const noexcept { return creation_; }
     [[nodiscard]] bool reaped() const noexcept;
 
     /// Waits until it has exited (timeout empty: forever), then reaps it.
@@ -85,7 +87,7 @@ private:
     std::error_code main_error_;  // why main_ is empty
     pid_t pid_ = 0;
     pid_t owner_ = 0;  // the process that created it (fork detection)
-    instant creation_{};
+    std::optional<instant> creation_;
     std::optional<child_exit> exit_;
     std::optional<thread_times> main_final_;
     detail::monotonic_split process_guard_, thread_guard_;
