@@ -119,6 +119,13 @@ result<void> created_process::finish_locked() noexcept {
     // The main thread can only be read until the reaping below.
     if (auto t = main_.times()) main_final_ = *t;
     auto e = child_.wait();
+    if (!e && e.error() == std::errc::no_such_process) {
+        // Reaped elsewhere (SIGCHLD ignored: the kernel reaps it) with nothing
+        // recorded: it has exited, its status and times are unknown.
+        exit_.emplace();
+        exit_->times_error = e.error();
+        return {};
+    }
     if (!e) return e.error();
     exit_ = *e;
     return {};
