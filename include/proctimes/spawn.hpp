@@ -4,16 +4,31 @@
 //   proctimes::child_exit e = c.wait().value();
 //   e.times.user, e.times.kernel   // the process's own CPU time (children excluded)
 //   e.children_user                // CPU time of the processes it waited for
-//   e.status.code                  // or e.status.signal
+//   if (e.status) e.status->code   // or e.status->signal; empty: unknown
 //
 // The child is created with clone3(CLONE_PIDFD), so its handle refers to it
 // from the first instant, whatever else reaps children in this process.
+//
+// Once exec has succeeded the command runs, and a child is returned whatever
+// fails after that: if its /proc entry cannot be opened (/proc hidden, absent
+// or mounted with subset=pid, or no descriptor left), handle() is empty,
+// handle_error() says why, and wait() still reports what waitid(2) alone gives
+// (exit status, exit instant, wait rusage). A running command is never
+// reported as a failure to start, nor left unattended.
+//
+// SIGCHLD: when this process ignores SIGCHLD (SIG_IGN, or SA_NOCLDWAIT), the
+// kernel reaps its children itself as they exit, so their exit status is lost
+// to everyone; a SIGCHLD handler that waits for any child (waitpid(-1, ...))
+// can take it too. wait() then reports the status as unknown (an empty
+// child_exit::status), never a made-up 0.
 #pragma once
 #pragma GCC visibility push(default)  // the interface: exported; the rest of libproctimes is hidden
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "proctimes/process.hpp"
@@ -47,17 +62,43 @@ struct spawn_options {
     /// default disposition and none blocked, whatever this process has set, as
     /// a freshly created Windows process starts.
     bool default_signals = false;
+    /// A file that is executable but not in a format the kernel runs (ENOEXEC:
+    /// a script without "#!") is run by /bin/sh with the file as its $0 and
+    /// the remaining arguments after it, as execvp(3), env(1) and time(1) do.
+    /// false: such a file fails with ENOEXEC.
+    bool run_scripts_with_sh = true;
+    /// The soft limit on open files (RLIMIT_NOFILE) to set in the child before
+    /// exec; empty: inherit this process's. For a caller that raised its own
+    /// soft limit (to its hard one) and gives the command the limit it was
+    /// itself given. Above the hard limit: the exec fails with EINVAL.
+    std::optional<std::uint64_t> open_files_soft_limit;
 };
 
 /// What is known once a spawned child has been waited for.
 struct child_exit {
-    exit_status status;
+    /// How it ended. Empty when that is unknown: something else in this
+    /// process reaped it before wait() could — the kernel itself when SIGCHLD
+    /// is ignored (see the top of this header), or a SIGCHLD handler — and
+    /// nobody read the status from its zombie first.
+    std::optional<exit_status> status;
     /// The child's own times, as GetProcessTimes gives them: creation, exit,
     /// and the kernel and user time of all its threads, its children excluded.
     /// When it waited for no children, the split comes from wait rusage (1 µs,
     /// source wait_rusage); otherwise from its stat ticks (10 ms), the total
     /// being exact either way (its CPU clock read from the zombie, 1 ns).
+    /// When times_error is set, see there: fewer of these are known.
     process_times times;
+    /// Empty when `times` are as described above. Otherwise why the child's
+    /// own values could not be read (its /proc entry could not be opened:
+    /// child::handle_error(); or it could not be read at its exit), and
+    /// `times` holds only what waitid(2) gives: kernel and user from the wait
+    /// rusage (1 µs, source wait_rusage), which then INCLUDE the descendants
+    /// it waited for (they cannot be told apart without /proc, so
+    /// children_kernel and children_user are 0); the exit instant stamped when
+    /// the pidfd woke; and the creation instant from the handle when it was
+    /// opened, else bracketed by two CLOCK_REALTIME samples around clone3 (the
+    /// earlier one, creation_resolution being the width of the bracket).
+    std::error_code times_error;
     /// CPU time of the descendants it waited for (wait rusage minus its own).
     std::chrono::nanoseconds children_kernel{};
     std::chrono::nanoseconds children_user{};
@@ -77,22 +118,46 @@ public:
     ~child();
 
     /// Starts the command. Errors: invalid_argument (empty argv), the errno of a
-    /// failed exec (ENOENT: no such program, EACCES: not executable) or of clone3.
+    /// failed exec (ENOENT: no such program, EACCES: not executable, ENOEXEC:
+    /// not a format the kernel or /bin/sh runs) or of clone3. Once the exec has
+    /// succeeded, spawn succeeds: a failure to open the handle afterwards is
+    /// handle_error(), not an error of spawn.
     static result<child> spawn(const spawn_options& options) noexcept;
 
     /// Waits for it to exit, reaps it, and returns its exit status and times.
-    /// Calling wait() again returns the same values.
+    /// Calling wait() again returns the same values. An unknown status is an
+    /// empty child_exit::status, not an error. Errors: the errno of poll(2) or
+    /// waitid(2); no_such_process (or handle_error()) when something else
+    /// reaped it and nothing about its end could be read — neither its status
+    /// nor its times (SIGCHLD ignored and the exit monitor off, or the child
+    /// gone before the monitor could sample it).
     result<child_exit> wait() noexcept;
     /// As wait(), but gives up after `timeout` (then: an empty optional, not reaped).
     result<std::optional<child_exit>> wait_for(std::chrono::nanoseconds timeout) noexcept;
 
-    /// The handle: times() while it runs, and after it exits.
+    /// The handle: times() while it runs, and after it exits. Empty (every
+    /// query answers invalid_handle) when handle_error() is set.
     [[nodiscard]] const process& handle() const noexcept { return process_; }
-    [[nodiscard]] pid_t id() const noexcept { return process_.id(); }
-    [[nodiscard]] bool valid() const noexcept { return process_.valid(); }
+    /// Why handle() is empty although the command runs: the error of opening
+    /// its /proc entry after the exec (proc_unavailable, access_denied, EMFILE
+    /// ...). Empty when the handle is open. The child is still waited for.
+    [[nodiscard]] std::error_code handle_error() const noexcept { return handle_error_; }
+    [[nodiscard]] pid_t id() const noexcept { return pid_; }
+    /// Its pidfd (readable once it exits), owned by the child: the handle's,
+    /// or the child's own when there is no handle. -1 for an empty child.
+    [[nodiscard]] int native_pidfd() const noexcept { return process_.valid() ? process_.native_pidfd() : pidfd_; }
+    /// A started child (with or without its handle), not yet moved from.
+    [[nodiscard]] bool valid() const noexcept { return process_.valid() || pidfd_ >= 0; }
 
 private:
+    result<std::optional<child_exit>> wait_without_handle(std::chrono::nanoseconds timeout) noexcept;
+    void release() noexcept;
+
     process process_;
+    pid_t pid_ = 0;
+    int pidfd_ = -1;  // owned; only when process_ could not be opened
+    std::error_code handle_error_;
+    instant clone_before_{}, clone_after_{};  // CLOCK_REALTIME around clone3
     std::optional<child_exit> result_;
 };
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include <fcntl.h>
@@ -86,26 +87,106 @@ std::string resolve_program(const std::string& name, bool search) {
     ::_exit(127);
 }
 
+// waitid(2) on a pidfd, retried on EINTR. 0 or -1 with errno.
+long waitid_pidfd(int pidfd, siginfo_t& si, rusage* ru, int flags = WEXITED) noexcept {
+    long w;
+    do {
+        w = ::syscall(SYS_waitid, P_PIDFD, pidfd, &si, flags, ru);
+    } while (w < 0 && errno == EINTR);
+    return w;
+}
+
+exit_status status_of(const siginfo_t& si) noexcept {
+    exit_status st;
+    if (si.si_code == CLD_EXITED) {
+        st.code = si.si_status;
+    } else {
+        st.signal = si.si_status;
+        st.core_dumped = si.si_code == CLD_DUMPED;
+    }
+    return st;
+}
+
+// What waitid alone tells about a reaped child whose own values could not be
+// read (spawn.hpp, child_exit::times_error): its rusage covers it and the
+// descendants it waited for, undivided.
+child_exit from_rusage_only(const siginfo_t& si, const rusage& ru, instant created, nanoseconds created_res,
+                            instant seen, std::error_code why) noexcept {
+    child_exit e;
+    e.status = status_of(si);
+    e.times_error = why;
+    e.max_rss_kib = ru.ru_maxrss;
+    auto& t = e.times;
+    t.creation = created;
+    t.exit = seen;
+    t.kernel = from_timeval(ru.ru_stime);
+    t.user = from_timeval(ru.ru_utime);
+    t.precision.resolution = microseconds{1};
+    t.precision.total_resolution = microseconds{1};
+    t.precision.creation_resolution = created_res;
+    t.precision.source = cpu_source::wait_rusage;
+    t.state = task_state::exited;
+    t.sampled_at = seen;
+    return e;
+}
+
 }  // namespace
 
 child::child() noexcept = default;
-child::child(child&&) noexcept = default;
+child::child(child&& o) noexcept
+    : process_(std::move(o.process_)),
+      pid_(o.pid_),
+      pidfd_(std::exchange(o.pidfd_, -1)),
+      handle_error_(o.handle_error_),
+      clone_before_(o.clone_before_),
+      clone_after_(o.clone_after_),
+      result_(std::move(o.result_)) {}
 child& child::operator=(child&& o) noexcept {
     if (this != &o) {
-        if (process_.valid() && !result_) detail::handle_access::release_child(process_);
+        release();
         process_ = std::move(o.process_);
+        pid_ = o.pid_;
+        pidfd_ = std::exchange(o.pidfd_, -1);
+        handle_error_ = o.handle_error_;
+        clone_before_ = o.clone_before_;
+        clone_after_ = o.clone_after_;
         result_ = std::move(o.result_);
     }
     return *this;
 }
-child::~child() {
+child::~child() { release(); }
+
+void child::release() noexcept {
     if (process_.valid() && !result_) detail::handle_access::release_child(process_);
+    if (pidfd_ < 0) return;
+    const int fd = std::exchange(pidfd_, -1);
+    if (result_) {
+        ::close(fd);
+        return;
+    }
+    // A child without a handle that nobody waited for: the exit monitor
+    // cannot watch it (it has no /proc descriptors), so a thread of its own
+    // reaps it when it exits, and the destructor does not block.
+    try {
+        std::thread([fd] {
+            siginfo_t si{};
+            (void)waitid_pidfd(fd, si, nullptr);
+            ::close(fd);
+        }).detach();
+    } catch (...) {
+        // No thread: reap it if it has already exited; otherwise it stays a
+        // zombie until this process waits for any child or exits.
+        siginfo_t si{};
+        (void)waitid_pidfd(fd, si, nullptr, WEXITED | WNOHANG);
+        ::close(fd);
+    }
 }
 
 result<child> child::spawn(const spawn_options& o) noexcept {
     if (o.argv.empty() || o.argv[0].empty()) return errc::invalid_argument;
+    static constexpr const char* bin_sh = "/bin/sh";
     std::string program;
-    std::vector<char*> argv, envp;
+    std::vector<char*> argv, envp, sh_argv;
     try {
         program = o.program.empty() ? resolve_program(o.argv[0], true) : o.program;
         if (!program.empty() && program[0] != '/' && !o.working_directory.empty()) {
@@ -119,6 +200,14 @@ result<child> child::spawn(const spawn_options& o) noexcept {
         }
         for (const auto& a : o.argv) argv.push_back(const_cast<char*>(a.c_str()));
         argv.push_back(nullptr);
+        if (o.run_scripts_with_sh) {
+            // As execvp(3) runs a file the kernel refuses with ENOEXEC:
+            // /bin/sh FILE ARGS..., built here so that the child only execs.
+            sh_argv.push_back(const_cast<char*>(bin_sh));
+            sh_argv.push_back(const_cast<char*>(program.c_str()));
+            for (std::size_t i = 1; i < o.argv.size(); ++i) sh_argv.push_back(const_cast<char*>(o.argv[i].c_str()));
+            sh_argv.push_back(nullptr);
+        }
         if (o.environment) {
             for (const auto& e : *o.environment) envp.push_back(const_cast<char*>(e.c_str()));
             envp.push_back(nullptr);
@@ -144,6 +233,7 @@ result<child> child::spawn(const spawn_options& o) noexcept {
     args.flags = CLONE_PIDFD;
     args.pidfd = reinterpret_cast<std::uint64_t>(&pidfd);
     args.exit_signal = SIGCHLD;
+    const instant clone_before = detail::realtime_now();
     const long pid = ::syscall(SYS_clone3, &args, sizeof args);
     if (pid == 0) {
         // The child: only async-signal-safe calls from here on.
@@ -163,6 +253,12 @@ result<child> child::spawn(const spawn_options& o) noexcept {
             ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
         }
         if (o.new_process_group && ::setpgid(0, 0) != 0) child_fail(errpipe[1], errno);
+        if (o.open_files_soft_limit) {
+            rlimit rl{};
+            if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) child_fail(errpipe[1], errno);
+            rl.rlim_cur = static_cast<rlim_t>(*o.open_files_soft_limit);
+            if (::setrlimit(RLIMIT_NOFILE, &rl) != 0) child_fail(errpipe[1], errno);
+        }
         const int fds[3] = {o.stdin_fd, o.stdout_fd, o.stderr_fd};
         for (int i = 0; i < 3; ++i) {
             if (fds[i] < 0) continue;
@@ -175,9 +271,14 @@ result<child> child::spawn(const spawn_options& o) noexcept {
         }
         if (!o.working_directory.empty() && ::chdir(o.working_directory.c_str()) != 0) child_fail(errpipe[1], errno);
         ::execve(program.c_str(), argv.data(), env);
+        if (errno == ENOEXEC && !sh_argv.empty()) {
+            ::execve(bin_sh, sh_argv.data(), env);
+            errno = ENOEXEC;  // the file's own failure, not the shell's
+        }
         child_fail(errpipe[1], errno);
     }
     const int clone_errno = errno;
+    const instant clone_after = detail::realtime_now();
     ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
     if (pid < 0) return detail::errno_code(clone_errno);  // ENOSYS before Linux 5.3
     unique_fd pfd{pidfd};
@@ -194,19 +295,48 @@ result<child> child::spawn(const spawn_options& o) noexcept {
         ::syscall(SYS_waitid, P_PIDFD, pfd.get(), &si, WEXITED, nullptr);
         return detail::errno_code(child_errno);
     }
-    // exec succeeded (the pipe closed on exec). Open the handle on the pidfd.
-    auto h = detail::handle_access::open_child(static_cast<pid_t>(pid), std::move(pfd));
-    if (!h) {
-        // Could not read /proc for it (e.g. /proc hidden): do not leave it running unattended.
-        return h.error();
-    }
+    // exec succeeded (the pipe closed on exec): the command runs, and from
+    // here on the caller gets a child whatever fails. Open the handle on the
+    // pidfd; open_child consumes the descriptor it is given even when it
+    // fails, so it gets a duplicate and the original stays for the waitid.
     child c;
-    c.process_ = std::move(*h);
+    c.pid_ = static_cast<pid_t>(pid);
+    c.clone_before_ = clone_before;
+    c.clone_after_ = clone_after;
+    unique_fd dup{::fcntl(pfd.get(), F_DUPFD_CLOEXEC, 0)};
+    if (!dup) {
+        c.handle_error_ = detail::last_errno();  // EMFILE: the handle would need more
+    } else if (auto h = detail::handle_access::open_child(c.pid_, std::move(dup)); h) {
+        c.process_ = std::move(*h);
+        return c;
+    } else {
+        c.handle_error_ = h.error();
+    }
+    c.pidfd_ = pfd.release();
     return c;
+}
+
+result<std::optional<child_exit>> child::wait_without_handle(nanoseconds timeout) noexcept {
+    pollfd p{pidfd_, POLLIN, 0};
+    auto r = poll_pidfds(&p, 1, timeout);
+    if (!r) return r.error();
+    if (*r == 0) return std::optional<child_exit>();
+    const instant seen = detail::realtime_now();
+    siginfo_t si{};
+    rusage ru{};
+    if (waitid_pidfd(pidfd_, si, &ru) != 0) {
+        // ECHILD: reaped by something else (SIGCHLD ignored, or a handler)
+        // with nothing read about its end.
+        return errno == ECHILD ? handle_error_ : detail::last_errno();
+    }
+    result_ = from_rusage_only(si, ru, clone_before_, std::max(clone_after_ - clone_before_, nanoseconds{1}), seen,
+                               handle_error_);
+    return std::optional<child_exit>(*result_);
 }
 
 result<std::optional<child_exit>> child::wait_for(nanoseconds timeout) noexcept {
     if (result_) return std::optional<child_exit>(*result_);
+    if (!process_.valid() && pidfd_ >= 0) return wait_without_handle(timeout);
     auto* core = detail::handle_access::core(process_);
     if (!core) return errc::invalid_handle;
     pollfd p{core->pidfd.get(), POLLIN, 0};
@@ -216,43 +346,41 @@ result<std::optional<child_exit>> child::wait_for(nanoseconds timeout) noexcept 
     // The first observer of the end stamps it: this wake-up, unless the
     // monitor (or a query) was earlier. Then the zombie's own values (CPU
     // clock, 1 ns, children excluded), read while it is still unreaped.
-    detail::record_exit(*core, detail::realtime_now());
+    const instant seen = detail::realtime_now();
+    detail::record_exit(*core, seen);
     auto own = process_.times();
     siginfo_t si{};
     rusage ru{};
-    long w;
-    do {
-        w = ::syscall(SYS_waitid, P_PIDFD, core->pidfd.get(), &si, WEXITED, &ru);
-    } while (w < 0 && errno == EINTR);
+    const long w = waitid_pidfd(core->pidfd.get(), si, &ru);
+    if (w != 0 && errno != ECHILD) return detail::last_errno();
     child_exit e;
     if (w == 0) {
-        {
-            std::lock_guard lock(core->mutex);
-            core->reaped = true;
-        }
-        if (si.si_code == CLD_EXITED) {
-            e.status.code = si.si_status;
-        } else {
-            e.status.signal = si.si_status;
-            e.status.core_dumped = si.si_code == CLD_DUMPED;
-        }
-        {
-            std::lock_guard lock(core->mutex);
-            core->status = e.status;  // process::exit_status() answers it from now on
-        }
+        std::lock_guard lock(core->mutex);
+        core->reaped = true;
+        e.status = status_of(si);
+        core->status = e.status;  // process::exit_status() answers it from now on
         e.max_rss_kib = ru.ru_maxrss;
-    } else if (errno != ECHILD) {
-        return detail::last_errno();
-    }
-    // ECHILD: something else in this process reaped it (a SIGCHLD handler, or
-    // SIGCHLD ignored); the status is what the zombie showed, if anyone saw
-    // it, and the times are what was recorded.
-    if (w != 0) {
+    } else {
+        // ECHILD: something else in this process reaped it (the kernel, when
+        // SIGCHLD is ignored; or a SIGCHLD handler). The status is what the
+        // zombie showed if anyone saw it, else unknown; the times are what
+        // was recorded.
         std::lock_guard lock(core->mutex);
         if (core->status) e.status = *core->status;
     }
     if (!own) own = process_.times();
-    if (!own) return own.error();
+    if (!own) {
+        if (w != 0) return own.error();  // neither its own values nor the wait's
+        // Reaped here, but its own values were not readable: report what
+        // the wait gave, and why the rest is missing.
+        // The creation instant was read at open: one 10 ms start tick, floored.
+        result_ = from_rusage_only(si, ru, process_.creation(), std::chrono::milliseconds{10}, seen, own.error());
+        {
+            std::lock_guard lock(core->mutex);
+            if (core->exit) result_->times.exit = core->exit;
+        }
+        return std::optional<child_exit>(*result_);
+    }
     e.times = *own;
     if (w == 0 && own->precision.source != cpu_source::stat_ticks) {
         const nanoseconds ru_user = from_timeval(ru.ru_utime), ru_kernel = from_timeval(ru.ru_stime);

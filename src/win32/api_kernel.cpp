@@ -85,14 +85,16 @@ NTSTATUS proctimes_PsLookupProcessByProcessId(HANDLE ProcessId, PEPROCESS* Proce
     const auto pid = static_cast<pid_t>(id);
     try {
         LONGLONG created = 0;
-        if (auto child = created_process::find(pid); child && !child->reaped()) {
-            created = quad(child->creation());
+        auto child = created_process::find(pid);
+        if (child && !child->creation()) child.reset();  // its creation is unknown: ask /proc as for any process
+        if (child && !child->reaped()) {
+            created = quad(*child->creation());
         } else {
             auto p = process::open(pid);
             if (!p) {
                 // As the kernel: an id that names no process object is an invalid parameter.
                 if (child && p.error() == std::errc::no_such_process)
-                    created = quad(child->creation());  // exited, still referenced
+                    created = quad(*child->creation());  // exited, still referenced
                 else
                     return STATUS_INVALID_PARAMETER;
             } else {

@@ -204,6 +204,9 @@ BOOL proctimes_CreateProcessA(LPCSTR lpApplicationName, LPSTR lpCommandLine,
         }
         o.new_process_group = (dwCreationFlags & CREATE_NEW_PROCESS_GROUP) != 0;
         o.default_signals = true;  // a new Windows process inherits no signal state
+        // Windows runs no file of an unknown format (ERROR_BAD_EXE_FORMAT),
+        // where execvp(3) would hand it to /bin/sh.
+        o.run_scripts_with_sh = false;
 
         auto child = created_process::create(o);
         if (!child) return fail<BOOL>(FALSE, error_from(child.error(), error_context::spawn));

@@ -1,11 +1,15 @@
 #include "win32/child.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdint>
 #include <csignal>
 #include <map>
 
+#include <poll.h>
 #include <unistd.h>
 
+#include "proctimes/error.hpp"
 #include "proctimes/exit.hpp"
 
 namespace proctimes::win32 {
@@ -42,18 +46,23 @@ result<std::shared_ptr<created_process>> created_process::create(const spawn_opt
     auto c = child::spawn(options);
     if (!c) return c.error();
     const pid_t pid = c->id();
-    // Opened while it cannot have been reaped (only we reap it): the thread
-    // whose tid is the pid is its main thread.
-    auto t = thread::open(pid, pid);
-    if (!t) {
-        ::kill(pid, SIGKILL);  // ~child lets the exit monitor reap it
-        return t.error();
+    // The program runs from here on: CreateProcess succeeds whatever cannot
+    // be opened for it now (no /proc, no descriptor left), and the calls that
+    // need what is missing fail with the reason (GetProcessTimes,
+    // GetThreadTimes), while waits and GetExitCodeProcess rest on the pidfd.
+    if (auto ec = c->handle_error()) {
+        p->main_error_ = ec;
+    } else if (auto t = thread::open(pid, pid)) {
+        // Opened while it cannot have been reaped (only we reap it): the
+        // thread whose tid is the pid is its main thread.
+        p->main_ = std::move(*t);
+    } else {
+        p->main_error_ = t.error();
     }
     p->child_ = std::move(*c);
-    p->main_ = std::move(*t);
     p->pid_ = pid;
     p->owner_ = ::getpid();
-    p->creation_ = p->child_.handle().creation();
+    if (p->child_.handle().valid()) p->creation_ = p->child_.handle().creation();
     try {
         std::lock_guard lock(registry_mutex);
         registry()[pid] = p;
@@ -79,6 +88,24 @@ created_process::~created_process() {
     if (auto it = reg.find(pid_); it != reg.end() && it->second.expired()) reg.erase(it);
 }
 
+result<bool> created_process::wait_exit(std::optional<nanoseconds> timeout) noexcept {
+    if (child_.handle().valid()) return wait_for_exit(child_.handle(), timeout);
+    // Without a handle (child::handle_error): its pidfd alone tells the end.
+    pollfd p{child_.native_pidfd(), POLLIN, 0};
+    const auto deadline = timeout ? std::chrono::steady_clock::now() + *timeout : std::chrono::steady_clock::time_point{};
+    for (;;) {
+        int ms = -1;
+        if (timeout) {
+            const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            ms = static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, INT32_MAX));
+        }
+        const int r = ::poll(&p, 1, ms);
+        if (r > 0) return true;
+        if (r == 0) return false;
+        if (errno != EINTR) return std::error_code(errno, std::generic_category());
+    }
+}
+
 bool created_process::reaped() const noexcept {
     std::lock_guard lock(mutex_);
     return exit_.has_value();
@@ -92,6 +119,13 @@ result<void> created_process::finish_locked() noexcept {
     // The main thread can only be read until the reaping below.
     if (auto t = main_.times()) main_final_ = *t;
     auto e = child_.wait();
+    if (!e && e.error() == std::errc::no_such_process) {
+        // Reaped elsewhere (SIGCHLD ignored: the kernel reaps it) with nothing
+        // recorded: it has exited, its status and times are unknown.
+        exit_.emplace();
+        exit_->times_error = e.error();
+        return {};
+    }
     if (!e) return e.error();
     exit_ = *e;
     return {};
@@ -99,7 +133,7 @@ result<void> created_process::finish_locked() noexcept {
 
 result<bool> created_process::finish_if_exited_locked() noexcept {
     if (exit_) return true;
-    auto r = wait_for_exit(child_.handle(), nanoseconds{0});
+    auto r = wait_exit(nanoseconds{0});
     if (!r) return r.error();
     if (!*r) return false;
     if (auto f = finish_locked(); !f) return f.error();
@@ -112,7 +146,7 @@ result<bool> created_process::wait(std::optional<nanoseconds> timeout) noexcept 
         if (exit_) return true;
     }
     // Not under the lock: other handles keep answering while this one waits.
-    auto r = wait_for_exit(child_.handle(), timeout);
+    auto r = wait_exit(timeout);
     if (!r) return r.error();
     if (!*r) return false;
     std::lock_guard lock(mutex_);
@@ -122,13 +156,17 @@ result<bool> created_process::wait(std::optional<nanoseconds> timeout) noexcept 
 
 result<bool> created_process::wait_main_thread(std::optional<nanoseconds> timeout) noexcept {
     // main_ is set once at creation and never reassigned: no lock needed to poll it.
-    if (main_.native_pidfd() >= 0) return wait_for_exit(main_, timeout);
+    if (main_.valid() && main_.native_pidfd() >= 0) return wait_for_exit(main_, timeout);
     return wait(timeout);
 }
 
 result<process_times> created_process::times() noexcept {
     std::lock_guard lock(mutex_);
     if (auto f = finish_if_exited_locked(); !f) return f.error();
+    // Without its own values, the wait rusage would count its waited-for
+    // descendants as its own: the times are refused with the reason instead.
+    if (exit_ && exit_->times_error) return exit_->times_error;
+    if (auto ec = child_.handle_error()) return ec;
     auto t = child_.handle().times();
     if (!t) return t.error();
     return guarded(*t, process_guard_);
@@ -137,6 +175,7 @@ result<process_times> created_process::times() noexcept {
 result<thread_times> created_process::main_thread_times() noexcept {
     std::lock_guard lock(mutex_);
     if (auto f = finish_if_exited_locked(); !f) return f.error();
+    if (!main_.valid()) return main_error_;
     auto t = main_.times();
     if (!t) {
         // Reaped, and the thread was not watched (no thread pidfds before
@@ -157,9 +196,10 @@ result<std::optional<exit_status>> created_process::status() noexcept {
     auto f = finish_if_exited_locked();
     if (!f) return f.error();
     if (!*f) return std::optional<exit_status>();
-    // The core's record: the reaping wait's status, or what the zombie showed
-    // if something else reaped it first.
-    return child_.handle().exit_status();
+    // The reaping wait's status, or what the zombie showed if something else
+    // reaped it first; unknown when nobody saw it (SIGCHLD ignored).
+    if (!exit_->status) return make_error_code(errc::not_supported);
+    return std::optional<exit_status>(*exit_->status);
 }
 
 }  // namespace proctimes::win32

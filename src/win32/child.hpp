@@ -31,8 +31,10 @@ namespace proctimes::win32 {
 
 class created_process {
 public:
-    /// Starts the child and opens its main thread. If that thread cannot be
-    /// opened the child is killed (it must not run unattended).
+    /// Starts the child and opens its main thread. Once the program runs this
+    /// succeeds: what could not be opened after the exec (child::handle_error,
+    /// or the main thread) makes the queries that need it fail with the
+    /// reason, while waits and the exit status rest on the pidfd.
     static result<std::shared_ptr<created_process>> create(const spawn_options& options) noexcept;
 
     /// The object of a child this process created with this pid while some
@@ -41,7 +43,9 @@ public:
     static std::shared_ptr<created_process> find(pid_t pid) noexcept;
 
     [[nodiscard]] pid_t id() const noexcept { return pid_; }
-    [[nodiscard]] instant creation() const noexcept { return creation_; }
+    /// Its creation instant, read from its handle; empty when the handle
+    /// could not be opened (child::handle_error): not made up.
+    [[nodiscard]] std::optional<instant> creation() const noexcept { return creation_; }
     [[nodiscard]] bool reaped() const noexcept;
 
     /// Waits until it has exited (timeout empty: forever), then reaps it.
@@ -74,13 +78,16 @@ private:
     /// values and reap it. Requires mutex_.
     result<bool> finish_if_exited_locked() noexcept;
     result<void> finish_locked() noexcept;
+    /// Polls for its exit: the handle's pidfd, or the child's own without one.
+    result<bool> wait_exit(std::optional<std::chrono::nanoseconds> timeout) noexcept;
 
     mutable std::mutex mutex_;
     child child_;
     thread main_;
+    std::error_code main_error_;  // why main_ is empty
     pid_t pid_ = 0;
     pid_t owner_ = 0;  // the process that created it (fork detection)
-    instant creation_{};
+    std::optional<instant> creation_;
     std::optional<child_exit> exit_;
     std::optional<thread_times> main_final_;
     detail::monotonic_split process_guard_, thread_guard_;

@@ -39,7 +39,10 @@ struct process_object {
     cycle_meter cycles;
 
     [[nodiscard]] pid_t id() const noexcept { return child ? child->id() : other.id(); }
-    [[nodiscard]] instant creation() const noexcept { return child ? child->creation() : other.creation(); }
+    /// Empty for a child whose handle could not be opened (created_process::creation).
+    [[nodiscard]] std::optional<instant> creation() const noexcept {
+        return child ? child->creation() : std::optional<instant>(other.creation());
+    }
     [[nodiscard]] result<process_times> times() const noexcept { return child ? child->times() : other.times(); }
 };
 

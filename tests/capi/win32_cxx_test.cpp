@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "in_child.hpp"
 #include "system/helpers.hpp"
 
 using namespace std::chrono;
@@ -450,4 +451,63 @@ TEST(Win32Cxx, CallingThreadTimesAreCurrentNotAsOfTheLastTick) {
     // second call: 90 % cannot flake.
     EXPECT_GE(static_cast<long long>(seen) * 100, static_cast<long long>(spun.count()) * 9 / 10)
         << "saw " << seen / 10'000 << " ms of " << spun.count() / 1'000'000 << " ms";
+}
+
+namespace {
+// In a forked child: CreateProcessA of a program that exits 5 succeeds, the
+// wait and the exit code work, and the times that could not be read are
+// refused with `times_error` as the last error, not made up.
+std::string create_process_reports_a_running_child(DWORD times_error) {
+    STARTUPINFOA si{};
+    si.cb = sizeof si;
+    PROCESS_INFORMATION pi{};
+    char cmd[] = "sh -c \"exit 5\"";
+    if (!CreateProcessA(nullptr, cmd, nullptr, nullptr, FALSE, 0, nullptr, nullptr, &si, &pi))
+        return "CreateProcessA failed for a program that ran: " + std::to_string(GetLastError());
+    if (WaitForSingleObject(pi.hProcess, INFINITE) != WAIT_OBJECT_0) return "wait failed";
+    DWORD code = 0;
+    if (!GetExitCodeProcess(pi.hProcess, &code) || code != 5) return "exit code " + std::to_string(code);
+    FILETIME c{}, e{}, k{}, u{};
+    SetLastError(0);
+    if (GetProcessTimes(pi.hProcess, &c, &e, &k, &u)) return "times made up without its own values";
+    if (GetLastError() != times_error) return "GetProcessTimes error " + std::to_string(GetLastError());
+    SetLastError(0);
+    if (GetThreadTimes(pi.hThread, &c, &e, &k, &u) || GetLastError() != times_error)
+        return "GetThreadTimes error " + std::to_string(GetLastError());
+    CloseHandle(pi.hThread);
+    CloseHandle(pi.hProcess);
+    return "";
+}
+}  // namespace
+
+TEST(Win32Cxx, CreateProcessSucceedsWhenDescriptorsRunOutAfterTheExec) {
+    const auto r = test_in_child::run([] {
+        if (!test_in_child::leave_free_descriptors(3)) return std::string("cannot set the limit");
+        return create_process_reports_a_running_child(ERROR_TOO_MANY_OPEN_FILES);
+    });
+    EXPECT_TRUE(r.ok()) << r.why();
+}
+
+TEST(Win32Cxx, ExitCodeOfACreateProcessChildIsUnknownWhenSigchldIsIgnored) {
+    // The kernel reaps the child itself: GetExitCodeProcess fails (50)
+    // rather than answer a made-up 0, while the wait still succeeds.
+    const auto r = test_in_child::run([] {
+        std::signal(SIGCHLD, SIG_IGN);
+        STARTUPINFOA si{};
+        si.cb = sizeof si;
+        PROCESS_INFORMATION pi{};
+        char cmd[] = "sh -c \"exit 5\"";
+        if (!CreateProcessA(nullptr, cmd, nullptr, nullptr, FALSE, 0, nullptr, nullptr, &si, &pi))
+            return "CreateProcessA: " + std::to_string(GetLastError());
+        if (WaitForSingleObject(pi.hProcess, INFINITE) != WAIT_OBJECT_0) return std::string("wait failed");
+        DWORD code = 1234;
+        SetLastError(0);
+        const BOOL ok = GetExitCodeProcess(pi.hProcess, &code);
+        if (ok && code != 5) return "a made-up exit code " + std::to_string(code);
+        if (!ok && GetLastError() != ERROR_NOT_SUPPORTED) return "error " + std::to_string(GetLastError());
+        CloseHandle(pi.hThread);
+        CloseHandle(pi.hProcess);
+        return std::string();
+    });
+    EXPECT_TRUE(r.ok()) << r.why();
 }

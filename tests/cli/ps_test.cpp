@@ -358,3 +358,13 @@ TEST(PsLive, IntervalWithThreadsCopiedFromTheLastFrame) {
     }
     EXPECT_EQ(frames, 2);
 }
+
+TEST(PsFixture, TopWithoutSortMeansTheBusiest) {
+    // One snapshot: the most total CPU (1 8.16 s, 1200 3.25 s, 1977 0.14 s),
+    // not the lowest pids.
+    const auto r = fixture_ps({"--top", "3", "--format", "json"});
+    EXPECT_EQ(pids_of(json::parse(r.out)), (std::vector<int>{1, 1200, 1977}));
+    // With --interval the CPU over the interval decides (ties by pid), as before.
+    const auto i = fixture_ps({"--top", "2", "--format", "json", "--interval", "0.01", "--count", "1"});
+    EXPECT_EQ(json::parse(i.out).size(), 2u);
+}

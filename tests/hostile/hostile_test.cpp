@@ -86,7 +86,7 @@ TEST(Unprivileged, OtherUsersProcessesHaveRealValues) {
     ASSERT_TRUE(c) << c.error().message();
     auto e = c->wait();
     ASSERT_TRUE(e) << e.error().message();
-    EXPECT_EQ(e->status.code, 3);
+    EXPECT_EQ(e->status.value().code, 3);
     ASSERT_TRUE(e->times.exit.has_value());
     EXPECT_GE(*e->times.exit, e->times.creation);
 }

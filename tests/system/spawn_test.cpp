@@ -7,19 +7,25 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "proctimes/error.hpp"
 #include "proctimes/exit.hpp"
 #include "proctimes/spawn.hpp"
+#include "in_child.hpp"
 #include "system/helpers.hpp"
 
 using namespace std::chrono;
@@ -78,7 +84,7 @@ TEST(Child, TrueExitsZeroAndIsReaped) {
     auto e = c.wait();
     ASSERT_TRUE(e) << e.error().message();
     EXPECT_EQ(e->status, (exit_status{0, 0, false}));
-    EXPECT_FALSE(e->status.signaled());
+    EXPECT_FALSE(e->status.value().signaled());
     EXPECT_FALSE(exists(c.id()));  // reaped by wait, not a zombie
     EXPECT_EQ(c.wait().value().status, e->status);  // the same values again
 }
@@ -165,7 +171,7 @@ TEST(Child, UserTimeAgreesWithTheChildsOwnMeasurement) {
     ::close(p[0]);
     auto e = c.wait();
     ASSERT_TRUE(e) << e.error().message();
-    ASSERT_FALSE(text.empty()) << "read ended with " << n << " errno " << errno << " status " << e->status.code << "/" << e->status.signal;
+    ASSERT_FALSE(text.empty()) << "read ended with " << n << " errno " << errno << " status " << (e->status ? e->status->shell_code() : -1);
     const nanoseconds own{std::stoll(text)};
     ASSERT_GE(own, 150ms);  // 200 ms of CPU, nearly all of it in user mode
     const nanoseconds diff = e->times.user > own ? e->times.user - own : own - e->times.user;
@@ -179,7 +185,7 @@ TEST(Child, DescendantsCpuIsNotItsOwn) {
     ASSERT_TRUE(c.valid());
     auto e = c.wait();
     ASSERT_TRUE(e) << e.error().message();
-    EXPECT_EQ(e->status.code, 5);
+    EXPECT_EQ(e->status.value().code, 5);
     // The total is exact (the burner's own clock measured 150 + 20 ms); its
     // user:kernel split is the kernel's tick sampling, not asserted.
     EXPECT_GE(e->children_user + e->children_kernel, 165ms);
@@ -193,7 +199,7 @@ TEST(Child, ExitStatusAndSignal) {
     auto e = c.wait();
     ASSERT_TRUE(e);
     EXPECT_EQ(e->status, (exit_status{7, 0, false}));
-    EXPECT_EQ(e->status.shell_code(), 7);
+    EXPECT_EQ(e->status.value().shell_code(), 7);
 
     auto q = spawn_ok(burner(0, 0, 0, 10'000));
     ASSERT_TRUE(q.valid());
@@ -204,9 +210,9 @@ TEST(Child, ExitStatusAndSignal) {
     ASSERT_EQ(::kill(q.id(), SIGKILL), 0);
     auto k = q.wait();
     ASSERT_TRUE(k);
-    EXPECT_EQ(k->status.signal, SIGKILL);
-    EXPECT_TRUE(k->status.signaled());
-    EXPECT_EQ(k->status.shell_code(), 128 + SIGKILL);
+    EXPECT_EQ(k->status.value().signal, SIGKILL);
+    EXPECT_TRUE(k->status.value().signaled());
+    EXPECT_EQ(k->status.value().shell_code(), 128 + SIGKILL);
     EXPECT_TRUE(k->times.exit);
     EXPECT_EQ(q.handle().exit_status().value(), std::optional<exit_status>(k->status));
 }
@@ -266,7 +272,7 @@ TEST(Child, ProgramOtherThanArgv0IsNotSearched) {
     // `program` names the file; argv[0] is only what the child sees.
     auto c = spawn_ok({.argv = {"not-a-program", "-c", "test \"$0\" = not-a-program && exit 4"}, .program = "/bin/sh"});
     ASSERT_TRUE(c.valid());
-    EXPECT_EQ(c.wait().value().status.code, 4);
+    EXPECT_EQ(c.wait().value().status.value().code, 4);
     auto bare = child::spawn({.argv = {"sh"}, .program = "sh"});  // not looked up in PATH
     ASSERT_FALSE(bare);
     EXPECT_EQ(bare.error(), std::errc::no_such_file_or_directory);
@@ -281,7 +287,7 @@ TEST(Child, WorkingDirectoryEnvironmentAndArguments) {
     o.working_directory = dir;
     auto c = spawn_ok(o);
     ASSERT_TRUE(c.valid());
-    EXPECT_EQ(c.wait().value().status.code, 0);
+    EXPECT_EQ(c.wait().value().status.value().code, 0);
     std::ifstream in(std::string(dir) + "/out");
     std::string line1, line2;
     std::getline(in, line1);
@@ -305,7 +311,7 @@ TEST(Child, RelativeProgramIsResolvedAgainstTheCallersDirectory) {
     ASSERT_EQ(::chdir(cwd), 0);
     ::rmdir(dir);
     ASSERT_TRUE(r) << r.error().message();
-    EXPECT_EQ(r->wait().value().status.code, 0);
+    EXPECT_EQ(r->wait().value().status.value().code, 0);
 }
 
 TEST(Child, SignalsAreInheritedAsExecKeepsThemOrReset) {
@@ -335,9 +341,9 @@ TEST(Child, SignalsAreInheritedAsExecKeepsThemOrReset) {
     EXPECT_EQ(status_bits(fresh->id(), "SigIgn:") & 0x7FFF'FFFFULL, 0u);
     EXPECT_EQ(status_bits(fresh->id(), "SigBlk:"), 0u);
     ::kill(fresh->id(), SIGTERM);
-    EXPECT_EQ(fresh->wait().value().status.signal, SIGTERM);
+    EXPECT_EQ(fresh->wait().value().status.value().signal, SIGTERM);
     ::kill(inherit.id(), SIGKILL);
-    EXPECT_EQ(inherit.wait().value().status.signal, SIGKILL);
+    EXPECT_EQ(inherit.wait().value().status.value().signal, SIGKILL);
 }
 
 TEST(Child, NewProcessGroup) {
@@ -384,7 +390,7 @@ TEST(Child, AThousandSpawnsLeaveNoZombiesAndNoDescriptors) {
         if (i % 2 == 0) {  // half waited for, half dropped while they run
             auto e = c.wait();
             ASSERT_TRUE(e);
-            ASSERT_EQ(e->status.code, i % 7);
+            ASSERT_EQ(e->status.value().code, i % 7);
         }
     }
     auto bad = child::spawn({.argv = {"/nonexistent"}});
@@ -498,4 +504,130 @@ TEST(ExitStatus, MainThreadEndingFirstIsNotTheProcessEnding) {
     EXPECT_EQ(s.error(), errc::not_supported);
     const int raw = ch.reap();
     EXPECT_TRUE(WIFEXITED(raw) && WEXITSTATUS(raw) == 6);
+}
+
+// ---- what happens after a successful exec -------------------------------------
+
+namespace {
+// Checks in a forked child that a command whose handle could not be opened is
+// still started, waited for and reported on: exit status 3, the wait's values.
+std::string check_reported_without_handle(std::optional<std::errc> expected_why) {
+    const auto before = system_clock::now();
+    auto c = child::spawn({.argv = {"sh", "-c", "exit 3"}});
+    if (!c) return "spawn failed for a command that ran: " + c.error().message();
+    if (!c->handle_error()) return "the handle opened: the limit left room for it";
+    if (c->handle().valid()) return "a handle together with a handle error";
+    if (expected_why && c->handle_error() != *expected_why)
+        return "handle error " + c->handle_error().message() + ", expected " +
+               std::make_error_code(*expected_why).message();
+    auto e = c->wait();
+    const auto after = system_clock::now();
+    if (!e) return "wait failed: " + e.error().message();
+    if (!e->status || e->status->code != 3) return "exit status not 3";
+    if (e->times_error != c->handle_error()) return "times_error does not say why";
+    const auto& t = e->times;
+    if (t.precision.source != cpu_source::wait_rusage) return "source not wait_rusage";
+    if (t.state != task_state::exited || !t.exit) return "no exit instant";
+    // The creation bracket lies between the clock reads around spawn, the
+    // exit instant between it and the end of the wait.
+    if (t.creation < before || t.creation + t.precision.creation_resolution > after) return "creation outside spawn";
+    if (*t.exit < t.creation || *t.exit > after) return "exit instant outside the bracket";
+    if (e->max_rss_kib <= 0) return "no rusage";
+    if (c->wait().value().status != e->status) return "a second wait differs";
+    return "";
+}
+}  // namespace
+
+TEST(Child, CommandIsReportedWhenDescriptorsRunOutAfterTheExec) {
+    // The error pipe and the pidfd fit; the handle's descriptors do not.
+    const auto r = test_in_child::run([] {
+        if (!test_in_child::leave_free_descriptors(3)) return std::string("descriptors not contiguous");
+        return check_reported_without_handle(std::errc::too_many_files_open);
+    });
+    EXPECT_TRUE(r.ok()) << r.why();
+}
+
+TEST(Child, CommandIsReportedWithoutProc) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root for a private mount namespace without /proc";
+    const auto r = test_in_child::run([] {
+        if (::unshare(CLONE_NEWNS) != 0) return std::string("skip: unshare: ") + std::strerror(errno);
+        if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+            ::umount2("/proc", MNT_DETACH) != 0)
+            return std::string("skip: cannot hide /proc: ") + std::strerror(errno);
+        return check_reported_without_handle(std::nullopt);
+    });
+    if (r.text.rfind("skip: ", 0) == 0) GTEST_SKIP() << r.text;
+    EXPECT_TRUE(r.ok()) << r.why();
+}
+
+TEST(Child, ExitStatusIsUnknownWhenSigchldIsIgnored) {
+    // The kernel reaps the children of a process that ignores SIGCHLD: the
+    // status is lost, and must not come back as 0.
+    const auto r = test_in_child::run([] {
+        std::signal(SIGCHLD, SIG_IGN);
+        auto c = child::spawn({.argv = {"sh", "-c", "exit 4"}});
+        if (!c) return "spawn: " + c.error().message();
+        auto e = c->wait();
+        // What was recorded, with the status unknown (or 4, when the exit
+        // monitor read it from the dying task before the kernel released it);
+        // or no_such_process when nothing recorded its end. Never a made-up 0.
+        if (e && e->status && e->status->shell_code() != 4)
+            return "a made-up status: " + std::to_string(e->status->shell_code());
+        if (!e && e.error() != std::errc::no_such_process) return "wait: " + e.error().message();
+        // The handle agrees: unknown — or 4, if the exit monitor read it from
+        // the dying task before the kernel released it (a real observation).
+        // (No handle when the kernel released it before the handle opened.)
+        if (c->handle().valid()) {
+            auto st = c->handle().exit_status();
+            if (st && !(*st && (*st)->code == 4 && !(*st)->signaled()))
+                return "exit_status() made up: " + (*st ? std::to_string((*st)->shell_code()) : std::string("running"));
+            if (!st && st.error() != make_error_code(errc::not_supported))
+                return "exit_status(): " + st.error().message();
+        }
+        std::signal(SIGCHLD, SIG_DFL);  // with the default back, the same command's status is known again
+        auto d = child::spawn({.argv = {"sh", "-c", "exit 4"}});
+        if (!d) return "spawn: " + d.error().message();
+        auto f = d->wait();
+        if (!f || !f->status || f->status->code != 4) return std::string("status not 4 with SIGCHLD at default");
+        return std::string();
+    });
+    EXPECT_TRUE(r.ok()) << r.why();
+}
+
+TEST(Child, ExecutableWithoutInterpreterLineRunsWithSh) {
+    char path[] = "/tmp/proctimes-script-XXXXXX";
+    const int fd = ::mkstemp(path);
+    ASSERT_GE(fd, 0);
+    const std::string body = "test \"$1\" = arg && test \"$0\" = \"" + std::string(path) + "\" && exit 7\nexit 1\n";
+    ASSERT_EQ(::write(fd, body.data(), body.size()), static_cast<ssize_t>(body.size()));
+    ::fchmod(fd, 0755);
+    ::close(fd);
+    auto c = child::spawn({.argv = {path, "arg"}});
+    ASSERT_TRUE(c) << c.error().message();
+    EXPECT_EQ(c->wait().value().status.value().code, 7);  // $0 is the script, $1 its argument
+    auto refused = child::spawn({.argv = {path, "arg"}, .run_scripts_with_sh = false});
+    ::unlink(path);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error(), std::errc::executable_format_error);
+}
+
+TEST(Child, OpenFilesSoftLimitIsSetForTheCommand) {
+    rlimit rl{};
+    ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &rl), 0);
+    if (rl.rlim_max < 100) GTEST_SKIP() << "hard limit below 100";
+    int p[2];
+    ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+    auto c = child::spawn({.argv = {"sh", "-c", "ulimit -Sn"}, .stdout_fd = p[1], .open_files_soft_limit = 100});
+    ::close(p[1]);
+    ASSERT_TRUE(c) << c.error().message();
+    std::string text;
+    char buf[64];
+    ssize_t n;
+    while ((n = ::read(p[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
+    ::close(p[0]);
+    EXPECT_EQ(c->wait().value().status.value().code, 0);
+    EXPECT_EQ(text, "100\n");
+    rlimit now{};
+    ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &now), 0);
+    EXPECT_EQ(now.rlim_cur, rl.rlim_cur);  // this process's own limit is untouched
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "parse/number.hpp"
 #include "parse/procfs.hpp"
 
 using namespace proctimes::parse;
@@ -331,4 +332,29 @@ TEST(ParseDirent, RejectsTruncatedRecords) {
     for (std::size_t i = 19; i < no_nul.size(); ++i) no_nul[i] = 'x';
     std::string_view n = no_nul;
     EXPECT_FALSE(next_dirent(n));
+}
+
+TEST(ParseDecimalSeconds, DigitsAndOneDotOnly) {
+    using std::chrono::nanoseconds;
+    EXPECT_EQ(parse_decimal_seconds("2"), nanoseconds{2'000'000'000});
+    EXPECT_EQ(parse_decimal_seconds("0.05"), nanoseconds{50'000'000});
+    EXPECT_EQ(parse_decimal_seconds(".5"), nanoseconds{500'000'000});
+    EXPECT_EQ(parse_decimal_seconds("3."), nanoseconds{3'000'000'000});
+    EXPECT_EQ(parse_decimal_seconds("0.000000001"), nanoseconds{1});
+    EXPECT_EQ(parse_decimal_seconds("0.0000000019"), nanoseconds{1});  // past 1 ns: truncated
+    EXPECT_EQ(parse_decimal_seconds("007"), nanoseconds{7'000'000'000});
+    for (const char* bad : {"", ".", "nan", "NaN", "inf", "-inf", "infinity", "1e3", "1E3", "-1", "+1", " 1", "1 ",
+                            "0x10", "1.2.3", "1,5", "١"})
+        EXPECT_FALSE(parse_decimal_seconds(bad)) << bad;
+}
+
+TEST(ParseDecimalSeconds, NoOverflowAtTheEdge) {
+    using std::chrono::nanoseconds;
+    // INT64_MAX ns = 9223372036.854775807 s.
+    EXPECT_EQ(parse_decimal_seconds("9223372036.854775807"), nanoseconds::max());
+    EXPECT_FALSE(parse_decimal_seconds("9223372036.854775808"));
+    EXPECT_FALSE(parse_decimal_seconds("9223372037"));
+    EXPECT_FALSE(parse_decimal_seconds("1e308"));
+    EXPECT_FALSE(parse_decimal_seconds(std::string(400, '9')));
+    EXPECT_EQ(parse_decimal_seconds("0." + std::string(400, '9')), nanoseconds{999'999'999});
 }

@@ -3,10 +3,13 @@
 // subcommand reports about the system is exit 1 (see cli.hpp).
 #include "cli.hpp"
 
+#include <csignal>
 #include <cstdlib>
 #include <exception>
 #include <functional>
 #include <ostream>
+
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 
@@ -27,6 +30,25 @@ void add_format_option(CLI::App& app, output_format& into, const std::string& he
         ->type_name("FORMAT");
 }
 
+namespace {
+std::optional<std::uint64_t> g_inherited_nofile;
+}  // namespace
+
+void prepare_process() noexcept {
+    struct sigaction sa {};
+    sa.sa_handler = SIG_DFL;  // also clears SA_NOCLDWAIT
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGCHLD, &sa, nullptr);
+    rlimit rl{};
+    if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        const rlim_t was = rl.rlim_cur;
+        rl.rlim_cur = rl.rlim_max;
+        if (::setrlimit(RLIMIT_NOFILE, &rl) == 0) g_inherited_nofile = static_cast<std::uint64_t>(was);
+    }
+}
+
+std::optional<std::uint64_t> inherited_open_files_soft_limit() noexcept { return g_inherited_nofile; }
+
 void prefer_exit_records() noexcept {
     if (std::getenv("PROCTIMES_EXIT_RECORDS") == nullptr) set_exit_records_enabled(true);
 }
@@ -38,8 +60,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
                              "Print the version and the optional parts of this build, then exit");
         app.require_subcommand(0, 1);
         app.footer(
-            "Exit status: 0 success, 1 some pid (or one of its threads) could not be shown, 2 usage error;\n"
-            "run exits with the command's status (see 'proctimes run --help').\n"
+            "Exit status: 0 success, 1 some pid (or one of its threads) could not be shown or the output\n"
+            "could not be written, 2 usage error; run exits with the command's status, or 125 when its\n"
+            "report is lost or incomplete (see 'proctimes run --help').\n"
             "Run 'proctimes SUBCOMMAND --help' for the options of a subcommand.\n");
 
         std::vector<subcommand> subcommands;

@@ -6,6 +6,7 @@
 #include "cli.hpp"
 
 int main(int argc, char** argv) {
+    proctimes::cli::prepare_process();
     const std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
     return proctimes::cli::run(args, std::cout, std::cerr);
 }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdint>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -30,6 +31,7 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "numbers.hpp"
 #include "proctimes/snapshot.hpp"
 
 namespace proctimes::cli {
@@ -265,7 +267,8 @@ int run_once(const ps_options& opts, std::optional<uid_t> only_uid, std::ostream
     report_failures(*s, err);
     user_names users;
     auto records = build_records(*s, nullptr, opts, only_uid, users);
-    sort_records(records, opts.sort.empty() ? "pid" : opts.sort);
+    // --top alone means the busiest: total CPU for one snapshot.
+    sort_records(records, !opts.sort.empty() ? opts.sort : opts.top ? "cpu" : "pid");
     keep_top(records, opts.top);
     output_options o = opts.output;
     o.threads = opts.threads;
@@ -359,6 +362,12 @@ int run_ps(const ps_options& opts, std::ostream& out, std::ostream& err) {
 }
 
 subcommand add_ps(CLI::App& root) {
+    // The ranges of the numeric options (docs/CLI.md): counts fit the
+    // unsigned the options are read into; a frame every millisecond at most,
+    // every day at least, far from where a duration could overflow.
+    constexpr std::uint64_t max_count = 4'294'967'295;
+    constexpr nanoseconds min_seconds = std::chrono::milliseconds{1};
+    constexpr nanoseconds max_seconds = std::chrono::hours{24};
     struct state {
         ps_options opts;
         double interval = 0;
@@ -375,11 +384,13 @@ subcommand add_ps(CLI::App& root) {
     app->add_flag("-t,--threads", st->opts.threads, "Also list every thread of each process");
     app->add_option("-s,--sort", st->opts.sort,
                     "Order: cpu, kernel, user (busiest first), start (oldest first), pid, name "
-                    "(default: pid; cpu with --interval)")
+                    "(default: pid; cpu with --interval or --top)")
         ->check(CLI::IsMember({"cpu", "kernel", "user", "start", "pid", "name"}))
         ->type_name("KEY");
-    auto* top = app->add_option("-n,--top", st->top, "Show only the first N processes (after sorting)")
-                    ->check(CLI::PositiveNumber)
+    auto* top = app->add_option("-n,--top", st->top,
+                                "Show only the N busiest processes (by CPU over the interval, or total CPU for one "
+                                "snapshot), or the first N in the --sort order")
+                    ->check(whole_number_in(1, max_count))
                     ->type_name("N");
     auto* user = app->add_option("-u,--user", st->user, "Only processes whose effective user is NAME (or a uid)")
                      ->type_name("NAME");
@@ -389,10 +400,10 @@ subcommand add_ps(CLI::App& root) {
                   "Nanosecond CPU totals for threads too (reads schedstat per thread: slower)");
     auto* interval = app->add_option("-i,--interval", st->interval,
                                      "Show the CPU used over each INTERVAL seconds, refreshing until interrupted")
-                         ->check(CLI::PositiveNumber)
+                         ->check(seconds_in(min_seconds, max_seconds, "1 ms to 1 day"))
                          ->type_name("SECONDS");
     auto* count = app->add_option("-c,--count", st->count, "With --interval: stop after N refreshes")
-                      ->check(CLI::PositiveNumber)
+                      ->check(whole_number_in(1, max_count))
                       ->needs(interval)
                       ->type_name("N");
     auto* threads = app->get_option("--threads");
@@ -401,7 +412,7 @@ subcommand add_ps(CLI::App& root) {
                                   "since the previous frame instead of reading them again (CPU times stay exact; a "
                                   "thread's state letter can be up to SECONDS old; every thread is read again at "
                                   "least every SECONDS)")
-                      ->check(CLI::PositiveNumber)
+                      ->check(seconds_in(min_seconds, max_seconds, "1 ms to 1 day"))
                       ->needs(interval)
                       ->needs(threads)
                       ->type_name("SECONDS");

@@ -29,6 +29,7 @@
 #include "proctimes/exit.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/spawn.hpp"
+#include "thread_tracker.hpp"
 
 namespace proctimes::cli {
 
@@ -38,7 +39,6 @@ using std::chrono::nanoseconds;
 using std::chrono::steady_clock;
 
 constexpr nanoseconds thread_poll_interval = std::chrono::milliseconds{2};
-constexpr nanoseconds name_refresh_interval = std::chrono::milliseconds{20};
 
 extern "C" void ignore_signal(int) {}
 
@@ -72,62 +72,6 @@ private:
     static constexpr int signals_[2] = {SIGINT, SIGQUIT};
     struct sigaction old_[2] {};
     bool changed_[2] = {false, false};
-};
-
-// One thread of the command, opened when the poll first saw it.
-struct tracked_thread {
-    thread handle;
-    std::string name;
-    std::optional<thread_times> last;  // the newest successful sample
-};
-
-// Polls the command's thread list, opening a handle for every new thread and
-// sampling the times of every open one (so that a thread's last sample is at
-// most one poll old when it exits).
-class thread_tracker {
-public:
-    explicit thread_tracker(const process& p) : proc_(p) {}
-
-    void poll() {
-        const auto now = steady_clock::now();
-        const bool refresh_names = now - last_names_ >= name_refresh_interval;
-        if (refresh_names) last_names_ = now;
-        if (auto tids = proc_.thread_ids()) {
-            for (const pid_t tid : *tids) {
-                if (threads_.count(tid)) continue;
-                auto th = thread::open(proc_.id(), tid);
-                if (!th) continue;  // ended already: a missed thread
-                tracked_thread t{std::move(*th), {}, {}};
-                if (auto n = t.handle.name()) t.name = std::move(*n);
-                threads_.emplace(tid, std::move(t));
-            }
-        }
-        for (auto& [tid, t] : threads_) {
-            if (t.last && t.last->state != task_state::running) continue;
-            if (auto s = t.handle.times()) t.last = *s;
-            if (refresh_names)
-                if (auto n = t.handle.name()) t.name = std::move(*n);
-        }
-    }
-
-    // Final records: the handle's answer now (exit instant and last sample),
-    // or the tracker's own last sample.
-    std::vector<task_record> records(pid_t pid) {
-        std::vector<task_record> out;
-        for (auto& [tid, t] : threads_) {
-            if (auto s = t.handle.times()) t.last = *s;
-            if (!t.last) continue;
-            task_times v = *t.last;
-            if (v.state == task_state::running) v.state = task_state::exited_partial;  // ended, not recorded
-            out.push_back(make_record(pid, tid, t.name, v));
-        }
-        return out;
-    }
-
-private:
-    const process& proc_;
-    std::map<pid_t, tracked_thread> threads_;
-    steady_clock::time_point last_names_{};
 };
 
 // comm as the kernel sets it on exec: the basename of the path, 15 bytes at most.
@@ -174,7 +118,17 @@ struct run_report {
     nanoseconds elapsed{};  // exit − creation
     double cpu_percent = 0;
     std::optional<nanoseconds> unattributed;  // --threads
+    std::vector<std::string> warnings;        // what the report lacks, and why
+    bool threads_incomplete = false;          // --threads: some could not be listed or read
 };
+
+// The exit status line of the table: a code, a signal, or unknown.
+std::string status_text(const std::optional<exit_status>& st) {
+    if (!st) return "unknown";
+    if (!st->signaled()) return std::to_string(st->code);
+    return fmt::format("killed by {}{} (exit status {})", signal_name(st->signal),
+                       st->core_dumped ? ", core dumped" : "", st->shell_code());
+}
 
 void write_table_report(std::ostream& o, const run_report& r, const output_options& opts) {
     const auto& p = r.process;
@@ -191,23 +145,29 @@ void write_table_report(std::ostream& o, const run_report& r, const output_optio
     };
     line("command", cmd, "");
     line("pid", fmt::format("{} ({})", p.pid, escape_for_table(p.name)), "");
-    line("exit status",
-         e.status.signaled() ? fmt::format("killed by {}{} (exit status {})", signal_name(e.status.signal),
-                                           e.status.core_dumped ? ", core dumped" : "", e.status.shell_code())
-                             : std::to_string(e.status.code),
-         "");
-    line("created", precise_time(p.creation, opts.utc), "10 ms: the kernel's start tick, floored");
+    const bool own = !e.times_error;  // its own values, not only the wait's
+    line("exit status", status_text(e.status), e.status ? "" : "reaped before proctimes could wait: SIGCHLD ignored?");
+    line("created", precise_time(p.creation, opts.utc),
+         own || e.times.precision.creation_resolution == std::chrono::milliseconds{10}
+             ? "10 ms: the kernel's start tick, floored"
+             : "bracketed by clock reads around clone3: no /proc");
     line("exited", p.exit ? precise_time(*p.exit, opts.utc) : std::string("-"),
          "100 ns: stamped when the pidfd woke");
-    line("elapsed", human_duration(r.elapsed), "exit - created; 10 ms, from the creation tick");
+    line("elapsed", human_duration(r.elapsed),
+         e.times.precision.creation_resolution == std::chrono::milliseconds{10}
+             ? "exit - created; 10 ms, from the creation tick"
+             : "exit - created; within the creation bracket");
     line("wall", human_duration(r.wall), "steady clock around spawn -> wait; 1 ns");
     const std::string src = fmt::format("{} each, {} total; {}", human_duration(p.resolution),
                                         human_duration(p.total_resolution), p.source);
-    line("kernel", human_duration(p.kernel), src);
-    line("user", human_duration(p.user), src);
+    const std::string own_src = own ? src : src + ", with its waited-for descendants";
+    line("kernel", human_duration(p.kernel), own_src);
+    line("user", human_duration(p.user), own_src);
     line("cpu", fmt::format("{:.1f} %", r.cpu_percent), "(kernel + user) / wall");
-    line("children kernel", human_duration(e.children_kernel), "1 µs; descendants it waited for (wait rusage)");
-    line("children user", human_duration(e.children_user), "1 µs; descendants it waited for (wait rusage)");
+    const std::string_view children_note =
+        own ? "1 µs; descendants it waited for (wait rusage)" : "not told apart without /proc: in kernel and user";
+    line("children kernel", own ? human_duration(e.children_kernel) : std::string("-"), children_note);
+    line("children user", own ? human_duration(e.children_user) : std::string("-"), children_note);
     line("max rss", fmt::format("{} KiB", e.max_rss_kib), "ru_maxrss: it and its waited-for descendants");
     if (opts.threads) {
         o << fmt::format("\nthreads (thread list polled every {}):\n", human_duration(thread_poll_interval));
@@ -238,9 +198,15 @@ void write_json_report(std::ostream& o, const run_report& r, const output_option
     j["children_kernel_ns"] = r.exit.children_kernel.count();
     j["children_user_ns"] = r.exit.children_user.count();
     j["max_rss_kib"] = r.exit.max_rss_kib;
-    j["exit_code"] = r.exit.status.signaled() ? ojson(nullptr) : ojson(r.exit.status.code);
-    j["signal"] = r.exit.status.signaled() ? ojson(r.exit.status.signal) : ojson(nullptr);
-    j["core_dumped"] = r.exit.status.core_dumped;
+    // An unknown status: exit_code and signal both null.
+    const auto& st = r.exit.status;
+    j["exit_code"] = st && !st->signaled() ? ojson(st->code) : ojson(nullptr);
+    j["signal"] = st && st->signaled() ? ojson(st->signal) : ojson(nullptr);
+    j["core_dumped"] = st && st->core_dumped;
+    if (!r.warnings.empty()) {
+        j["warnings"] = r.warnings;
+        for (auto& w : j["warnings"]) w = to_valid_utf8(w.get<std::string>());
+    }
     if (opts.threads) {
         j["thread_poll_interval_ns"] = thread_poll_interval.count();
         j["threads_unattributed_cpu_ns"] = r.unattributed.value_or(nanoseconds{0}).count();
@@ -263,13 +229,50 @@ void write_csv_report(std::ostream& o, const run_report& r, const output_options
     row.push_back(std::to_string(r.exit.children_kernel.count()));
     row.push_back(std::to_string(r.exit.children_user.count()));
     row.push_back(std::to_string(r.exit.max_rss_kib));
-    row.push_back(r.exit.status.signaled() ? std::string() : std::to_string(r.exit.status.code));
-    row.push_back(r.exit.status.signaled() ? std::to_string(r.exit.status.signal) : std::string());
+    const auto& st = r.exit.status;  // unknown: both empty
+    row.push_back(st && !st->signaled() ? std::to_string(st->code) : std::string());
+    row.push_back(st && st->signaled() ? std::to_string(st->signal) : std::string());
     write_csv_line(o, row);
     for (const auto& t : r.process.threads) {
         auto trow = csv_record_fields(t, opts);
         trow.resize(header.size());
         write_csv_line(o, trow);
+    }
+}
+
+}  // namespace
+
+namespace {
+
+// The command's status as the messages give it.
+std::string status_note(const std::optional<exit_status>& st) {
+    if (!st) return "its exit status is unknown";
+    return fmt::format("it exited with status {}", st->shell_code());
+}
+
+// Waits for the command, polling its threads with --threads.
+result<child_exit> wait_for_command(child& c, bool threads, run_report& r) {
+    auto& warnings = r.warnings;
+    if (!threads) return c.wait();
+    if (!c.handle().valid()) {
+        warnings.push_back(fmt::format("its threads cannot be listed: {}", c.handle_error().message()));
+        r.threads_incomplete = true;
+        return c.wait();
+    }
+    thread_tracker tracker(c.handle());
+    for (;;) {
+        tracker.poll();
+        auto w = c.wait_for(thread_poll_interval);
+        if (!w) return w.error();
+        if (*w) {
+            r.process.threads = tracker.records(c.id());
+            if (auto f = tracker.list_failure())
+                warnings.push_back(fmt::format("its threads could not always be listed: {}", f->message()));
+            for (const auto& [tid, ec] : tracker.open_failures())
+                warnings.push_back(fmt::format("thread {} could not be read: {}", tid, ec.message()));
+            r.threads_incomplete = tracker.list_failure() || !tracker.open_failures().empty();
+            return **w;
+        }
     }
 }
 
@@ -283,7 +286,7 @@ int run_run(const run_options& opts, std::ostream& out, std::ostream& err) {
         if (!file) {
             err << fmt::format("proctimes: run: cannot open '{}': {}\n", escape_for_table(opts.output_file),
                                std::strerror(errno));
-            return 125;
+            return exit_run_report_failed;
         }
     }
     std::ostream& report = opts.output_file.empty() ? err : file;
@@ -291,6 +294,7 @@ int run_run(const run_options& opts, std::ostream& out, std::ostream& err) {
     if (opts.threads) prefer_exit_records();
     spawn_options so;
     so.argv = opts.command;
+    so.open_files_soft_limit = inherited_open_files_soft_limit();  // the command gets the limit proctimes got
     std::optional<shield_terminal_signals> shield;
     shield.emplace();
     const auto start = steady_clock::now();
@@ -300,44 +304,39 @@ int run_run(const run_options& opts, std::ostream& out, std::ostream& err) {
                            c.error().message());
         return 127;
     }
-    std::optional<child_exit> ex;
+    // From here on the command runs: whatever fails, it is waited for and
+    // reported on with what can still be read.
+    run_report r;
+    if (auto ec = c->handle_error())
+        r.warnings.push_back(fmt::format("its /proc entry cannot be read ({}): only what waitid(2) gives is reported",
+                                         ec.message()));
     std::string name;
-    std::vector<task_record> thread_records;
-    {
-        if (auto n = c->handle().name()) name = std::move(*n);
-        if (opts.threads) {
-            thread_tracker tracker(c->handle());
-            for (;;) {
-                tracker.poll();
-                auto w = c->wait_for(thread_poll_interval);
-                if (!w) {
-                    err << fmt::format("proctimes: run: waiting for pid {}: {}\n", c->id(), w.error().message());
-                    return exit_failure;
-                }
-                if (*w) {
-                    ex = **w;
-                    break;
-                }
-            }
-            thread_records = tracker.records(c->id());
-        } else {
-            auto w = c->wait();
-            if (!w) {
-                err << fmt::format("proctimes: run: waiting for pid {}: {}\n", c->id(), w.error().message());
-                return exit_failure;
-            }
-            ex = *w;
-        }
-    }
+    if (auto n = c->handle().name()) name = std::move(*n);
+    auto ex = wait_for_command(*c, opts.threads, r);
     const auto stop = steady_clock::now();
     shield.reset();
+    if (!ex) {
+        err << fmt::format("proctimes: run: pid {} ran, but nothing about its end could be read: {}{}\n", c->id(),
+                           ex.error().message(),
+                           ex.error() == std::errc::no_such_process
+                               ? " (reaped before proctimes could wait: SIGCHLD ignored?); its exit status is unknown"
+                               : "");
+        return exit_run_report_failed;
+    }
     if (name.empty()) name = comm_of(opts.command.front());
+    if (ex->times_error && !c->handle_error())
+        r.warnings.push_back(fmt::format("its own times could not be read at its exit ({}): only what waitid(2) "
+                                         "gives is reported",
+                                         ex->times_error.message()));
+    if (!ex->status)
+        r.warnings.push_back("its exit status is unknown: it was reaped before proctimes could wait for it "
+                             "(SIGCHLD ignored by the caller of this library, or a handler that waits)");
 
-    run_report r;
     r.command = opts.command;
     r.exit = *ex;
+    auto threads = std::move(r.process.threads);
     r.process = make_record(c->id(), std::nullopt, name, ex->times);
-    r.process.threads = std::move(thread_records);
+    r.process.threads = std::move(threads);
     r.wall = std::chrono::duration_cast<nanoseconds>(stop - start);
     if (r.process.exit) r.elapsed = *r.process.exit - r.process.creation;
     r.cpu_percent = r.wall.count() > 0 ? 100.0 * static_cast<double>(ex->times.cpu().count()) /
@@ -357,9 +356,30 @@ int run_run(const run_options& opts, std::ostream& out, std::ostream& err) {
         case output_format::json: write_json_report(report, r, o); break;
         case output_format::csv: write_csv_report(report, r, o); break;
     }
+    errno = 0;
     report.flush();
-    if (!report) err << "proctimes: run: error writing the report\n";
-    return ex->status.shell_code();
+    bool lost = !report;
+    int write_errno = errno;
+    if (file.is_open()) {
+        file.close();  // a full disk can show only when the last buffer goes out
+        if (file.fail() && !lost) {
+            lost = true;
+            write_errno = errno;
+        }
+    }
+    if (lost) {
+        err << fmt::format("proctimes: run: error writing the report{}: {} ({})\n",
+                           opts.output_file.empty() ? std::string()
+                                                    : fmt::format(" to '{}'", escape_for_table(opts.output_file)),
+                           write_errno ? std::strerror(write_errno) : "write failed", status_note(ex->status));
+        return exit_run_report_failed;
+    }
+    for (const auto& w : r.warnings) err << fmt::format("proctimes: run: pid {}: {}\n", c->id(), escape_for_table(w));
+    if (!ex->status || r.threads_incomplete) {
+        err << fmt::format("proctimes: run: the report is incomplete ({})\n", status_note(ex->status));
+        return exit_run_report_failed;
+    }
+    return ex->status->shell_code();
 }
 
 subcommand add_run(CLI::App& root) {
@@ -384,7 +404,9 @@ subcommand add_run(CLI::App& root) {
     app->footer(
         "The report goes to standard error (or FILE), so the command's standard output stays its own.\n"
         "Exit status: the command's; 128 + N when it was killed by signal N; 127 when it could not be\n"
-        "started; 125 when FILE cannot be opened; 2 usage error. Fields: docs/CLI.md.\n");
+        "started; 125 when the report is lost or incomplete (FILE cannot be opened or written, the\n"
+        "command's exit status is unknown, or some of its threads could not be read); 2 usage error.\n"
+        "Fields: docs/CLI.md.\n");
 
     return {app, [st](std::ostream& out, std::ostream& err) {
                 run_options o = st->opts;

@@ -13,6 +13,7 @@
 #include <limits>
 #include <memory>
 #include <ostream>
+#include <set>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -124,9 +125,50 @@ result<task_times> final_times(const process& p) {
     return p.times();
 }
 
+// The pids watch must refuse: its own, which cannot end while it waits, and
+// its ancestors, which normally wait for it (a shell running it in the
+// foreground, system(3), make) and would then never end first either. Only a
+// background job of an interactive shell (a terminal whose foreground group
+// is not this process's) is taken to have ancestors free to end. Read
+// through the handles' parent_id() up to init; where /proc cannot be read
+// the chain stops and the open below reports the reason.
+std::set<pid_t> pids_that_wait_for_watch() {
+    std::set<pid_t> out{::getpid()};
+    bool background = false;
+    const int tty = ::open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+    if (tty >= 0) {
+        const pid_t fg = ::tcgetpgrp(tty);
+        background = fg > 0 && fg != ::getpgrp();
+        ::close(tty);
+    }
+    if (background) return out;
+    pid_t pid = ::getppid();
+    for (int depth = 0; pid > 0 && depth < 4096 && out.insert(pid).second; ++depth) {
+        auto p = process::open(pid);
+        if (!p) break;
+        auto parent = p->parent_id();
+        if (!parent) break;
+        pid = *parent;
+    }
+    return out;
+}
+
 }  // namespace
 
 int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err) {
+    // A pid that cannot end before watch would make it wait forever: a usage error.
+    const auto waiting = pids_that_wait_for_watch();
+    for (const auto& arg : opts.pids) {
+        const auto number = parse_number(arg);
+        if (!number || *number != static_cast<pid_t>(*number) || !waiting.count(static_cast<pid_t>(*number))) continue;
+        err << (*number == ::getpid()
+                    ? fmt::format("proctimes: watch: pid {} is proctimes itself: it cannot end while it watches\n",
+                                  *number)
+                    : fmt::format("proctimes: watch: pid {} is an ancestor of proctimes, which waits for it to end: "
+                                  "it cannot end first (run watch in the background to watch it)\n",
+                                  *number));
+        return exit_usage;
+    }
     prefer_exit_records();
     stop_signals signals;
     if (signals.fd() < 0) {
@@ -237,6 +279,8 @@ subcommand add_watch(CLI::App& root) {
     app->footer(
         "One record per process, written and flushed as it exits. Ctrl-C (SIGINT) or SIGTERM stops\n"
         "watching at once (exit status 130 or 143).\n"
+        "Its own pid and, unless it runs as a background job, its ancestors (which wait for it) are\n"
+        "refused as usage errors: they could not end first.\n"
         "Exit status: 0 all watched to their exit, 1 some pid could not be watched, 2 usage error.\n");
 
     return {app, [st](std::ostream& out, std::ostream& err) {

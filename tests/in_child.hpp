@@ -1,0 +1,76 @@
+// Runs a check in a forked child, for process-wide state a test must not
+// leave behind in the test process: resource limits, the SIGCHLD disposition,
+// private mounts. The body returns "" when all is well, else what failed; the
+// child reports it through a pipe and is killed by SIGALRM if it hangs.
+#pragma once
+
+#include <cerrno>
+#include <functional>
+#include <string>
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace test_in_child {
+
+struct outcome {
+    int wait_status = -1;  // as waitpid(2) gives it
+    std::string text;      // what the body returned
+    [[nodiscard]] bool ok() const { return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0 && text.empty(); }
+    [[nodiscard]] std::string why() const {
+        if (WIFSIGNALED(wait_status)) return "child killed by signal " + std::to_string(WTERMSIG(wait_status));
+        return text;
+    }
+};
+
+inline outcome run(const std::function<std::string()>& body, unsigned timeout_s = 120) {
+    outcome o;
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) != 0) {
+        o.text = "pipe failed";
+        return o;
+    }
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::close(p[0]);
+        ::alarm(timeout_s);
+        std::string r;
+        try {
+            r = body();
+        } catch (...) {
+            r = "exception";
+        }
+        (void)!::write(p[1], r.data(), r.size());
+        ::_exit(0);
+    }
+    ::close(p[1]);
+    char buf[512];
+    ssize_t n;
+    while ((n = ::read(p[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+        if (n > 0) o.text.append(buf, static_cast<std::size_t>(n));
+    ::close(p[0]);
+    while (::waitpid(pid, &o.wait_status, 0) < 0 && errno == EINTR) {
+    }
+    return o;
+}
+
+/// Sets RLIMIT_NOFILE (soft and hard) so that exactly `free_fds` more
+/// descriptors can be opened. Holes below a run of `free_fds` free numbers
+/// are filled (with descriptors left open: for a forked child only).
+inline bool leave_free_descriptors(int free_fds) {
+    for (;;) {
+        const int lowest = ::fcntl(0, F_DUPFD, 0);
+        if (lowest < 0) return false;
+        bool run_is_free = true;
+        for (int fd = lowest + 1; fd < lowest + free_fds; ++fd)
+            if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) run_is_free = false;
+        if (!run_is_free) continue;  // keep `lowest` open: a filler
+        ::close(lowest);
+        const rlimit rl{static_cast<rlim_t>(lowest + free_fds), static_cast<rlim_t>(lowest + free_fds)};
+        return ::setrlimit(RLIMIT_NOFILE, &rl) == 0;
+    }
+}
+
+}  // namespace test_in_child
