@@ -143,14 +143,20 @@ class CpuTimes(NamedTuple):
 
 class ChildExit(NamedTuple):
     """What is known once a spawned child has been waited for."""
-    status: ExitStatus
+    status: Optional[ExitStatus]
+    """How it ended; None when that is unknown (something else reaped it first,
+    e.g. the kernel because SIGCHLD is ignored)."""
     times: Times
-    """Its own times (children excluded), final."""
+    """Its own times (children excluded), final; see times_error."""
     children_kernel_ns: int
     """CPU time of the descendants it waited for, kernel side."""
     children_user_ns: int
     max_rss_kib: int
     """Peak resident set size of it and its waited-for descendants, KiB."""
+    times_error: Optional[str]
+    """None when times are its own final values; else why they could not be read
+    (no descriptor or no /proc for its handle): times then hold only the wait's
+    rusage, which includes the descendants it waited for."""
 
 
 class SnapshotThread(NamedTuple):

@@ -157,8 +157,12 @@ py::object to_py(const proctimes::exit_status& s) {
 }
 
 py::object to_py(const proctimes::child_exit& e) {
-    return make_named(types().ChildExit, py::make_tuple(to_py(e.status), to_py(e.times), e.children_kernel.count(),
-                                                        e.children_user.count(), e.max_rss_kib));
+    // An unknown status (the child was reaped by someone else, e.g. the kernel
+    // when SIGCHLD is ignored) is None, never a made-up 0.
+    py::object status = e.status ? to_py(*e.status) : py::object(py::none());
+    py::object times_error = e.times_error ? py::object(py::str(e.times_error.message())) : py::object(py::none());
+    return make_named(types().ChildExit, py::make_tuple(status, to_py(e.times), e.children_kernel.count(),
+                                                        e.children_user.count(), e.max_rss_kib, times_error));
 }
 
 py::object to_cpu_times(const proctimes::task_times& t, std::optional<nanoseconds> children_user,

@@ -115,8 +115,10 @@ void bind_spawn(py::module_& m) {
              "Times of the child (children excluded), live or final.")
         .def("wait", &child_wait, py::arg("timeout") = py::none(),
              "Waits for it to exit and reaps it: ChildExit(status, times, children_kernel_ns,\n"
-             "children_user_ns, max_rss_kib), its final values; None on timeout (seconds;\n"
-             "None: forever). Calling it again returns the same values. Releases the GIL.")
+             "children_user_ns, max_rss_kib, times_error), its final values; None on timeout\n"
+             "(seconds; None: forever). status is None when unknown (the kernel reaped it\n"
+             "because SIGCHLD is ignored). Calling it again returns the same values.\n"
+             "Releases the GIL.")
         .def(
             "cpu_times",
             [](const py_child& c) {

@@ -219,6 +219,23 @@ def test_spawned_child_gives_its_final_times():
     assert ct.user == t.user and ct.system == t.kernel and ct.children_user == 0.0
 
 
+def test_exit_status_is_never_made_up_when_sigchld_is_ignored():
+    # The kernel reaps children itself when SIGCHLD is ignored: the status is
+    # then unknown (None, or NoSuchProcess when nothing was recorded first),
+    # never a made-up exit code 0.
+    old = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    try:
+        c = proctimes.spawn(["sh", "-c", "exit 4"])
+        try:
+            e = c.wait(30)
+        except proctimes.NoSuchProcess:
+            return
+        assert e is not None
+        assert e.status is None or e.status.code == 4
+    finally:
+        signal.signal(signal.SIGCHLD, old)
+
+
 def test_spawn_reports_children_apart():
     c = proctimes.spawn(["sh", "-c", f"{sys.executable} -c 'import time\nend=time.process_time()+0.1\n"
                                      "while time.process_time()<end: pass'"])
