@@ -33,27 +33,40 @@ namespace proctimes {
 namespace detail {
 namespace {
 
-// An on/off switch: set by its setter, or else read once from the
-// environment variable `name` ("1"/"on", "0"/"off"; anything else or unset:
-// `fallback`). -1 in `flag` means not decided yet.
-bool switch_on(std::atomic<int>& flag, const char* name, bool fallback) noexcept {
-    int e = flag.load(std::memory_order_relaxed);
-    if (e < 0) {
+// An environment switch, read once: 1 ("1"/"on"), 0 ("0"/"off"), or -1
+// (unset, or anything else). `cache` holds -2 until it is read.
+int env_switch(std::atomic<int>& cache, const char* name) noexcept {
+    int e = cache.load(std::memory_order_relaxed);
+    if (e == -2) {
         const char* v = std::getenv(name);
         if (v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "on") == 0))
             e = 1;
         else if (v && (std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0))
             e = 0;
         else
-            e = fallback ? 1 : 0;
-        flag.store(e, std::memory_order_relaxed);
+            e = -1;
+        cache.store(e, std::memory_order_relaxed);
     }
-    return e == 1;
+    return e;
+}
+
+// An on/off switch: set by its setter (`flag`: -1 until then), or else by
+// the environment variable `name`, or else `fallback`.
+bool switch_on(const std::atomic<int>& flag, std::atomic<int>& env_cache, const char* name, bool fallback) noexcept {
+    const int set = flag.load(std::memory_order_relaxed);
+    if (set >= 0) return set == 1;
+    const int env = env_switch(env_cache, name);
+    return env >= 0 ? env == 1 : fallback;
 }
 
 std::atomic<int> g_records_enabled{-1};
+std::atomic<int> g_records_env{-2};
+std::atomic<bool> g_records_default{false};  // set_exit_records_default
 
-bool records_enabled() noexcept { return switch_on(g_records_enabled, "PROCTIMES_EXIT_RECORDS", false); }
+bool records_enabled() noexcept {
+    return switch_on(g_records_enabled, g_records_env, "PROCTIMES_EXIT_RECORDS",
+                     g_records_default.load(std::memory_order_relaxed));
+}
 
 // The epoll key of the records socket (task keys start at 1).
 constexpr std::uint64_t records_key = 0;
@@ -225,7 +238,8 @@ private:
 
 std::mutex g_mutex;
 monitor* g_monitor = nullptr;  // leaked on purpose: its thread outlives static destruction
-std::atomic<int> g_enabled{-1};  // -1: not decided yet (read PROCTIMES_EXIT_MONITOR)
+std::atomic<int> g_enabled{-1};  // -1: not set (then PROCTIMES_EXIT_MONITOR decides)
+std::atomic<int> g_monitor_env{-2};
 
 void forget_after_fork() noexcept {
     // The child has no monitor thread; the parent's epoll instance is shared
@@ -233,7 +247,7 @@ void forget_after_fork() noexcept {
     g_monitor = nullptr;
 }
 
-bool enabled() noexcept { return switch_on(g_enabled, "PROCTIMES_EXIT_MONITOR", true); }
+bool enabled() noexcept { return switch_on(g_enabled, g_monitor_env, "PROCTIMES_EXIT_MONITOR", true); }
 
 monitor* get_monitor() noexcept {
     std::lock_guard lock(g_mutex);
@@ -325,6 +339,9 @@ void set_exit_records_enabled(bool on) noexcept {
     detail::g_records_enabled.store(on ? 1 : 0, std::memory_order_relaxed);
 }
 bool exit_records_enabled() noexcept { return detail::records_enabled(); }
+void set_exit_records_default(bool on) noexcept {
+    detail::g_records_default.store(on, std::memory_order_relaxed);
+}
 
 std::error_code exit_records_status() noexcept {
     if (!detail::enabled() || !detail::records_enabled()) return make_error_code(errc::not_supported);

@@ -57,7 +57,15 @@ struct task_core {
 
     // What is known about the end, guarded by `mutex`.
     std::mutex mutex;
+    // The exit instant and what it promises (exit_bounds.hpp), set once by
+    // the first observer of the end (stamp_exit_locked).
     std::optional<instant> exit;
+    std::optional<instant> exit_earliest;
+    exit_source exit_from = exit_source::none;
+    std::chrono::nanoseconds exit_resolution{};
+    // CLOCK_REALTIME just before the last sample that saw the task alive: the
+    // end came after it.
+    std::optional<instant> last_alive;
     task_state state = task_state::running;
     std::optional<task_times> last;  // the last values read
     bool watched = false;            // registered with the exit monitor
@@ -93,6 +101,13 @@ result<task_times> query(task_core& c) noexcept;
 /// readable. Called by the exit monitor, and by a query that finds the task
 /// gone while it is watched.
 void record_exit(task_core& c, instant seen) noexcept;
+
+/// Stamps the end of the task, seen at `seen`, unless it is stamped already:
+/// from its exit record when it has one, else as observed with the lower
+/// bounds the task showed (`cpu`: CPU time known at the end). Requires c.mutex.
+void stamp_exit_locked(task_core& c, instant seen, std::chrono::nanoseconds cpu) noexcept;
+/// Copies the exit instant and its bounds into a result. Requires c.mutex.
+void fill_exit_locked(task_times& t, const task_core& c) noexcept;
 
 /// Hands the pending taskstats exit records to the watched tasks they concern
 /// (does nothing without a registered listener). record_exit calls it before

@@ -143,7 +143,8 @@ TEST(Run, CsvHasOneRowWithTheRunColumns) {
     EXPECT_FALSE(std::getline(in, extra));
     EXPECT_EQ(header,
               "pid,tid,name,creation_filetime,exit_filetime,creation_time,exit_time,kernel_ns,user_ns,resolution_ns,"
-              "total_resolution_ns,source,state,sampled_at_time,elapsed_ns,wall_ns,cpu_percent,children_kernel_ns,"
+              "total_resolution_ns,source,exit_source,exit_earliest_filetime,exit_earliest_time,exit_resolution_ns,"
+              "state,sampled_at_time,elapsed_ns,wall_ns,cpu_percent,children_kernel_ns,"
               "children_user_ns,max_rss_kib,exit_code,signal");
     EXPECT_EQ(row.substr(row.size() - 3), ",3,");
 }
