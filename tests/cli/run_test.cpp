@@ -120,6 +120,13 @@ TEST(Run, CpuBurnerJsonFieldsValidate) {
     const auto hi = proctimes::filetime_from_time(after)->ticks;
     EXPECT_GE(creation, lo);
     EXPECT_LE(exit, hi);
+    // What the exit instant promises: observed (no later than) or recorded.
+    ASSERT_TRUE(j["exit_source"].is_string());
+    EXPECT_TRUE(j["exit_source"] == "observed" || j["exit_source"] == "exit_record") << j["exit_source"];
+    const auto earliest = j["exit_earliest_filetime"].get<std::uint64_t>();
+    EXPECT_GE(earliest, creation);
+    EXPECT_LE(earliest, exit);
+    EXPECT_GE(j["exit_resolution_ns"].get<std::int64_t>(), 0);
 
     const auto cpu = j["kernel_ns"].get<std::int64_t>() + j["user_ns"].get<std::int64_t>();
     const auto wall = j["wall_ns"].get<std::int64_t>();

@@ -381,7 +381,7 @@ TEST(ShowCsv, HeaderRowsAndQuoting) {
 
     const auto rows = parse_csv(r.out);
     ASSERT_GE(rows.size(), 5u);  // header, the process, main + 2 threads
-    for (const auto& row : rows) ASSERT_EQ(row.size(), 12u);
+    for (const auto& row : rows) ASSERT_EQ(row.size(), 16u);
     const auto& proc = rows[1];
     EXPECT_EQ(proc[0], self_pid());
     EXPECT_EQ(proc[1], "") << "tid is empty on the process row";
@@ -390,6 +390,7 @@ TEST(ShowCsv, HeaderRowsAndQuoting) {
     EXPECT_EQ(proc[6], "");  // exit_time
     EXPECT_EQ(ticks_from_rfc3339(proc[5]), std::stoull(proc[3]));
     EXPECT_EQ(proc[11], "cpu_clock+stat");
+    for (std::size_t i = 12; i < 16; ++i) EXPECT_EQ(proc[i], "") << "no exit: exit_source and its bounds empty";
 
     bool saw_plain = false, saw_tricky = false;
     for (std::size_t i = 2; i < rows.size(); ++i) {

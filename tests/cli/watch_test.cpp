@@ -107,6 +107,45 @@ TEST(Watch, ChildIsReportedWithItsExitInstantAndFinalTimes) {
     EXPECT_TRUE(j["exit_time"].is_string());
 }
 
+TEST(Watch, AZombieSeenLateSaysItsExitIsNoLaterThanAndHowEarly) {
+    // A process that has been a zombie for 300 ms when watch starts: the exit
+    // instant watch can give is its own observation, 300 ms late. It must say
+    // so ("observed": no later than) with a lower bound that the real end
+    // does not precede; before, it printed the observation as the exit.
+    int p[2];
+    ASSERT_EQ(::pipe(p), 0);
+    const pid_t pid = fork_sleeper(0, p[1]);
+    ASSERT_GT(pid, 0);
+    const auto before_exit = read_instant(p[0]);
+    siginfo_t si{};
+    ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(pid), &si, WEXITED | WNOWAIT), 0);
+    const auto seen_dead = std::chrono::system_clock::now();
+    std::this_thread::sleep_for(300ms);
+    const auto r = run_cli({"watch", "--format", "json", std::to_string(pid)});
+    const auto table = run_cli({"watch", "--utc", std::to_string(pid)});
+    ::close(p[0]);
+    ::close(p[1]);
+    ::waitpid(pid, nullptr, 0);
+
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto lines = json_lines(r.out);
+    ASSERT_EQ(lines.size(), 1u) << r.out;
+    const json& j = lines[0];
+    EXPECT_EQ(j["exit_source"], "observed") << j;
+    const auto exit = j["exit_filetime"].get<std::uint64_t>();
+    const auto earliest = j["exit_earliest_filetime"].get<std::uint64_t>();
+    EXPECT_GE(exit, ticks(before_exit)) << "no later than: never before the end";
+    EXPECT_LE(earliest, ticks(seen_dead)) << "the lower bound may not be after the end";
+    EXPECT_GE(earliest, j["creation_filetime"].get<std::uint64_t>());
+    EXPECT_EQ(j["exit_resolution_ns"].get<std::uint64_t>() / 100, exit - earliest);
+    EXPECT_GE(j["exit_resolution_ns"].get<std::int64_t>(), 300'000'000) << "seen 300 ms late, and it says so";
+    EXPECT_EQ(j["exit_earliest_time"].is_string(), true);
+    // The table marks it "<=" and says after when it ended.
+    ASSERT_EQ(table.code, 0) << table.err;
+    EXPECT_NE(table.out.find("<= "), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("(ended after "), std::string::npos) << table.out;
+}
+
 TEST(Watch, BadPidsAreReportedAndTheOthersStillWatched) {
     const pid_t pid = fork_sleeper(150, -1);
     ASSERT_GT(pid, 0);
