@@ -138,10 +138,22 @@ TEST_F(ExitRecords, ThreadOfAnotherProcessEndsWithItsExactRunTime) {
     const auto tid = receive<pid_t>(tid_pipe.r);
     auto h = thread::open(c.pid(), tid).value();
     const auto before = h.times().value();
+    const auto released = system_clock::now();
     ASSERT_EQ(::write(go.w, "g", 1), 1);
     const nanoseconds own{receive<long long>(last.r)};
     ASSERT_TRUE(wait_for_exit(h, 20s).value());
+    const auto woke = system_clock::now();
     const auto r = h.times().value();
+    // The exit instant from the same record: creation + the kernel's elapsed
+    // time, floored like creation (up to one 10 ms tick early), never later
+    // than the wake-up. The thread lived at least the 40 ms it burned after
+    // its release.
+    EXPECT_EQ(r.precision.exit_source, exit_source::exit_record);
+    ASSERT_TRUE(r.exit && r.exit_earliest);
+    EXPECT_EQ(*r.exit_earliest, *r.exit);
+    EXPECT_LE(*r.exit, woke);
+    EXPECT_GE(*r.exit + 10ms + 1us, released + 40ms);
+    EXPECT_LE(r.precision.exit_resolution, 10ms);
     EXPECT_EQ(r.state, task_state::exited);
     EXPECT_EQ(r.precision.source, cpu_source::exit_record);
     EXPECT_EQ(r.precision.total_resolution, 1ns);
@@ -199,6 +211,8 @@ TEST_F(ExitRecords, OneThreadProcessReapedAtOnceHasItsFinalValues) {
         EXPECT_EQ(r.state, task_state::exited) << "never a partial value";
         EXPECT_GE(r.cpu(), own);
         EXPECT_LE(r.cpu(), own + 20ms);
+        // The record dates the end too, whether or not the zombie was read.
+        EXPECT_EQ(r.precision.exit_source, exit_source::exit_record);
         if (r.precision.source == cpu_source::exit_record) ++from_record;
     }
     RecordProperty("final_values_from_records", from_record);
