@@ -333,6 +333,7 @@ void record_exit(task_core& c, instant seen) noexcept {
     char st = '?';
     auto r = sample(c, &st);  // the zombie, if it is not reaped yet
     deliver_exit_records();   // its exit record, if one was sent: final values when gone, and the instant
+    if (!r) await_exit_record(c);  // gone unread: a record it should have had, bounded
     std::lock_guard lock(c.mutex);
     if (c.state != task_state::running) {  // already recorded
         stamp_exit_locked(c, seen, c.last ? c.last->cpu() : nanoseconds{0});

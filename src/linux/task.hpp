@@ -1,6 +1,7 @@
 // The state a process or thread handle shares with the exit monitor.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -83,6 +84,13 @@ struct task_core {
     // The kernel's exit record of this task (a thread's, or a one-thread
     // process's), delivered by the exit monitor when records are enabled.
     std::optional<parse::taskstats_exit> exit_record;
+    // Exit-record bookkeeping, set by the exit monitor (under `mutex`): the
+    // task was registered while the listener ran (so its records reach it),
+    // any record with its id came (usable or not), and the listener's count
+    // of lost-record bursts at registration.
+    bool records_watched = false;
+    bool record_seen = false;
+    std::uint64_t record_losses_at_watch = 0;
 };
 
 /// The error for "this task is gone" (no_such_process or no_such_thread).
@@ -113,6 +121,15 @@ void fill_exit_locked(task_times& t, const task_core& c) noexcept;
 /// (does nothing without a registered listener). record_exit calls it before
 /// it looks at task_core::exit_record.
 void deliver_exit_records() noexcept;
+
+/// For a task that is gone without a zombie read and without its exit
+/// record: if a record is expected (the listener watched it, no record with
+/// its id came, none was lost since), waits for it up to record_wait_limit,
+/// delivering it when it comes. Returns at once otherwise. The kernel queues a
+/// record before the task's end is visible, so the wait is a bound for the
+/// unexpected, not a delay anyone pays normally.
+void await_exit_record(task_core& c) noexcept;
+inline constexpr std::chrono::milliseconds record_wait_limit{50};
 
 /// Registers a task with the process-wide exit monitor (started on first use).
 /// Does nothing when the monitor is disabled or the task has no pidfd.
