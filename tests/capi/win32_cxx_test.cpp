@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -446,6 +447,27 @@ bool in_initial_pid_namespace() {
     return false;
 }
 
+// The calling process's thread count (field 20 of /proc/self/stat), with
+// async-signal-safe calls only (it runs in forked children); -1 if unknown.
+int threads_now() {
+    char buf[1024];
+    const int fd = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    if (n <= 0) return -1;
+    buf[n] = 0;
+    const char* p = nullptr;
+    for (const char* q = buf; *q; ++q)
+        if (*q == ')') p = q;
+    if (!p) return -1;
+    int field = 2, value = 0;  // p ends field 2 (comm)
+    for (++p; *p && field < 20; ++p)
+        if (*p == ' ') ++field;
+    for (; *p >= '0' && *p <= '9'; ++p) value = value * 10 + (*p - '0');
+    return value;
+}
+
 // Why exit records cannot be used here, or "" when they can (checked without
 // the library: the tests must fail, not skip, if the layer does not turn them on).
 std::string why_no_exit_records() {
@@ -547,23 +569,41 @@ TEST(Win32Exit, AChildReapedAtOnceByTheCallerReportsItsFinalCpuTime) {
     // waitpid the moment it ends, usually before the exit monitor reads the
     // zombie. Its exit record still has its final values.
     if (auto why = why_no_exit_records(); !why.empty()) GTEST_SKIP() << why;
+    int one_thread = 0;
     for (int attempt = 0; attempt < 5; ++attempt) {
         SCOPED_TRACE("attempt " + std::to_string(attempt));
-        testing_helpers::forked ch([] {
+        int p[2];
+        ASSERT_EQ(::pipe(p), 0);
+        testing_helpers::forked ch([w = p[1]] {
             testing_helpers::burn_thread_cpu(120ms);
-            return 0;
+            // Its thread count at its end: ThreadSanitizer's runtime adds a
+            // helper thread to a process forked from a one-thread process.
+            const int n = threads_now();
+            return ::write(w, &n, sizeof n) == static_cast<ssize_t>(sizeof n) ? 0 : 3;
         });
         HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | SYNCHRONIZE, FALSE, static_cast<DWORD>(ch.pid()));
         ASSERT_NE(h, nullptr) << GetLastError();
         ch.start();
         ch.reap();  // blocked in waitpid when it ends: reaped at once
+        int threads = 0;
+        EXPECT_EQ(::read(p[0], &threads, sizeof threads), static_cast<ssize_t>(sizeof threads));
+        ::close(p[0]);
+        ::close(p[1]);
         ASSERT_EQ(WaitForSingleObject(h, 20000), WAIT_OBJECT_0);
         FILETIME c, e, k, u;
         ASSERT_TRUE(GetProcessTimes(h, &c, &e, &k, &u)) << GetLastError();
-        EXPECT_GE(ft64(k) + ft64(u), 120 * ms_ticks) << "the final value, not the last sample";
         EXPECT_GE(ft64(e), ft64(c));
+        if (threads != 1) {
+            // Records give a process's final values only when it only ever
+            // had one thread (docs/EXIT.md): not the case under test.
+            EXPECT_TRUE(CloseHandle(h));
+            continue;
+        }
+        ++one_thread;
+        EXPECT_GE(ft64(k) + ft64(u), 120 * ms_ticks) << "the final value, not the last sample";
         EXPECT_TRUE(CloseHandle(h));
     }
+    if (one_thread == 0) GTEST_SKIP() << "every child had a second thread (a sanitizer's): nothing tested";
 }
 
 TEST(Win32Exit, AnExplicitChoiceWinsOverTheLayersDefault) {
