@@ -7,11 +7,14 @@
 #include <chrono>
 #include <csignal>
 #include <cstdint>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <dirent.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -201,12 +204,54 @@ TEST(Watch, NonChildIsReportedWithItsExitInstant) {
     expect_bracketed(lines[0], before_exit, after);
 }
 
+// A child that exits as soon as `fd` is readable.
+pid_t fork_waiter(int fd) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        char c;
+        [[maybe_unused]] auto n = ::read(fd, &c, 1);
+        ::_exit(0);
+    }
+    return pid;
+}
+
+// Whether this process holds a pidfd for `pid` (the watch's handle).
+bool holds_pidfd_for(pid_t pid) {
+    const std::string want = "Pid:\t" + std::to_string(pid) + "\n";
+    DIR* d = ::opendir("/proc/self/fdinfo");
+    if (!d) return false;
+    bool found = false;
+    while (dirent* e = ::readdir(d)) {
+        if (e->d_name[0] == '.') continue;
+        std::ifstream f(std::string("/proc/self/fdinfo/") + e->d_name);
+        const std::string info((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+        found = found || info.find(want) != std::string::npos;
+    }
+    ::closedir(d);
+    return found;
+}
+
 TEST(Watch, SeveralProcessesOneLineEachInExitOrder) {
-    const pid_t slow = fork_sleeper(300, -1);
-    const pid_t fast = fork_sleeper(100, -1);
+    // Both end while watched (each released only once the watch holds its
+    // pidfd): processes that had ended before the watch began are reported at
+    // once, in the order given, since nothing tells when each ended.
+    int go_fast[2], go_slow[2];
+    ASSERT_EQ(::pipe(go_fast), 0);
+    ASSERT_EQ(::pipe(go_slow), 0);
+    const pid_t slow = fork_waiter(go_slow[0]);
+    const pid_t fast = fork_waiter(go_fast[0]);
+    std::thread releaser([&] {
+        for (int i = 0; i < 2000 && !(holds_pidfd_for(slow) && holds_pidfd_for(fast)); ++i)
+            std::this_thread::sleep_for(5ms);
+        [[maybe_unused]] auto a = ::write(go_fast[1], "g", 1);
+        std::this_thread::sleep_for(200ms);
+        [[maybe_unused]] auto b = ::write(go_slow[1], "g", 1);
+    });
     const auto r = run_cli({"watch", "--format", "json", std::to_string(slow), std::to_string(fast)});
+    releaser.join();
     ::waitpid(slow, nullptr, 0);
     ::waitpid(fast, nullptr, 0);
+    for (int fd : {go_fast[0], go_fast[1], go_slow[0], go_slow[1]}) ::close(fd);
     EXPECT_EQ(r.code, 0) << r.err;
     const auto lines = json_lines(r.out);
     ASSERT_EQ(lines.size(), 2u) << r.out;
