@@ -46,6 +46,11 @@ bool exit_monitor_enabled() noexcept;
 /// cannot be registered, handles work as without it.
 void set_exit_records_enabled(bool on) noexcept;
 bool exit_records_enabled() noexcept;
+/// Changes only the default: what exit_records_enabled() answers when neither
+/// set_exit_records_enabled() nor PROCTIMES_EXIT_RECORDS has decided. The
+/// Win32 layer sets it to true (a Windows program expects final values); an
+/// explicit choice, earlier or later, always wins.
+void set_exit_records_default(bool on) noexcept;
 /// Registers the listener if enabled and not tried yet. Empty when it is
 /// registered; otherwise why not: errc::not_supported when records or the
 /// monitor are off, or outside the initial pid namespace, or without

@@ -53,6 +53,33 @@ enum class cpu_source : std::uint8_t {
 /// A short stable name for a cpu_source ("rusage", "cpu_clock+stat", ...).
 std::string_view to_string(cpu_source s) noexcept;
 
+/// Where an exit instant came from, and so what it promises. Linux keeps no
+/// exit instant that an unprivileged reader can ask for: an instant is either
+/// stamped by whoever sees the end, or computed from the kernel's exit record.
+enum class exit_source : std::uint8_t {
+    /// No exit instant: the task runs (or its end was never seen).
+    none,
+    /// Stamped (CLOCK_REALTIME) by the first observer that saw the task ended:
+    /// the exit monitor's wake-up, a wait's, or a query that found a zombie.
+    /// The exit happened NO LATER than `exit`, and no earlier than
+    /// `exit_earliest`: the later of the last instant a sample saw the task
+    /// alive and creation + the CPU time it used (a thread cannot run longer
+    /// than it lives; a process's threads, on all CPUs at once at most).
+    /// A monitor that was awake stamps within about 0.1 ms of the end; a task
+    /// that was already a zombie when first seen can be stamped much later,
+    /// and exit_resolution says how much.
+    observed,
+    /// From the kernel's taskstats exit record (set_exit_records_enabled):
+    /// creation + the task's elapsed time as the kernel measured it at its end
+    /// (ac_etime, 1 µs). exit − creation is therefore exact to 1 µs, and the
+    /// instant shares creation's 10 ms floor: the end was at `exit` or up to
+    /// one tick later (never later than it was observed). exit_earliest == exit.
+    exit_record,
+};
+
+/// "none", "observed" or "exit_record".
+std::string_view to_string(exit_source s) noexcept;
+
 /// How precise the values of one result are.
 struct cpu_precision {
     /// Granularity of `kernel` and of `user`, each on its own.
@@ -64,6 +91,13 @@ struct cpu_precision {
     /// start time), the instant being floored to its tick.
     std::chrono::nanoseconds creation_resolution{};
     cpu_source source = cpu_source::stat_ticks;
+    /// Where `exit` came from (none while the task runs).
+    proctimes::exit_source exit_source = proctimes::exit_source::none;
+    /// How far the real end can be from `exit`. observed: exit − exit_earliest
+    /// (the end lies in [exit − exit_resolution, exit]); exit_record: the
+    /// creation tick, capped by the observation (the end lies in
+    /// [exit, exit + exit_resolution]). 0 while the task runs.
+    std::chrono::nanoseconds exit_resolution{};
     friend bool operator==(const cpu_precision&, const cpu_precision&) = default;
 };
 
@@ -100,8 +134,14 @@ struct task_times {
     /// When the process/thread was created (see proctimes::boot_anchor for how
     /// the kernel's boot-relative start tick becomes a wall-clock instant).
     instant creation{};
-    /// When it exited; empty while it runs.
+    /// When it exited; empty while it runs. Set whenever state is not
+    /// running. What it promises depends on precision.exit_source: an observed
+    /// instant is an upper bound ("no later than"), a recorded one is floored
+    /// to the creation tick like `creation`.
     std::optional<instant> exit;
+    /// The earliest instant the exit can have happened (see exit_source);
+    /// empty while it runs. exit_earliest <= exit, and creation <= exit_earliest.
+    std::optional<instant> exit_earliest;
     /// CPU time spent in the kernel on its behalf (all threads, exited threads
     /// included, children excluded, for a process).
     std::chrono::nanoseconds kernel{};

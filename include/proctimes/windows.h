@@ -446,6 +446,21 @@ HANDLE proctimes_PsGetProcessId(PEPROCESS Process);
 LONGLONG proctimes_PsGetProcessCreateTimeQuadPart(PEPROCESS Process);
 void proctimes_KeQuerySystemTime(PLARGE_INTEGER CurrentTime);
 
+/* proctimes extension, no Windows counterpart: what the exit time that
+ * GetProcessTimes / GetThreadTimes report for this handle promises. Linux keeps
+ * no exit instant; see docs/WIN32.md and docs/EXIT.md.
+ *   PROCTIMES_EXIT_TIME_NONE      running: the exit time is 0; *lpEarliestExitTime = 0
+ *   PROCTIMES_EXIT_TIME_OBSERVED  stamped when the end was seen: the process or thread ended NO LATER
+ *                                 than the exit time and no earlier than *lpEarliestExitTime
+ *   PROCTIMES_EXIT_TIME_RECORDED  from the kernel's exit record: creation + elapsed time (1 us),
+ *                                 floored to the creation's 10 ms tick; *lpEarliestExitTime = exit time
+ * Any process or thread handle with a query right, or a pseudo-handle (always NONE).
+ * Errors as GetProcessTimes: 6 invalid handle, 5 no query right, 998 NULL pointer. */
+#define PROCTIMES_EXIT_TIME_NONE 0u
+#define PROCTIMES_EXIT_TIME_OBSERVED 1u
+#define PROCTIMES_EXIT_TIME_RECORDED 2u
+BOOL proctimes_GetExitTimeInfo(HANDLE hObject, LPDWORD lpSource, LPFILETIME lpEarliestExitTime);
+
 /* ---- the Windows names ------------------------------------------------------------------ */
 
 #ifndef PROCTIMES_NO_WIN32_NAMES

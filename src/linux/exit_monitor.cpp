@@ -12,7 +12,9 @@
 // that id. A handle registered later can never receive an earlier task's
 // record: registration drains the socket first, and a pid is not reused
 // before its task's record has been sent.
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include <pthread.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -33,27 +36,40 @@ namespace proctimes {
 namespace detail {
 namespace {
 
-// An on/off switch: set by its setter, or else read once from the
-// environment variable `name` ("1"/"on", "0"/"off"; anything else or unset:
-// `fallback`). -1 in `flag` means not decided yet.
-bool switch_on(std::atomic<int>& flag, const char* name, bool fallback) noexcept {
-    int e = flag.load(std::memory_order_relaxed);
-    if (e < 0) {
+// An environment switch, read once: 1 ("1"/"on"), 0 ("0"/"off"), or -1
+// (unset, or anything else). `cache` holds -2 until it is read.
+int env_switch(std::atomic<int>& cache, const char* name) noexcept {
+    int e = cache.load(std::memory_order_relaxed);
+    if (e == -2) {
         const char* v = std::getenv(name);
         if (v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "on") == 0))
             e = 1;
         else if (v && (std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0))
             e = 0;
         else
-            e = fallback ? 1 : 0;
-        flag.store(e, std::memory_order_relaxed);
+            e = -1;
+        cache.store(e, std::memory_order_relaxed);
     }
-    return e == 1;
+    return e;
+}
+
+// An on/off switch: set by its setter (`flag`: -1 until then), or else by
+// the environment variable `name`, or else `fallback`.
+bool switch_on(const std::atomic<int>& flag, std::atomic<int>& env_cache, const char* name, bool fallback) noexcept {
+    const int set = flag.load(std::memory_order_relaxed);
+    if (set >= 0) return set == 1;
+    const int env = env_switch(env_cache, name);
+    return env >= 0 ? env == 1 : fallback;
 }
 
 std::atomic<int> g_records_enabled{-1};
+std::atomic<int> g_records_env{-2};
+std::atomic<bool> g_records_default{false};  // set_exit_records_default
 
-bool records_enabled() noexcept { return switch_on(g_records_enabled, "PROCTIMES_EXIT_RECORDS", false); }
+bool records_enabled() noexcept {
+    return switch_on(g_records_enabled, g_records_env, "PROCTIMES_EXIT_RECORDS",
+                     g_records_default.load(std::memory_order_relaxed));
+}
 
 // The epoll key of the records socket (task keys start at 1).
 constexpr std::uint64_t records_key = 0;
@@ -86,6 +102,28 @@ public:
         by_id_.emplace(c->id, c.get());
         std::lock_guard task_lock(c->mutex);
         c->watched = true;
+        c->records_watched = records_ && records_enabled();
+        c->record_losses_at_watch = losses_;
+    }
+
+    /// await_exit_record (task.hpp): waits while a record for `c` is expected.
+    void await_record(task_core& c) {
+        const auto deadline = std::chrono::steady_clock::now() + record_wait_limit;
+        for (;;) {
+            int fd = -1;
+            {
+                std::lock_guard lock(mutex_);
+                deliver_locked();
+                if (!record_expected_locked(c)) return;
+                fd = records_->fd();
+            }
+            const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0) return;
+            pollfd p{fd, POLLIN, 0};
+            // The monitor thread may drain the socket first: the next round
+            // then finds the record delivered, or waits out the rest.
+            if (::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 5))) < 0 && errno != EINTR) return;
+        }
     }
 
     /// Hands pending exit records to the watched tasks.
@@ -115,6 +153,18 @@ public:
     }
 
 private:
+    // A record for `c` should be on its way: the listener watched it and
+    // still runs, no record with its id came, and none was lost since.
+    bool record_expected_locked(task_core& c) {
+        if (!records_ || !records_enabled()) return false;
+        bool listed = false;
+        auto [first, last] = by_id_.equal_range(c.id);
+        for (auto it = first; it != last; ++it) listed = listed || it->second == &c;
+        if (!listed) return false;
+        std::lock_guard task_lock(c.mutex);
+        return c.records_watched && !c.record_seen && !c.exit_record && c.record_losses_at_watch == losses_;
+    }
+
     void open_records_locked() {
         if (records_tried_ || !records_enabled()) return;
         records_tried_ = true;
@@ -142,18 +192,19 @@ private:
     void deliver_locked() {
         if (!records_) return;
         batch_.clear();
-        (void)records_->drain(batch_);  // lost records: those tasks keep their last values
+        if (!records_->drain(batch_)) ++losses_;  // lost records: those tasks keep their last values
         if (!records_enabled()) return;
         for (const auto& e : batch_) {
             if (e.run_ns == 0 && e.sampled_run_ns != 0) continue;
             auto [first, last] = by_id_.equal_range(static_cast<pid_t>(e.pid));
             for (auto it = first; it != last; ++it) {
                 task_core* c = it->second;
+                std::lock_guard task_lock(c->mutex);
+                c->record_seen = true;
                 if (!c->is_thread && !(e.group_dead && !e.group_record)) continue;
                 // The first record for a watched id is its own task's: the
                 // task was alive when it was registered, and its id cannot be
                 // reused before its own record has been sent.
-                std::lock_guard task_lock(c->mutex);
                 if (!c->exit_record) c->exit_record = e;
             }
         }
@@ -192,10 +243,15 @@ private:
                     c = std::move(it->second);
                     tasks_.erase(it);
                     keys_.erase(c.get());
-                    forget_id_locked(c.get());
                     ::epoll_ctl(ep_.get(), EPOLL_CTL_DEL, c->pidfd.get(), nullptr);
                 }
                 record_exit(*c, seen);
+                {
+                    // Still listed by id until now, so that a record that
+                    // comes while record_exit waits for it is delivered.
+                    std::lock_guard lock(mutex_);
+                    forget_id_locked(c.get());
+                }
                 bool reap = false;
                 {
                     std::lock_guard task_lock(c->mutex);
@@ -221,11 +277,13 @@ private:
     std::unique_ptr<exit_records> records_;
     std::error_code records_error_;
     std::vector<parse::taskstats_exit> batch_;
+    std::uint64_t losses_ = 0;  // bursts of lost records (ENOBUFS) since the listener started
 };
 
 std::mutex g_mutex;
 monitor* g_monitor = nullptr;  // leaked on purpose: its thread outlives static destruction
-std::atomic<int> g_enabled{-1};  // -1: not decided yet (read PROCTIMES_EXIT_MONITOR)
+std::atomic<int> g_enabled{-1};  // -1: not set (then PROCTIMES_EXIT_MONITOR decides)
+std::atomic<int> g_monitor_env{-2};
 
 void forget_after_fork() noexcept {
     // The child has no monitor thread; the parent's epoll instance is shared
@@ -233,7 +291,7 @@ void forget_after_fork() noexcept {
     g_monitor = nullptr;
 }
 
-bool enabled() noexcept { return switch_on(g_enabled, "PROCTIMES_EXIT_MONITOR", true); }
+bool enabled() noexcept { return switch_on(g_enabled, g_monitor_env, "PROCTIMES_EXIT_MONITOR", true); }
 
 monitor* get_monitor() noexcept {
     std::lock_guard lock(g_mutex);
@@ -266,6 +324,19 @@ void deliver_exit_records() noexcept {
     if (!m) return;
     try {
         m->deliver();
+    } catch (...) {
+    }
+}
+
+void await_exit_record(task_core& c) noexcept {
+    monitor* m;
+    {
+        std::lock_guard lock(g_mutex);
+        m = g_monitor;
+    }
+    if (!m) return;
+    try {
+        m->await_record(c);
     } catch (...) {
     }
 }
@@ -325,6 +396,9 @@ void set_exit_records_enabled(bool on) noexcept {
     detail::g_records_enabled.store(on ? 1 : 0, std::memory_order_relaxed);
 }
 bool exit_records_enabled() noexcept { return detail::records_enabled(); }
+void set_exit_records_default(bool on) noexcept {
+    detail::g_records_default.store(on, std::memory_order_relaxed);
+}
 
 std::error_code exit_records_status() noexcept {
     if (!detail::enabled() || !detail::records_enabled()) return make_error_code(errc::not_supported);

@@ -254,23 +254,29 @@ result<task_times> sample(task_core& c, char* state_char) noexcept {
 }
 
 result<task_times> query(task_core& c) noexcept {
+    const instant before = realtime_now();  // a sample that sees it alive proves it ended after this
     char st = '?';
     auto r = sample(c, &st);
+    // A zombie's exit record (if one was sent) came before the zombie showed.
+    if (r && exited_state(st)) deliver_exit_records();
     if (r) {
         std::lock_guard lock(c.mutex);
-        if (exited_state(st) && c.state == task_state::running) {
-            c.state = task_state::exited;
-            // First observer of a watched exit stamps it (the monitor would, a
-            // few µs later); unwatched exits keep an unknown instant.
-            if (!c.exit && c.watched) c.exit = r->sampled_at;
+        if (!exited_state(st)) {
+            if (c.state == task_state::running && (!c.last_alive || *c.last_alive < before)) c.last_alive = before;
+        } else {
+            if (c.state == task_state::running) c.state = task_state::exited;
+            // A zombie ended no later than this sample: the first observer
+            // stamps it (the monitor, if it watches, would a few µs later),
+            // saying it was observed, never passing the sample off as the end.
+            stamp_exit_locked(c, r->sampled_at, r->cpu());
         }
         if (c.state != task_state::running && c.last && c.last->precision.source == cpu_source::wait_rusage) {
             task_times t = *c.last;  // a reaped child's µs values beat the zombie's ticks
-            t.exit = c.exit;
+            fill_exit_locked(t, c);
             return t;
         }
         r->state = c.state == task_state::running ? task_state::running : task_state::exited;
-        r->exit = c.exit;
+        fill_exit_locked(*r, c);
         c.last = *r;
         return r;
     }
@@ -288,7 +294,7 @@ result<task_times> query(task_core& c) noexcept {
     std::lock_guard lock(c.mutex);
     if (!c.last) return r.error();
     task_times t = *c.last;
-    t.exit = c.exit;
+    fill_exit_locked(t, c);
     t.state = c.state;
     return t;
 }
@@ -296,10 +302,13 @@ result<task_times> query(task_core& c) noexcept {
 void record_exit(task_core& c, instant seen) noexcept {
     char st = '?';
     auto r = sample(c, &st);  // the zombie, if it is not reaped yet
-    if (!r) deliver_exit_records();  // gone: its exit record, if one was sent
+    deliver_exit_records();   // its exit record, if one was sent: final values when gone, and the instant
+    if (!r) await_exit_record(c);  // gone unread: a record it should have had, bounded
     std::lock_guard lock(c.mutex);
-    if (!c.exit) c.exit = seen;
-    if (c.state != task_state::running) return;  // already recorded
+    if (c.state != task_state::running) {  // already recorded
+        stamp_exit_locked(c, seen, c.last ? c.last->cpu() : nanoseconds{0});
+        return;
+    }
     if (r) {
         // Readable: a zombie (or a task in the last µs of do_exit); these are
         // its final values.
@@ -316,15 +325,15 @@ void record_exit(task_core& c, instant seen) noexcept {
         t.kernel = ku.kernel;
         t.user = ku.user;
         t.precision = precision_of(cpu_source::exit_record);
-        t.sampled_at = *c.exit;
         t.state = task_state::exited;
-        t.exit = c.exit;
         c.last = t;
         c.state = task_state::exited;
     } else {
         c.state = task_state::exited_partial;
         if (c.last) c.last->state = task_state::exited_partial;
     }
+    stamp_exit_locked(c, seen, c.last ? c.last->cpu() : nanoseconds{0});
+    if (c.last && c.last->precision.source == cpu_source::exit_record) c.last->sampled_at = *c.exit;
 }
 
 }  // namespace detail

@@ -1,6 +1,7 @@
 // The state a process or thread handle shares with the exit monitor.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -57,7 +58,15 @@ struct task_core {
 
     // What is known about the end, guarded by `mutex`.
     std::mutex mutex;
+    // The exit instant and what it promises (exit_bounds.hpp), set once by
+    // the first observer of the end (stamp_exit_locked).
     std::optional<instant> exit;
+    std::optional<instant> exit_earliest;
+    exit_source exit_from = exit_source::none;
+    std::chrono::nanoseconds exit_resolution{};
+    // CLOCK_REALTIME just before the last sample that saw the task alive: the
+    // end came after it.
+    std::optional<instant> last_alive;
     task_state state = task_state::running;
     std::optional<task_times> last;  // the last values read
     bool watched = false;            // registered with the exit monitor
@@ -75,6 +84,13 @@ struct task_core {
     // The kernel's exit record of this task (a thread's, or a one-thread
     // process's), delivered by the exit monitor when records are enabled.
     std::optional<parse::taskstats_exit> exit_record;
+    // Exit-record bookkeeping, set by the exit monitor (under `mutex`): the
+    // task was registered while the listener ran (so its records reach it),
+    // any record with its id came (usable or not), and the listener's count
+    // of lost-record bursts at registration.
+    bool records_watched = false;
+    bool record_seen = false;
+    std::uint64_t record_losses_at_watch = 0;
 };
 
 /// The error for "this task is gone" (no_such_process or no_such_thread).
@@ -94,10 +110,26 @@ result<task_times> query(task_core& c) noexcept;
 /// gone while it is watched.
 void record_exit(task_core& c, instant seen) noexcept;
 
+/// Stamps the end of the task, seen at `seen`, unless it is stamped already:
+/// from its exit record when it has one, else as observed with the lower
+/// bounds the task showed (`cpu`: CPU time known at the end). Requires c.mutex.
+void stamp_exit_locked(task_core& c, instant seen, std::chrono::nanoseconds cpu) noexcept;
+/// Copies the exit instant and its bounds into a result. Requires c.mutex.
+void fill_exit_locked(task_times& t, const task_core& c) noexcept;
+
 /// Hands the pending taskstats exit records to the watched tasks they concern
 /// (does nothing without a registered listener). record_exit calls it before
 /// it looks at task_core::exit_record.
 void deliver_exit_records() noexcept;
+
+/// For a task that is gone without a zombie read and without its exit
+/// record: if a record is expected (the listener watched it, no record with
+/// its id came, none was lost since), waits for it up to record_wait_limit,
+/// delivering it when it comes. Returns at once otherwise. The kernel queues a
+/// record before the task's end is visible, so the wait is a bound for the
+/// unexpected, not a delay anyone pays normally.
+void await_exit_record(task_core& c) noexcept;
+inline constexpr std::chrono::milliseconds record_wait_limit{50};
 
 /// Registers a task with the process-wide exit monitor (started on first use).
 /// Does nothing when the monitor is disabled or the task has no pidfd.

@@ -60,6 +60,12 @@ DWORD wait_by_polling(const thread& t, DWORD ms) noexcept {
     }
 }
 
+// A program written for Windows expects an exited thread's or process's
+// final CPU times: exit records on by default where permitted (docs/WIN32.md;
+// PROCTIMES_EXIT_RECORDS=0 or an explicit set_exit_records_enabled wins).
+// Before a handle opens: the listener registers with the first one watched.
+void use_win32_defaults() noexcept { set_exit_records_default(true); }
+
 // The exit code Windows code expects: the exit status, or 128 + the signal
 // that ended the process (the shell's convention).
 DWORD exit_code_of(const exit_status& e) noexcept { return static_cast<DWORD>(e.shell_code()); }
@@ -87,6 +93,7 @@ HANDLE proctimes_OpenProcess(DWORD dwDesiredAccess, BOOL bInheritHandle, DWORD d
     try {
         const auto pid = task_id(dwProcessId);
         if (!pid) return fail<HANDLE>(nullptr, ERROR_INVALID_PARAMETER);
+        use_win32_defaults();
         auto obj = std::make_shared<process_object>();
         // A child of CreateProcess is the same object, with its exit record:
         // while it has not exited it cannot have been reaped (only this
@@ -119,6 +126,7 @@ HANDLE proctimes_OpenThread(DWORD dwDesiredAccess, BOOL bInheritHandle, DWORD dw
     try {
         const auto tid = task_id(dwThreadId);
         if (!tid) return fail<HANDLE>(nullptr, ERROR_INVALID_PARAMETER);
+        use_win32_defaults();
         auto obj = std::make_shared<thread_object>();
         auto child = created_process::find(*tid);  // the main thread of a child has its pid
         if (child && !child->reaped()) {
@@ -208,6 +216,7 @@ BOOL proctimes_CreateProcessA(LPCSTR lpApplicationName, LPSTR lpCommandLine,
         // where execvp(3) would hand it to /bin/sh.
         o.run_scripts_with_sh = false;
 
+        use_win32_defaults();
         auto child = created_process::create(o);
         if (!child) return fail<BOOL>(FALSE, error_from(child.error(), error_context::spawn));
 

@@ -65,6 +65,35 @@ BOOL proctimes_GetThreadTimes(HANDLE hThread, LPFILETIME lpCreationTime, LPFILET
     return write_times(*t, lpCreationTime, lpExitTime, lpKernelTime, lpUserTime);
 }
 
+BOOL proctimes_GetExitTimeInfo(HANDLE hObject, LPDWORD lpSource, LPFILETIME lpEarliestExitTime) {
+    result<task_times> t = errc::invalid_handle;
+    process_ref p;
+    DWORD err = resolve_process(hObject, PROCESS_QUERY_LIMITED_INFORMATION, p);
+    if (err == ERROR_INVALID_HANDLE) {
+        thread_ref th;
+        if ((err = resolve_thread(hObject, THREAD_QUERY_LIMITED_INFORMATION, th))) return fail<BOOL>(FALSE, err);
+        if (!lpSource || !lpEarliestExitTime) return fail<BOOL>(FALSE, ERROR_NOACCESS);
+        t = th.self ? this_thread::times() : th.object->times();
+    } else if (err) {
+        return fail<BOOL>(FALSE, err);
+    } else {
+        if (!lpSource || !lpEarliestExitTime) return fail<BOOL>(FALSE, ERROR_NOACCESS);
+        t = p.self ? this_process::times() : p.object->times();
+    }
+    if (!t) return fail<BOOL>(FALSE, error_from(t.error(), error_context::query));
+    DWORD source = PROCTIMES_EXIT_TIME_NONE;
+    if (t->exit) {
+        source = t->precision.exit_source == exit_source::exit_record ? PROCTIMES_EXIT_TIME_RECORDED
+                                                                      : PROCTIMES_EXIT_TIME_OBSERVED;
+    }
+    const auto earliest =
+        t->exit && t->exit_earliest ? filetime_from_time(*t->exit_earliest) : std::optional<filetime>(filetime{0});
+    if (!earliest) return fail<BOOL>(FALSE, ERROR_INVALID_DATA);  // not representable: cannot happen
+    *lpSource = source;
+    store(lpEarliestExitTime, *earliest);
+    return TRUE;
+}
+
 BOOL proctimes_QueryProcessCycleTime(HANDLE ProcessHandle, PULONG64 CycleTime) {
     process_ref p;
     if (DWORD err = resolve_process(ProcessHandle, PROCESS_QUERY_LIMITED_INFORMATION, p)) return fail<BOOL>(FALSE, err);

@@ -186,7 +186,14 @@ result<thread_times> created_process::main_thread_times() noexcept {
     if (exit_) {
         if (t->state == task_state::running) t->state = task_state::exited;
         const auto& process_exit = exit_->times.exit;
-        if (process_exit && (!t->exit || *t->exit > *process_exit)) t->exit = process_exit;
+        if (process_exit && (!t->exit || *t->exit > *process_exit)) {
+            // The thread ended no later than its process: the process's
+            // instant, with what it promises.
+            t->exit = process_exit;
+            t->exit_earliest = exit_->times.exit_earliest;
+            t->precision.exit_source = exit_->times.precision.exit_source;
+            t->precision.exit_resolution = exit_->times.precision.exit_resolution;
+        }
     }
     return guarded(*t, thread_guard_);
 }

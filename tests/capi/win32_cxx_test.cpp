@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -510,4 +512,223 @@ TEST(Win32Cxx, ExitCodeOfACreateProcessChildIsUnknownWhenSigchldIsIgnored) {
         return std::string();
     });
     EXPECT_TRUE(r.ok()) << r.why();
+}
+
+// ---- exit instants and final values ----------------------------------------------------
+
+namespace {
+
+bool has_cap_net_admin() {
+    std::ifstream f("/proc/self/status");
+    std::string line;
+    while (std::getline(f, line))
+        if (line.rfind("CapEff:", 0) == 0) return (std::stoull(line.substr(7), nullptr, 16) >> 12) & 1;  // CAP_NET_ADMIN
+    return false;
+}
+
+bool in_initial_pid_namespace() {
+    std::ifstream f("/proc/self/status");
+    std::string line;
+    while (std::getline(f, line))
+        if (line.rfind("NSpid:", 0) == 0) return line.find_first_of(" \t", line.find_first_not_of(" \t", 6)) == std::string::npos;
+    return false;
+}
+
+// The calling process's thread count (field 20 of /proc/self/stat), with
+// async-signal-safe calls only (it runs in forked children); -1 if unknown.
+int threads_now() {
+    char buf[1024];
+    const int fd = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    if (n <= 0) return -1;
+    buf[n] = 0;
+    const char* p = nullptr;
+    for (const char* q = buf; *q; ++q)
+        if (*q == ')') p = q;
+    if (!p) return -1;
+    int field = 2, value = 0;  // p ends field 2 (comm)
+    for (++p; *p && field < 20; ++p)
+        if (*p == ' ') ++field;
+    for (; *p >= '0' && *p <= '9'; ++p) value = value * 10 + (*p - '0');
+    return value;
+}
+
+// Why exit records cannot be used here, or "" when they can (checked without
+// the library: the tests must fail, not skip, if the layer does not turn them on).
+std::string why_no_exit_records() {
+    if (const char* v = std::getenv("PROCTIMES_EXIT_RECORDS"); v && std::string(v) != "1" && std::string(v) != "on")
+        return "PROCTIMES_EXIT_RECORDS is set to opt out";
+    if (!has_cap_net_admin()) return "needs CAP_NET_ADMIN (the taskstats listener)";
+    if (!in_initial_pid_namespace()) return "needs the initial pid namespace";
+    if (::access("/proc/self/task", F_OK) != 0) return "no /proc";
+    return "";
+}
+
+}  // namespace
+
+TEST(Win32Exit, AnEndedProcessAlwaysHasAnExitTimeAfterItsCreation) {
+    // The consistency rule: once GetExitCodeProcess says it ended, the exit
+    // time is non-zero and >= creation — also when nothing watched it (no
+    // monitor) and when it was a zombie before the handle was opened.
+    for (const bool monitor : {false, true}) {
+        SCOPED_TRACE(monitor ? "monitor on" : "monitor off");
+        testing_helpers::forked ch([] { return 5; });
+        ch.start();
+        ch.wait_exited_unreaped();
+        std::this_thread::sleep_for(50ms);  // a zombie for a while: the handle sees it late
+        proctimes::set_exit_monitor_enabled(monitor);
+        HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | SYNCHRONIZE, FALSE, static_cast<DWORD>(ch.pid()));
+        proctimes::set_exit_monitor_enabled(true);
+        ASSERT_NE(h, nullptr) << GetLastError();
+        DWORD code = 0;
+        ASSERT_TRUE(GetExitCodeProcess(h, &code)) << GetLastError();
+        EXPECT_EQ(code, 5u);
+        FILETIME c, e, k, u;
+        ASSERT_TRUE(GetProcessTimes(h, &c, &e, &k, &u)) << GetLastError();
+        EXPECT_NE(ft64(e), 0u) << "ended, so it has an exit time";
+        EXPECT_GE(ft64(e), ft64(c));
+        // And it says what that time is: stamped when seen, with how early it can have been.
+        DWORD source = 99;
+        FILETIME earliest{};
+        ASSERT_TRUE(proctimes_GetExitTimeInfo(h, &source, &earliest)) << GetLastError();
+        EXPECT_EQ(source, PROCTIMES_EXIT_TIME_OBSERVED);
+        EXPECT_GE(ft64(earliest), ft64(c));
+        EXPECT_LE(ft64(earliest), ft64(e));
+        EXPECT_GE(ft64(e) - ft64(earliest), 50 * ms_ticks) << "a zombie for 50 ms before it was seen";
+        ch.reap();
+        EXPECT_TRUE(CloseHandle(h));
+    }
+}
+
+TEST(Win32Exit, ExitTimeInfoOnRunningTasksAndBadArguments) {
+    DWORD source = 99;
+    FILETIME earliest{1, 1};
+    ASSERT_TRUE(proctimes_GetExitTimeInfo(GetCurrentProcess(), &source, &earliest));
+    EXPECT_EQ(source, PROCTIMES_EXIT_TIME_NONE);
+    EXPECT_EQ(ft64(earliest), 0u);
+    ASSERT_TRUE(proctimes_GetExitTimeInfo(GetCurrentThread(), &source, &earliest));
+    EXPECT_EQ(source, PROCTIMES_EXIT_TIME_NONE);
+    SetLastError(0);
+    EXPECT_FALSE(proctimes_GetExitTimeInfo(nullptr, &source, &earliest));
+    EXPECT_EQ(GetLastError(), static_cast<DWORD>(ERROR_INVALID_HANDLE));
+    EXPECT_FALSE(proctimes_GetExitTimeInfo(GetCurrentProcess(), nullptr, &earliest));
+    EXPECT_EQ(GetLastError(), static_cast<DWORD>(ERROR_NOACCESS));
+    HANDLE h = OpenProcess(PROCESS_VM_READ, FALSE, static_cast<DWORD>(::getppid()));
+    ASSERT_NE(h, nullptr);
+    EXPECT_FALSE(proctimes_GetExitTimeInfo(h, &source, &earliest));
+    EXPECT_EQ(GetLastError(), static_cast<DWORD>(ERROR_ACCESS_DENIED));
+    EXPECT_TRUE(CloseHandle(h));
+}
+
+TEST(Win32Exit, AnExitedThreadReportsItsFinalCpuTime) {
+    // Windows gives an exited thread's final times. The kernel frees a
+    // thread's accounting as it ends; the Win32 layer turns exit records on
+    // where permitted, which carry them (before: the last sample, here ~0).
+    if (auto why = why_no_exit_records(); !why.empty()) GTEST_SKIP() << why;
+    std::atomic<DWORD> tid{0};
+    std::atomic<bool> go{false};
+    std::thread t([&] {
+        tid = GetCurrentThreadId();
+        while (!go) std::this_thread::sleep_for(1ms);
+        testing_helpers::burn_thread_cpu(50ms);
+    });
+    while (tid == 0) std::this_thread::sleep_for(1ms);
+    HANDLE h = OpenThread(THREAD_QUERY_LIMITED_INFORMATION | SYNCHRONIZE, FALSE, tid);
+    ASSERT_NE(h, nullptr) << GetLastError();
+    go = true;
+    t.join();
+    ASSERT_EQ(WaitForSingleObject(h, 20000), WAIT_OBJECT_0);
+    FILETIME c, e, k, u;
+    ASSERT_TRUE(GetThreadTimes(h, &c, &e, &k, &u)) << GetLastError();
+    EXPECT_GE(ft64(k) + ft64(u), 50 * ms_ticks) << "the final value, not the last sample";
+    EXPECT_GE(ft64(e), ft64(c));
+    DWORD source = 0;
+    FILETIME earliest{};
+    ASSERT_TRUE(proctimes_GetExitTimeInfo(h, &source, &earliest));
+    EXPECT_EQ(source, PROCTIMES_EXIT_TIME_RECORDED);
+    EXPECT_TRUE(CloseHandle(h));
+}
+
+TEST(Win32Exit, AChildReapedAtOnceByTheCallerReportsItsFinalCpuTime) {
+    // Not a CreateProcess child: the caller forks it and reaps it with
+    // waitpid the moment it ends, usually before the exit monitor reads the
+    // zombie. Its exit record still has its final values.
+    if (auto why = why_no_exit_records(); !why.empty()) GTEST_SKIP() << why;
+    int one_thread = 0;
+    for (int attempt = 0; attempt < 5; ++attempt) {
+        SCOPED_TRACE("attempt " + std::to_string(attempt));
+        int p[2];
+        ASSERT_EQ(::pipe(p), 0);
+        testing_helpers::forked ch([w = p[1]] {
+            testing_helpers::burn_thread_cpu(120ms);
+            // Its thread count at its end: ThreadSanitizer's runtime adds a
+            // helper thread to a process forked from a one-thread process.
+            const int n = threads_now();
+            return ::write(w, &n, sizeof n) == static_cast<ssize_t>(sizeof n) ? 0 : 3;
+        });
+        HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | SYNCHRONIZE, FALSE, static_cast<DWORD>(ch.pid()));
+        ASSERT_NE(h, nullptr) << GetLastError();
+        ch.start();
+        ch.reap();  // blocked in waitpid when it ends: reaped at once
+        int threads = 0;
+        EXPECT_EQ(::read(p[0], &threads, sizeof threads), static_cast<ssize_t>(sizeof threads));
+        ::close(p[0]);
+        ::close(p[1]);
+        ASSERT_EQ(WaitForSingleObject(h, 20000), WAIT_OBJECT_0);
+        FILETIME c, e, k, u;
+        ASSERT_TRUE(GetProcessTimes(h, &c, &e, &k, &u)) << GetLastError();
+        EXPECT_GE(ft64(e), ft64(c));
+        if (threads != 1) {
+            // Records give a process's final values only when it only ever
+            // had one thread (docs/EXIT.md): not the case under test.
+            EXPECT_TRUE(CloseHandle(h));
+            continue;
+        }
+        ++one_thread;
+        EXPECT_GE(ft64(k) + ft64(u), 120 * ms_ticks) << "the final value, not the last sample";
+        EXPECT_TRUE(CloseHandle(h));
+    }
+    if (one_thread == 0) GTEST_SKIP() << "every child had a second thread (a sanitizer's): nothing tested";
+}
+
+TEST(Win32Exit, AnExplicitChoiceWinsOverTheLayersDefault) {
+    proctimes::set_exit_records_enabled(false);
+    HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, static_cast<DWORD>(::getppid()));
+    ASSERT_NE(h, nullptr);
+    EXPECT_FALSE(proctimes::exit_records_enabled());
+    EXPECT_TRUE(CloseHandle(h));
+    proctimes::set_exit_records_enabled(true);
+    EXPECT_TRUE(proctimes::exit_records_enabled());
+}
+
+TEST(Win32Exit, OptOutChild) {
+    // Run by OptOutWithTheEnvironment in a fresh process (the switch is read once).
+    if (!std::getenv("PROCTIMES_TEST_OPT_OUT_CHILD")) GTEST_SKIP() << "runs only as OptOutWithTheEnvironment's child";
+    HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, static_cast<DWORD>(::getppid()));
+    ASSERT_NE(h, nullptr);
+    EXPECT_FALSE(proctimes::exit_records_enabled()) << "PROCTIMES_EXIT_RECORDS=0 keeps them off";
+    EXPECT_TRUE(CloseHandle(h));
+}
+
+TEST(Win32Exit, OptOutWithTheEnvironment) {
+    char self[4096] = {};
+    ASSERT_GT(::readlink("/proc/self/exe", self, sizeof self - 1), 0);
+    const std::string cmd = std::string("PROCTIMES_EXIT_RECORDS=0 PROCTIMES_TEST_OPT_OUT_CHILD=1 '") + self +
+                            "' --gtest_filter=Win32Exit.OptOutChild >/dev/null 2>&1";
+    EXPECT_EQ(std::system(cmd.c_str()), 0);
+    // And without the opt-out the layer turns them on (an undecided process).
+    const std::string on = std::string("env -u PROCTIMES_EXIT_RECORDS PROCTIMES_TEST_DEFAULT_CHILD=1 '") + self +
+                           "' --gtest_filter=Win32Exit.DefaultChild >/dev/null 2>&1";
+    EXPECT_EQ(std::system(on.c_str()), 0);
+}
+
+TEST(Win32Exit, DefaultChild) {
+    if (!std::getenv("PROCTIMES_TEST_DEFAULT_CHILD")) GTEST_SKIP() << "runs only as OptOutWithTheEnvironment's child";
+    EXPECT_FALSE(proctimes::exit_records_enabled()) << "the C++ API's default: off";
+    HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, static_cast<DWORD>(::getppid()));
+    ASSERT_NE(h, nullptr);
+    EXPECT_TRUE(proctimes::exit_records_enabled()) << "the Win32 layer's default: on";
+    EXPECT_TRUE(CloseHandle(h));
 }

@@ -120,6 +120,13 @@ TEST(Run, CpuBurnerJsonFieldsValidate) {
     const auto hi = proctimes::filetime_from_time(after)->ticks;
     EXPECT_GE(creation, lo);
     EXPECT_LE(exit, hi);
+    // What the exit instant promises: observed (no later than) or recorded.
+    ASSERT_TRUE(j["exit_source"].is_string());
+    EXPECT_TRUE(j["exit_source"] == "observed" || j["exit_source"] == "exit_record") << j["exit_source"];
+    const auto earliest = j["exit_earliest_filetime"].get<std::uint64_t>();
+    EXPECT_GE(earliest, creation);
+    EXPECT_LE(earliest, exit);
+    EXPECT_GE(j["exit_resolution_ns"].get<std::int64_t>(), 0);
 
     const auto cpu = j["kernel_ns"].get<std::int64_t>() + j["user_ns"].get<std::int64_t>();
     const auto wall = j["wall_ns"].get<std::int64_t>();
@@ -143,7 +150,8 @@ TEST(Run, CsvHasOneRowWithTheRunColumns) {
     EXPECT_FALSE(std::getline(in, extra));
     EXPECT_EQ(header,
               "pid,tid,name,creation_filetime,exit_filetime,creation_time,exit_time,kernel_ns,user_ns,resolution_ns,"
-              "total_resolution_ns,source,state,sampled_at_time,elapsed_ns,wall_ns,cpu_percent,children_kernel_ns,"
+              "total_resolution_ns,source,exit_source,exit_earliest_filetime,exit_earliest_time,exit_resolution_ns,"
+              "state,sampled_at_time,elapsed_ns,wall_ns,cpu_percent,children_kernel_ns,"
               "children_user_ns,max_rss_kib,exit_code,signal");
     EXPECT_EQ(row.substr(row.size() - 3), ",3,");
 }

@@ -97,7 +97,9 @@ std::string read_comm(const std::string& path) {
 // The documented fields (docs/CLI.md).
 const std::set<std::string> process_fields = {"pid",     "name",          "creation_filetime",   "exit_filetime",
                                               "creation_time", "exit_time", "kernel_ns",      "user_ns",
-                                              "resolution_ns", "total_resolution_ns", "source"};
+                                              "resolution_ns", "total_resolution_ns", "source",
+                                              "exit_source",   "exit_earliest_filetime", "exit_earliest_time",
+                                              "exit_resolution_ns"};
 
 std::set<std::string> keys_of(const json& j) {
     std::set<std::string> keys;
@@ -148,6 +150,10 @@ void check_record(const json& j, bool is_thread, bool with_threads) {
     EXPECT_TRUE(j.at("exit_filetime").is_null());  // everything shown here is running
     ASSERT_TRUE(j.at("creation_time").is_string());
     EXPECT_TRUE(j.at("exit_time").is_null());
+    EXPECT_TRUE(j.at("exit_source").is_null());
+    EXPECT_TRUE(j.at("exit_earliest_filetime").is_null());
+    EXPECT_TRUE(j.at("exit_earliest_time").is_null());
+    EXPECT_TRUE(j.at("exit_resolution_ns").is_null());
     ASSERT_TRUE(j.at("kernel_ns").is_number_integer());
     ASSERT_TRUE(j.at("user_ns").is_number_integer());
     ASSERT_TRUE(j.at("resolution_ns").is_number_integer());
@@ -211,7 +217,7 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& s) {
 
 const std::string csv_header =
     "pid,tid,name,creation_filetime,exit_filetime,creation_time,exit_time,kernel_ns,user_ns,resolution_ns,"
-    "total_resolution_ns,source";
+    "total_resolution_ns,source,exit_source,exit_earliest_filetime,exit_earliest_time,exit_resolution_ns";
 
 // ---- JSON ------------------------------------------------------------------------
 
@@ -375,7 +381,7 @@ TEST(ShowCsv, HeaderRowsAndQuoting) {
 
     const auto rows = parse_csv(r.out);
     ASSERT_GE(rows.size(), 5u);  // header, the process, main + 2 threads
-    for (const auto& row : rows) ASSERT_EQ(row.size(), 12u);
+    for (const auto& row : rows) ASSERT_EQ(row.size(), 16u);
     const auto& proc = rows[1];
     EXPECT_EQ(proc[0], self_pid());
     EXPECT_EQ(proc[1], "") << "tid is empty on the process row";
@@ -384,6 +390,7 @@ TEST(ShowCsv, HeaderRowsAndQuoting) {
     EXPECT_EQ(proc[6], "");  // exit_time
     EXPECT_EQ(ticks_from_rfc3339(proc[5]), std::stoull(proc[3]));
     EXPECT_EQ(proc[11], "cpu_clock+stat");
+    for (std::size_t i = 12; i < 16; ++i) EXPECT_EQ(proc[i], "") << "no exit: exit_source and its bounds empty";
 
     bool saw_plain = false, saw_tricky = false;
     for (std::size_t i = 2; i < rows.size(); ++i) {

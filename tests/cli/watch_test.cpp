@@ -7,11 +7,14 @@
 #include <chrono>
 #include <csignal>
 #include <cstdint>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <dirent.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -107,6 +110,47 @@ TEST(Watch, ChildIsReportedWithItsExitInstantAndFinalTimes) {
     EXPECT_TRUE(j["exit_time"].is_string());
 }
 
+TEST(Watch, AZombieSeenLateSaysItsExitIsNoLaterThanAndHowEarly) {
+    // A process that has been a zombie for 300 ms when watch starts: the exit
+    // instant watch can give is its own observation, 300 ms late. It must say
+    // so ("observed": no later than) with a lower bound that the real end
+    // does not precede; before, it printed the observation as the exit.
+    int p[2];
+    ASSERT_EQ(::pipe(p), 0);
+    const pid_t pid = fork_sleeper(0, p[1]);
+    ASSERT_GT(pid, 0);
+    const auto before_exit = read_instant(p[0]);
+    siginfo_t si{};
+    ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(pid), &si, WEXITED | WNOWAIT), 0);
+    const auto seen_dead = std::chrono::system_clock::now();
+    std::this_thread::sleep_for(300ms);
+    const auto r = run_cli({"watch", "--format", "json", std::to_string(pid)});
+    const auto table = run_cli({"watch", "--utc", std::to_string(pid)});
+    ::close(p[0]);
+    ::close(p[1]);
+    ::waitpid(pid, nullptr, 0);
+
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto lines = json_lines(r.out);
+    ASSERT_EQ(lines.size(), 1u) << r.out;
+    const json& j = lines[0];
+    EXPECT_EQ(j["exit_source"], "observed") << j;
+    const auto exit = j["exit_filetime"].get<std::uint64_t>();
+    const auto earliest = j["exit_earliest_filetime"].get<std::uint64_t>();
+    EXPECT_GE(exit, ticks(before_exit)) << "no later than: never before the end";
+    EXPECT_LE(earliest, ticks(seen_dead)) << "the lower bound may not be after the end";
+    EXPECT_GE(earliest, j["creation_filetime"].get<std::uint64_t>());
+    // The two instants are each floored to 100 ns: their difference within one tick.
+    EXPECT_LE(j["exit_resolution_ns"].get<std::uint64_t>() / 100, exit - earliest);
+    EXPECT_GE(j["exit_resolution_ns"].get<std::uint64_t>() / 100 + 1, exit - earliest);
+    EXPECT_GE(j["exit_resolution_ns"].get<std::int64_t>(), 300'000'000) << "seen 300 ms late, and it says so";
+    EXPECT_EQ(j["exit_earliest_time"].is_string(), true);
+    // The table marks it "<=" and says after when it ended.
+    ASSERT_EQ(table.code, 0) << table.err;
+    EXPECT_NE(table.out.find("<= "), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("(ended after "), std::string::npos) << table.out;
+}
+
 TEST(Watch, BadPidsAreReportedAndTheOthersStillWatched) {
     const pid_t pid = fork_sleeper(150, -1);
     ASSERT_GT(pid, 0);
@@ -160,12 +204,54 @@ TEST(Watch, NonChildIsReportedWithItsExitInstant) {
     expect_bracketed(lines[0], before_exit, after);
 }
 
+// A child that exits as soon as `fd` is readable.
+pid_t fork_waiter(int fd) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        char c;
+        [[maybe_unused]] auto n = ::read(fd, &c, 1);
+        ::_exit(0);
+    }
+    return pid;
+}
+
+// Whether this process holds a pidfd for `pid` (the watch's handle).
+bool holds_pidfd_for(pid_t pid) {
+    const std::string want = "Pid:\t" + std::to_string(pid) + "\n";
+    DIR* d = ::opendir("/proc/self/fdinfo");
+    if (!d) return false;
+    bool found = false;
+    while (dirent* e = ::readdir(d)) {
+        if (e->d_name[0] == '.') continue;
+        std::ifstream f(std::string("/proc/self/fdinfo/") + e->d_name);
+        const std::string info((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+        found = found || info.find(want) != std::string::npos;
+    }
+    ::closedir(d);
+    return found;
+}
+
 TEST(Watch, SeveralProcessesOneLineEachInExitOrder) {
-    const pid_t slow = fork_sleeper(300, -1);
-    const pid_t fast = fork_sleeper(100, -1);
+    // Both end while watched (each released only once the watch holds its
+    // pidfd): processes that had ended before the watch began are reported at
+    // once, in the order given, since nothing tells when each ended.
+    int go_fast[2], go_slow[2];
+    ASSERT_EQ(::pipe(go_fast), 0);
+    ASSERT_EQ(::pipe(go_slow), 0);
+    const pid_t slow = fork_waiter(go_slow[0]);
+    const pid_t fast = fork_waiter(go_fast[0]);
+    std::thread releaser([&] {
+        for (int i = 0; i < 2000 && !(holds_pidfd_for(slow) && holds_pidfd_for(fast)); ++i)
+            std::this_thread::sleep_for(5ms);
+        [[maybe_unused]] auto a = ::write(go_fast[1], "g", 1);
+        std::this_thread::sleep_for(200ms);
+        [[maybe_unused]] auto b = ::write(go_slow[1], "g", 1);
+    });
     const auto r = run_cli({"watch", "--format", "json", std::to_string(slow), std::to_string(fast)});
+    releaser.join();
     ::waitpid(slow, nullptr, 0);
     ::waitpid(fast, nullptr, 0);
+    for (int fd : {go_fast[0], go_fast[1], go_slow[0], go_slow[1]}) ::close(fd);
     EXPECT_EQ(r.code, 0) << r.err;
     const auto lines = json_lines(r.out);
     ASSERT_EQ(lines.size(), 2u) << r.out;

@@ -72,6 +72,11 @@ std::string table_time(instant t, bool utc) {
                        abs_off % 60);
 }
 
+std::string table_exit(const task_record& r, bool utc) {
+    if (!r.exit) return "-";
+    return (r.exit_source == "observed" ? "<= " : "") + table_time(*r.exit, utc);
+}
+
 std::string rfc3339_utc(instant t) {
     using namespace std::chrono;
     // Pure calendar arithmetic (no libc, no time zone): whole 100 ns ticks, floored.
@@ -213,7 +218,7 @@ std::vector<std::string> table_row(const task_record& r, const output_options& o
     if (opts.threads) row.push_back(is_thread ? std::to_string(*r.tid) : std::string());
     row.push_back((is_thread ? "  " : "") + escape_for_table(r.name));
     row.push_back(table_time(r.creation, opts.utc));
-    row.push_back(r.exit ? table_time(*r.exit, opts.utc) : "-");
+    row.push_back(opts.exit_detail ? table_exit(r, opts.utc) : r.exit ? table_time(*r.exit, opts.utc) : "-");
     row.push_back(human_duration(r.kernel));
     row.push_back(human_duration(r.user));
     row.push_back(human_duration(r.resolution));
@@ -300,6 +305,12 @@ ojson json_record(const task_record& r, const output_options& opts) {
     j["exit_filetime"] = instant_ticks(r.exit);
     j["creation_time"] = rfc3339_utc(r.creation);
     j["exit_time"] = r.exit ? ojson(rfc3339_utc(*r.exit)) : ojson(nullptr);
+    if (opts.exit_detail) {
+        j["exit_source"] = r.exit ? ojson(r.exit_source) : ojson(nullptr);
+        j["exit_earliest_filetime"] = instant_ticks(r.exit ? r.exit_earliest : std::nullopt);
+        j["exit_earliest_time"] = r.exit && r.exit_earliest ? ojson(rfc3339_utc(*r.exit_earliest)) : ojson(nullptr);
+        j["exit_resolution_ns"] = r.exit ? ojson(r.exit_resolution.count()) : ojson(nullptr);
+    }
     j["kernel_ns"] = r.kernel.count();
     j["user_ns"] = r.user.count();
     j["resolution_ns"] = r.resolution.count();
@@ -363,6 +374,13 @@ std::vector<std::string> csv_record_fields(const task_record& r, const output_op
         std::to_string(r.total_resolution.count()),
         csv_field(r.source),
     };
+    if (opts.exit_detail) {
+        const bool has = r.exit.has_value();
+        fields.push_back(has ? csv_field(r.exit_source) : std::string());
+        fields.push_back(has && r.exit_earliest ? optional_number(filetime_ticks(*r.exit_earliest)) : std::string());
+        fields.push_back(has && r.exit_earliest ? rfc3339_utc(*r.exit_earliest) : std::string());
+        fields.push_back(has ? std::to_string(r.exit_resolution.count()) : std::string());
+    }
     if (opts.state) {
         fields.push_back(csv_field(r.state));
         fields.push_back(r.sampled_at ? rfc3339_utc(*r.sampled_at) : std::string());
@@ -389,6 +407,9 @@ std::vector<std::string> csv_header_fields(const output_options& opts) {
     std::vector<std::string> h{"pid",     "tid",       "name",          "creation_filetime",   "exit_filetime",
                                "creation_time", "exit_time", "kernel_ns", "user_ns", "resolution_ns",
                                "total_resolution_ns", "source"};
+    if (opts.exit_detail)
+        for (const char* f : {"exit_source", "exit_earliest_filetime", "exit_earliest_time", "exit_resolution_ns"})
+            h.push_back(f);
     if (opts.state) {
         h.push_back("state");
         h.push_back("sampled_at_time");
@@ -427,6 +448,11 @@ task_record make_record(pid_t pid, std::optional<pid_t> tid, std::string name, c
     r.name = std::move(name);
     r.creation = t.creation;
     r.exit = t.exit;
+    if (t.exit) {
+        r.exit_source = std::string(to_string(t.precision.exit_source));
+        r.exit_earliest = t.exit_earliest;
+        r.exit_resolution = t.precision.exit_resolution;
+    }
     r.kernel = t.kernel;
     r.user = t.user;
     r.resolution = t.precision.resolution;

@@ -46,6 +46,11 @@ struct task_record {
     std::string name;            ///< comm: raw bytes, any byte but NUL
     instant creation{};          ///< creation instant (10 ms resolution)
     std::optional<instant> exit; ///< exit instant; empty while running
+    /// What `exit` promises: "observed" (the end was no later than `exit`),
+    /// "exit_record" (creation + the kernel's elapsed time), or "" while running.
+    std::string exit_source;
+    std::optional<instant> exit_earliest;      ///< the earliest the end can have been
+    std::chrono::nanoseconds exit_resolution{};  ///< how far the end can be from `exit` (task_times)
     std::chrono::nanoseconds kernel{};
     std::chrono::nanoseconds user{};
     std::chrono::nanoseconds resolution{};        ///< of kernel and of user, each
@@ -74,6 +79,11 @@ struct output_options {
     /// "sampled_at_time" (JSON), columns state,sampled_at_time (CSV). Used by
     /// run and watch; show's output does not have them.
     bool state = false;
+    /// Adds what each exit instant promises (show, run, watch): "exit_source",
+    /// "exit_earliest_filetime", "exit_earliest_time", "exit_resolution_ns"
+    /// after "exit_time" (JSON), the same columns after `source` (CSV); the
+    /// table marks an observed exit instant "<=" (no later than).
+    bool exit_detail = false;
     /// The `ps` layout. Table: PID [TID] [PPID] OWNER S [CREATED | CPU%]
     /// KERNEL USER RES NAME (no STATE column). JSON and CSV: after the
     /// fields above, ppid, uid, user_name and proc_state, from task_record::ps.
@@ -112,6 +122,10 @@ std::string human_duration(std::chrono::nanoseconds d);
 /// "2026-11-22 03:41:07.123 +01:00": milliseconds floored; local time (the
 /// offset in force at that instant, from localtime_r(3)) or UTC.
 std::string table_time(instant t, bool utc);
+
+/// A record's exit instant for the table: "-" while running; table_time,
+/// prefixed "<= " when it was observed (the end was no later than that).
+std::string table_exit(const task_record& r, bool utc);
 
 /// RFC 3339 UTC with 7 fractional digits (whole FILETIME ticks, floored):
 /// "2026-11-22T03:41:07.1234567Z".

@@ -110,6 +110,16 @@ std::string signal_name(int sig) {
     return d ? fmt::format("SIG{}", d) : fmt::format("signal {}", sig);
 }
 
+// What the exit instant promises (docs/CLI.md, "Exit instants").
+std::string exit_note(const task_record& p, bool utc) {
+    if (p.exit_source == "exit_record")
+        return fmt::format("kernel's exit record: created + elapsed (1 µs); floored, up to {} later",
+                           human_duration(p.exit_resolution));
+    if (p.exit_source == "observed" && p.exit_earliest)
+        return fmt::format("no later than: stamped when seen; no earlier than {}", precise_time(*p.exit_earliest, utc));
+    return "";
+}
+
 struct run_report {
     std::vector<std::string> command;
     task_record process;
@@ -151,8 +161,8 @@ void write_table_report(std::ostream& o, const run_report& r, const output_optio
          own || e.times.precision.creation_resolution == std::chrono::milliseconds{10}
              ? "10 ms: the kernel's start tick, floored"
              : "bracketed by clock reads around clone3: no /proc");
-    line("exited", p.exit ? precise_time(*p.exit, opts.utc) : std::string("-"),
-         "100 ns: stamped when the pidfd woke");
+    line("exited", p.exit ? (p.exit_source == "observed" ? "<= " : "") + precise_time(*p.exit, opts.utc) : "-",
+         exit_note(p, opts.utc));
     line("elapsed", human_duration(r.elapsed),
          e.times.precision.creation_resolution == std::chrono::milliseconds{10}
              ? "exit - created; 10 ms, from the creation tick"
@@ -351,6 +361,7 @@ int run_run(const run_options& opts, std::ostream& out, std::ostream& err) {
     output_options o = opts.output;
     o.threads = opts.threads;
     o.state = true;
+    o.exit_detail = true;
     switch (o.format) {
         case output_format::table: write_table_report(report, r, o); break;
         case output_format::json: write_json_report(report, r, o); break;

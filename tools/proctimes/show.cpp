@@ -149,6 +149,7 @@ subcommand add_show(CLI::App& root) {
     return {app, [st](std::ostream& out, std::ostream& err) {
                 show_options o = st->opts;
                 o.output.threads = o.threads;
+                o.output.exit_detail = true;
                 return run_show(o, out, err);
             }};
 }

@@ -95,7 +95,7 @@ struct watched {
 
 // The table is written a line at a time, as processes exit: fixed widths.
 void table_header(std::ostream& o) {
-    o << fmt::format("{:>7}  {:<15}  {:<30}  {:>10}  {:>10}  {:>6}  {}\n", "PID", "NAME", "EXITED", "KERNEL", "USER",
+    o << fmt::format("{:>7}  {:<15}  {:<33}  {:>10}  {:>10}  {:>6}  {}\n", "PID", "NAME", "EXITED", "KERNEL", "USER",
                      "RES", "STATE");
 }
 
@@ -103,8 +103,12 @@ void table_line(std::ostream& o, const task_record& r, bool utc) {
     std::string state = r.state;
     if (r.state == "exited_partial" && r.sampled_at)
         state += fmt::format(" (last sampled at {})", table_time(*r.sampled_at, utc));
-    o << fmt::format("{:>7}  {:<15}  {:<30}  {:>10}  {:>10}  {:>6}  {}\n", r.pid, escape_for_table(r.name),
-                     r.exit ? table_time(*r.exit, utc) : std::string("-"), human_duration(r.kernel),
+    // An observed instant is "no later than" (the "<=" of EXITED): say how
+    // early the end can have been when that is more than a millisecond before.
+    if (r.exit_source == "observed" && r.exit_earliest && r.exit_resolution >= std::chrono::milliseconds{1})
+        state += fmt::format(" (ended after {})", table_time(*r.exit_earliest, utc));
+    o << fmt::format("{:>7}  {:<15}  {:<33}  {:>10}  {:>10}  {:>6}  {}\n", r.pid, escape_for_table(r.name),
+                     table_exit(r, utc), human_duration(r.kernel),
                      human_duration(r.user), human_duration(r.resolution), state);
 }
 
@@ -207,6 +211,7 @@ int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err) {
 
     output_options o = opts.output;
     o.state = true;
+    o.exit_detail = true;
     if (o.format == output_format::table) table_header(out);
     if (o.format == output_format::csv) write_csv_line(out, csv_header_fields(o));
     out.flush();

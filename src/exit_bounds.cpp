@@ -1,0 +1,14 @@
+#include "exit_bounds.hpp"
+
+namespace proctimes {
+
+std::string_view to_string(exit_source s) noexcept {
+    switch (s) {
+        case exit_source::none: return "none";
+        case exit_source::observed: return "observed";
+        case exit_source::exit_record: return "exit_record";
+    }
+    return "unknown";
+}
+
+}  // namespace proctimes
