@@ -68,8 +68,14 @@ class Precision(NamedTuple):
     creation_resolution_ns: int
     """Granularity of the creation instant (10 ms: one start tick, floored)."""
     source: str
-    """Where the CPU times came from: "rusage", "cpu_clock+stat",
+    """Where the CPU times came from: "rusage", "thread_clock+rusage", "cpu_clock+stat",
     "schedstat+stat", "stat", "wait_rusage" or "exit_record"."""
+    exit_source: str
+    """Where the exit instant came from: "none" (running), "observed" (stamped
+    when the end was seen: it ended no later than exit, no earlier than
+    exit_earliest) or "exit_record" (creation + the kernel's elapsed time)."""
+    exit_resolution_ns: int
+    """How far the real end can be from exit (0 while running)."""
 
 
 class Times(NamedTuple):
@@ -99,6 +105,9 @@ class Times(NamedTuple):
     precision: Precision
     sampled_at_ns: int
     """When kernel and user were read (CLOCK_REALTIME, ns since the epoch)."""
+    exit_earliest_ns: Optional[int] = None
+    """The earliest instant the exit can have happened (see
+    precision.exit_source); None while it runs."""
 
 
 class Identity(NamedTuple):

@@ -57,7 +57,8 @@ py::object task_times_tuple(const proctimes::task_times& t) {
                       py::make_tuple(to_datetime(t.creation), t.exit ? to_datetime(*t.exit) : py::object(py::none()),
                                      seconds(t.kernel), seconds(t.user), t.creation.time_since_epoch().count(),
                                      optional_ns(t.exit), t.kernel.count(), t.user.count(), state_str(t.state),
-                                     to_py(t.precision), t.sampled_at.time_since_epoch().count()));
+                                     to_py(t.precision), t.sampled_at.time_since_epoch().count(),
+                                     optional_ns(t.exit_earliest)));
 }
 
 }  // namespace
@@ -141,7 +142,9 @@ py::object to_py(const proctimes::cpu_precision& p) {
         if (key == p) return obj;
     py::object obj = make_named(types().Precision, py::make_tuple(p.resolution.count(), p.total_resolution.count(),
                                                                   p.creation_resolution.count(),
-                                                                  std::string(proctimes::to_string(p.source))));
+                                                                  std::string(proctimes::to_string(p.source)),
+                                                                  std::string(proctimes::to_string(p.exit_source)),
+                                                                  p.exit_resolution.count()));
     if (g_caches->precisions.size() < 64) g_caches->precisions.emplace_back(p, obj);
     return obj;
 }

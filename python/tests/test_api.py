@@ -56,9 +56,10 @@ def test_this_process_and_thread_times_bracketed_by_their_clocks():
     before = proctimes.thread_time_ns()
     t = proctimes.this_thread_times()
     after = proctimes.thread_time_ns()
-    # getrusage: kernel and user each truncated to the microsecond.
-    assert before - 2000 <= t.kernel_ns + t.user_ns <= after
-    assert t.precision.source == "rusage"
+    # The calling thread: total from its thread CPU clock (1 ns, current),
+    # only the split from getrusage.
+    assert before <= t.kernel_ns + t.user_ns <= after
+    assert t.precision.source == "thread_clock+rusage" and t.precision.total_resolution_ns == 1
     before = proctimes.process_time_ns()
     p = proctimes.this_process_times()
     after = proctimes.process_time_ns()
@@ -209,6 +210,11 @@ def test_spawned_child_gives_its_final_times():
     t = e.times
     assert t.state == "exited"
     assert before - TICK_NS - 1_000_000 <= t.creation_ns <= t.exit_ns <= after
+    # What the exit instant promises: stamped when seen, or from the kernel's record.
+    assert t.precision.exit_source in ("observed", "exit_record")
+    assert t.creation_ns <= t.exit_earliest_ns <= t.exit_ns
+    running = proctimes.Process().times()
+    assert running.precision.exit_source == "none" and running.exit_earliest_ns is None
     assert t.kernel_ns + t.user_ns >= 100_000_000
     # The handle keeps answering after the reap, with the same final values.
     again = c.process.times()
