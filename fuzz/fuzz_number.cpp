@@ -12,6 +12,7 @@ using namespace proctimes::parse;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
+    if (const auto n = parse_whole_number(text)) FUZZ_CHECK(parse_whole_number(std::to_string(*n)) == n);
     const auto v = parse_decimal_seconds(text);
     if (!v) return 0;
     FUZZ_CHECK(v->count() >= 0);

@@ -23,15 +23,12 @@
 
 namespace proctimes {
 
-using std::chrono::microseconds;
 using std::chrono::nanoseconds;
 using detail::unique_fd;
 
 namespace {
 
-nanoseconds from_timeval(const timeval& tv) noexcept {
-    return std::chrono::seconds{tv.tv_sec} + microseconds{tv.tv_usec};
-}
+using detail::from_timeval;
 
 // The calling process's times: one getrusage(RUSAGE_SELF). Its sum is current
 // for the calling thread: a whole-process read brings the caller's runtime up

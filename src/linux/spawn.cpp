@@ -30,9 +30,7 @@ using detail::unique_fd;
 
 namespace {
 
-nanoseconds from_timeval(const timeval& tv) noexcept {
-    return std::chrono::seconds{tv.tv_sec} + microseconds{tv.tv_usec};
-}
+using detail::from_timeval;
 
 // poll(2) on pidfds; timeout empty = forever. Returns the number ready.
 result<int> poll_pidfds(pollfd* fds, std::size_t n, std::optional<nanoseconds> timeout) noexcept {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cerrno>
+#include <chrono>
 #include <cstddef>
 #include <ctime>
 #include <string>
@@ -10,6 +11,7 @@
 #include <system_error>
 #include <utility>
 
+#include <sys/time.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -43,6 +45,11 @@ public:
 private:
     int fd_ = -1;
 };
+
+/// A rusage duration (struct timeval: seconds and microseconds) in nanoseconds.
+inline std::chrono::nanoseconds from_timeval(const timeval& tv) noexcept {
+    return std::chrono::seconds{tv.tv_sec} + std::chrono::microseconds{tv.tv_usec};
+}
 
 inline std::error_code errno_code(int e) noexcept { return {e, std::system_category()}; }
 inline std::error_code last_errno() noexcept { return errno_code(errno); }

@@ -28,4 +28,16 @@ std::optional<std::chrono::nanoseconds> parse_decimal_seconds(std::string_view t
     return std::chrono::nanoseconds{seconds * 1'000'000'000 + ns};
 }
 
+std::optional<std::uint64_t> parse_whole_number(std::string_view text) noexcept {
+    if (text.empty()) return std::nullopt;
+    std::uint64_t v = 0;
+    for (const char c : text) {
+        if (c < '0' || c > '9') return std::nullopt;
+        const auto digit = static_cast<std::uint64_t>(c - '0');
+        if (v > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) return std::nullopt;
+        v = v * 10 + digit;
+    }
+    return v;
+}
+
 }  // namespace proctimes::parse

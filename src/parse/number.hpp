@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -15,5 +16,10 @@ namespace proctimes::parse {
 /// the text is not such a number or the value does not fit in
 /// std::chrono::nanoseconds (about 292 years).
 std::optional<std::chrono::nanoseconds> parse_decimal_seconds(std::string_view text) noexcept;
+
+/// Parses a whole number, "DIGITS" only (no sign, spaces or exponent), into an
+/// unsigned 64-bit value. nullopt when the text is not such a number or the
+/// value does not fit.
+std::optional<std::uint64_t> parse_whole_number(std::string_view text) noexcept;
 
 }  // namespace proctimes::parse

@@ -534,26 +534,6 @@ bool in_initial_pid_namespace() {
     return false;
 }
 
-// The calling process's thread count (field 20 of /proc/self/stat), with
-// async-signal-safe calls only (it runs in forked children); -1 if unknown.
-int threads_now() {
-    char buf[1024];
-    const int fd = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    const ssize_t n = ::read(fd, buf, sizeof buf - 1);
-    ::close(fd);
-    if (n <= 0) return -1;
-    buf[n] = 0;
-    const char* p = nullptr;
-    for (const char* q = buf; *q; ++q)
-        if (*q == ')') p = q;
-    if (!p) return -1;
-    int field = 2, value = 0;  // p ends field 2 (comm)
-    for (++p; *p && field < 20; ++p)
-        if (*p == ' ') ++field;
-    for (; *p >= '0' && *p <= '9'; ++p) value = value * 10 + (*p - '0');
-    return value;
-}
 
 // Why exit records cannot be used here, or "" when they can (checked without
 // the library: the tests must fail, not skip, if the layer does not turn them on).
@@ -665,7 +645,7 @@ TEST(Win32Exit, AChildReapedAtOnceByTheCallerReportsItsFinalCpuTime) {
             testing_helpers::burn_thread_cpu(120ms);
             // Its thread count at its end: ThreadSanitizer's runtime adds a
             // helper thread to a process forked from a one-thread process.
-            const int n = threads_now();
+            const int n = testing_helpers::threads_now();
             return ::write(w, &n, sizeof n) == static_cast<ssize_t>(sizeof n) ? 0 : 3;
         });
         HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | SYNCHRONIZE, FALSE, static_cast<DWORD>(ch.pid()));

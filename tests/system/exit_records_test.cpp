@@ -97,26 +97,6 @@ T receive(int fd) {
     return v;
 }
 
-// The calling process's thread count (field 20 of /proc/self/stat), with
-// async-signal-safe calls only (it runs in forked children); -1 if unknown.
-int threads_now() {
-    char buf[1024];
-    const int fd = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    const ssize_t n = ::read(fd, buf, sizeof buf - 1);
-    ::close(fd);
-    if (n <= 0) return -1;
-    buf[n] = 0;
-    const char* p = nullptr;
-    for (const char* q = buf; *q; ++q)
-        if (*q == ')') p = q;
-    if (!p) return -1;
-    int field = 2, value = 0;  // p is the end of field 2 (comm)
-    for (++p; *p && field < 20; ++p)
-        if (*p == ' ') ++field;
-    for (; *p >= '0' && *p <= '9'; ++p) value = value * 10 + (*p - '0');
-    return value;
-}
 
 struct pipe_pair {
     int r = -1, w = -1;
@@ -250,7 +230,7 @@ TEST_F(ExitRecords, OneThreadProcessReapedAtOnceHasItsFinalValues) {
         reaped_at_once c([&] {
             burn_thread_cpu(20ms);
             send(last.w, clock_now(CLOCK_PROCESS_CPUTIME_ID).count());
-            send(last.w, threads_now());
+            send(last.w, testing_helpers::threads_now());
         });
         REQUIRE_EXIT_RECORDS();
         auto h = process::open(c.start()).value();

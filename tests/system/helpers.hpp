@@ -155,4 +155,25 @@ inline int open_fd_count() {
     return n;
 }
 
+// The calling process's thread count (field 20 of /proc/self/stat), with
+// async-signal-safe calls only (it runs in forked children); -1 if unknown.
+inline int threads_now() {
+    char buf[1024];
+    const int fd = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    if (n <= 0) return -1;
+    buf[n] = 0;
+    const char* p = nullptr;
+    for (const char* q = buf; *q; ++q)
+        if (*q == ')') p = q;
+    if (!p) return -1;
+    int field = 2, value = 0;  // p is the end of field 2 (comm)
+    for (++p; *p && field < 20; ++p)
+        if (*p == ' ') ++field;
+    for (; *p >= '0' && *p <= '9'; ++p) value = value * 10 + (*p - '0');
+    return value;
+}
+
 }  // namespace testing_helpers

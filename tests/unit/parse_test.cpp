@@ -358,3 +358,13 @@ TEST(ParseDecimalSeconds, NoOverflowAtTheEdge) {
     EXPECT_FALSE(parse_decimal_seconds(std::string(400, '9')));
     EXPECT_EQ(parse_decimal_seconds("0." + std::string(400, '9')), nanoseconds{999'999'999});
 }
+
+TEST(ParseWholeNumber, DigitsOnlyAndNoOverflow) {
+    EXPECT_EQ(parse_whole_number("0"), 0u);
+    EXPECT_EQ(parse_whole_number("0042"), 42u);
+    EXPECT_EQ(parse_whole_number("18446744073709551615"), UINT64_MAX);
+    EXPECT_FALSE(parse_whole_number("18446744073709551616"));
+    EXPECT_FALSE(parse_whole_number(std::string(400, '9')));
+    for (const char* bad : {"", "-1", "+1", " 1", "1 ", "1e3", "0x10", "1.0", "nan", "inf"})
+        EXPECT_FALSE(parse_whole_number(bad)) << bad;
+}

@@ -41,8 +41,8 @@ CLI::Validator whole_number_in(std::uint64_t min, std::uint64_t max) {
     const std::string range = fmt::format("from {} to {}", min, max);
     return CLI::Validator(
         [min, max, range](std::string& v) -> std::string {
-            const auto n = parse::parse_id(v);
-            if (n && static_cast<std::uint64_t>(*n) >= min && static_cast<std::uint64_t>(*n) <= max) return {};
+            const auto n = parse::parse_whole_number(v);
+            if (n && *n >= min && *n <= max) return {};
             return fmt::format("{} is not a whole number {}", shown_value(v), range);
         },
         fmt::format("in [{} - {}]", min, max), "whole_number_in");
