@@ -73,6 +73,13 @@ py_child spawn(const py::object& args, const py::object& cwd, const py::object& 
     return py_child{std::move(st), pid};
 }
 
+// The child's handle; raises why it has none (handle_error()) rather than
+// "closed handle" when the command runs without one.
+const proctimes::process& handle_of(const py_child& c) {
+    if (!c.s->c.handle().valid()) raise_error(c.s->c.handle_error(), c.pid);
+    return c.s->c.handle();
+}
+
 // The final values once the child has exited, else None. The wait itself is
 // on the handle (safe from several threads at once, each with its own
 // timeout); child::wait then reaps at once.
@@ -83,8 +90,23 @@ py::object child_wait(const py_child& ch, const py::object& timeout) {
     std::error_code err;
     {
         py::gil_scoped_release nogil;
-        auto ended = proctimes::wait_for_exit(st->c.handle(), to);
-        if (!ended) {
+        if (!st->c.handle().valid()) {
+            // No handle (handle_error(): no descriptor, no /proc, or the child
+            // was gone before it could be opened): the child waits on its own
+            // pidfd and reports what waitid gives.
+            std::lock_guard lock(st->mutex);
+            if (st->done) {
+                out = st->done;
+            } else if (to) {
+                auto e = st->c.wait_for(*to);
+                if (!e) err = e.error();
+                else if (*e) out = st->done = std::move(**e);
+            } else {
+                auto e = st->c.wait();
+                if (!e) err = e.error();
+                else out = st->done = std::move(*e);
+            }
+        } else if (auto ended = proctimes::wait_for_exit(st->c.handle(), to); !ended) {
             err = ended.error();
         } else if (*ended) {
             std::lock_guard lock(st->mutex);
@@ -111,7 +133,7 @@ void bind_spawn(py::module_& m) {
                 return py_process{std::shared_ptr<const proctimes::process>(c.s, &c.s->c.handle()), c.pid};
             },
             "The child as a Process (times() while it runs and after it ends).")
-        .def("times", [](const py_child& c) { return to_py(unwrap(c.s->c.handle().times(), c.pid)); },
+        .def("times", [](const py_child& c) { return to_py(unwrap(handle_of(c).times(), c.pid)); },
              "Times of the child (children excluded), live or final.")
         .def("wait", &child_wait, py::arg("timeout") = py::none(),
              "Waits for it to exit and reaps it: ChildExit(status, times, children_kernel_ns,\n"
@@ -129,13 +151,13 @@ void bind_spawn(py::module_& m) {
                     done = c.s->done;
                 }
                 if (done) return to_cpu_times(done->times, done->children_user, done->children_kernel);
-                return to_cpu_times(unwrap(c.s->c.handle().times(), c.pid));
+                return to_cpu_times(unwrap(handle_of(c).times(), c.pid));
             },
             "psutil's cpu_times(); children_user/children_system are known (not None)\n"
             "once the child has exited and been waited for.")
         .def("exit_status",
              [](const py_child& c) {
-                 auto s = unwrap(c.s->c.handle().exit_status(), c.pid);
+                 auto s = unwrap(handle_of(c).exit_status(), c.pid);
                  return s ? to_py(*s) : py::object(py::none());
              })
         .def("__repr__", [](const py_child& c) { return "proctimes.Child(pid=" + std::to_string(c.pid) + ")"; });
