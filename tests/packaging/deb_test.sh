@@ -7,6 +7,9 @@
 # against the -dev package through find_package and pkg-config, and run.
 #   deb_test.sh SOURCE_DIR WORK_DIR    (exit 77: a needed tool is absent)
 set -euo pipefail
+# `producer | grep -q` fails under pipefail when grep exits at the first match
+# and the producer dies of SIGPIPE still writing: read all of it instead.
+has() { grep "$@" >/dev/null; }
 src=$1
 work=$2
 mkdir -p "$work"
@@ -55,10 +58,10 @@ for d in libc6 libstdc++6; do  # computed by dpkg-shlibdeps from the ELF files
   grep -q "\b$d (>= " <<<"$depends" || fail "runtime Depends lacks $d: $depends"
 done
 [ "$(dpkg-deb -f "$dev" Depends)" = "proctimes (= $version)" ] || fail "dev Depends: $(dpkg-deb -f "$dev" Depends)"
-dpkg-deb --ctrl-tarfile "$runtime" | tar -xO ./triggers | grep -qx 'activate-noawait ldconfig' || fail "no ldconfig trigger"
-dpkg-deb --ctrl-tarfile "$runtime" | tar -xO ./shlibs | grep -qx "libproctimes $(cut -d. -f1,2 <<<"$version") proctimes (>= $version)" \
+dpkg-deb --ctrl-tarfile "$runtime" | tar -xO ./triggers | has -x 'activate-noawait ldconfig' || fail "no ldconfig trigger"
+dpkg-deb --ctrl-tarfile "$runtime" | tar -xO ./shlibs | has -x "libproctimes $(cut -d. -f1,2 <<<"$version") proctimes (>= $version)" \
   || fail "shlibs: $(dpkg-deb --ctrl-tarfile "$runtime" | tar -xO ./shlibs)"
-dpkg-deb --fsys-tarfile "$runtime" | tar -xO ./usr/share/doc/proctimes/copyright | grep -q "^License: MIT$" || fail "copyright has no MIT License field"
+dpkg-deb --fsys-tarfile "$runtime" | tar -xO ./usr/share/doc/proctimes/copyright | has "^License: MIT$" || fail "copyright has no MIT License field"
 
 # 3. lintian: no error; every warning's tag is explained in docs/PACKAGING.md.
 lintian --tag-display-limit 0 "$runtime" "$dev" > "$work/lintian.log" 2>&1 || true
@@ -81,7 +84,7 @@ out=$("$root/usr/bin/proctimes" --version)
 [ "$(head -1 <<<"$out")" = "proctimes $version" ] || fail "--version: $out"
 grep -qx "  eBPF exit source: .*" <<<"$out" && grep -qx "  Python binding: .*" <<<"$out" && grep -qx "  exporter: .*" <<<"$out" \
   || fail "--version does not name every optional part: $out"
-ldd "$root/usr/bin/proctimes" | grep -q "$soname => $root$lib/$soname" || fail "proctimes does not use the packaged library: $(ldd "$root/usr/bin/proctimes")"
+ldd "$root/usr/bin/proctimes" | has "$soname => $root$lib/$soname" || fail "proctimes does not use the packaged library: $(ldd "$root/usr/bin/proctimes")"
 
 # The exported symbols: the public API, and not the internals.
 nm -D --defined-only -C "$root$lib/libproctimes.so.$version" > "$work/symbols"
@@ -95,12 +98,12 @@ for page in "$root/usr/share/man/man1/proctimes.1.gz" "$root/usr/share/man/man3/
   text=$(MANWIDTH=80 man -l "$page" 2>"$work/man.err") || { cat "$work/man.err"; fail "man -l $page"; }
   grep -q "^NAME" <<<"$text" && grep -q "proctimes - " <<<"$text" || fail "$page has no NAME section"
 done
-MANWIDTH=80 man -l "$root/usr/share/man/man1/proctimes.1.gz" 2>/dev/null | grep -q "^proctimes show" || fail "proctimes(1) lacks the show section"
-MANWIDTH=80 man -l "$root/usr/share/man/man3/proctimes.3.gz" 2>/dev/null | grep -q "process::open(pid)" || fail "proctimes(3) lacks the handles table"
+MANWIDTH=80 man -l "$root/usr/share/man/man1/proctimes.1.gz" 2>/dev/null | has "^proctimes show" || fail "proctimes(1) lacks the show section"
+MANWIDTH=80 man -l "$root/usr/share/man/man3/proctimes.3.gz" 2>/dev/null | has "process::open(pid)" || fail "proctimes(3) lacks the handles table"
 
 # 5. Completion, in a bash without bash-completion loaded.
 completion="$root/usr/share/bash-completion/completions/proctimes"
-bash --norc --noprofile -c "source '$completion'; complete -p proctimes" | grep -qx "complete -F _proctimes proctimes" \
+bash --norc --noprofile -c "source '$completion'; complete -p proctimes" | has -x "complete -F _proctimes proctimes" \
   || fail "the completion does not register itself"
 complete_words() {  # complete_words WORD... : what Tab offers for the last word
   PATH="$root/usr/bin:$PATH" bash --norc --noprofile -c '
@@ -112,10 +115,10 @@ complete_words() {  # complete_words WORD... : what Tab offers for the last word
 subcommands=$("$root/usr/bin/proctimes" --help | awk '/^Subcommands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }')
 [ -n "$subcommands" ] && grep -qx show <<<"$subcommands" || fail "no subcommands in --help"
 [ "$(complete_words proctimes s | sort)" = "$(grep '^s' <<<"$subcommands" | sort)" ] || fail "proctimes s<Tab> offers: $(complete_words proctimes s)"
-complete_words proctimes s | grep -qx show || fail "proctimes s<Tab> does not offer show"
+complete_words proctimes s | has -x show || fail "proctimes s<Tab> does not offer show"
 [ "$(complete_words proctimes '' | sort)" = "$(sort <<<"$subcommands")" ] || fail "proctimes <Tab> does not offer every subcommand"
 [ "$(complete_words proctimes show --format '' | tr '\n' ' ')" = "table json csv " ] || fail "--format values"
-complete_words proctimes ps --so | grep -qx -- --sort || fail "ps --so<Tab>"
+complete_words proctimes ps --so | has -x -- --sort || fail "ps --so<Tab>"
 sleep 30 &
 sleeper=$!
 trap 'kill $sleeper 2>/dev/null || true' EXIT
@@ -125,7 +128,7 @@ for _ in $(seq 100); do
   sleep 0.05
 done
 [ "$(complete_words proctimes watch "$sleeper")" = "$sleeper" ] || fail "watch PID<Tab>: $(complete_words proctimes watch "$sleeper")"
-complete_words proctimes show "${sleeper:0:1}" | grep -qx "$sleeper (sleep)" || fail "show P<Tab> does not list $sleeper (sleep)"
+complete_words proctimes show "${sleeper:0:1}" | has -x "$sleeper (sleep)" || fail "show P<Tab> does not list $sleeper (sleep)"
 kill $sleeper
 
 # 6. Consumers of the -dev package.
@@ -134,17 +137,17 @@ rm -rf "$work/c1"
 cmake -S "$src/tests/packaging/consumer" -B "$work/c1" -DCONSUME=find_package -DCMAKE_PREFIX_PATH="$prefix" > "$work/c1.log" 2>&1 || { cat "$work/c1.log"; fail "find_package consumer: configure"; }
 grep -q "proctimes_DIR:PATH=$root$lib/cmake/proctimes" "$work/c1/CMakeCache.txt" || fail "find_package found another proctimes: $(grep proctimes_DIR "$work/c1/CMakeCache.txt")"
 cmake --build "$work/c1" >> "$work/c1.log" 2>&1 || { cat "$work/c1.log"; fail "find_package consumer: build"; }
-"$work/c1/consumer" | grep -q "^proctimes $version: created at FILETIME" || fail "find_package consumer output"
-ldd "$work/c1/consumer" | grep -q "$soname => $root$lib/$soname" || fail "find_package consumer does not use the packaged shared library"
+"$work/c1/consumer" | has "^proctimes $version: created at FILETIME" || fail "find_package consumer output"
+ldd "$work/c1/consumer" | has "$soname => $root$lib/$soname" || fail "find_package consumer does not use the packaged shared library"
 
 export PKG_CONFIG_PATH="$root$lib/pkgconfig"
 flags=$(pkg-config --define-variable=prefix="$prefix" --cflags --libs proctimes)
 grep -q -- "-I$prefix/include" <<<"$flags" || fail "pkg-config flags: $flags"
 # shellcheck disable=SC2086
 c++ -std=c++20 "$src/tests/packaging/consumer/main.cpp" $flags -o "$work/c3" || fail "pkg-config C++ consumer: build"
-"$work/c3" | grep -q "^proctimes $version: created at FILETIME" || fail "pkg-config C++ consumer output"
+"$work/c3" | has "^proctimes $version: created at FILETIME" || fail "pkg-config C++ consumer output"
 # shellcheck disable=SC2086
 cc -std=c11 -Wall -Wextra -Werror "$src/tests/packaging/consumer/main.c" $flags -o "$work/c4" || fail "pkg-config C consumer: build"
-"$work/c4" | grep -q "^proctimes C consumer: created at FILETIME" || fail "pkg-config C consumer output"
+"$work/c4" | has "^proctimes C consumer: created at FILETIME" || fail "pkg-config C consumer output"
 
 echo "packaging.deb: $(basename "$runtime") and $(basename "$dev") built, checked, lintian-clean of errors, installed in $root and used"
