@@ -483,6 +483,7 @@ std::string create_process_reports_a_running_child(DWORD times_error) {
 }  // namespace
 
 TEST(Win32Cxx, CreateProcessSucceedsWhenDescriptorsRunOutAfterTheExec) {
+    if (test_in_child::descriptor_exhaustion_skip_reason) GTEST_SKIP() << test_in_child::descriptor_exhaustion_skip_reason;
     const auto r = test_in_child::run([] {
         if (!test_in_child::leave_free_descriptors(3)) return std::string("cannot set the limit");
         return create_process_reports_a_running_child(ERROR_TOO_MANY_OPEN_FILES);

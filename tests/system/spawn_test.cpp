@@ -539,6 +539,7 @@ std::string check_reported_without_handle(std::optional<std::errc> expected_why)
 }  // namespace
 
 TEST(Child, CommandIsReportedWhenDescriptorsRunOutAfterTheExec) {
+    if (test_in_child::descriptor_exhaustion_skip_reason) GTEST_SKIP() << test_in_child::descriptor_exhaustion_skip_reason;
     // The error pipe and the pidfd fit; the handle's descriptors do not.
     const auto r = test_in_child::run([] {
         if (!test_in_child::leave_free_descriptors(3)) return std::string("descriptors not contiguous");
