@@ -28,6 +28,7 @@ import sys
 import time
 
 import proctimes
+from snapshot_compare import psutil_walk  # the same psutil baseline as the C++ snapshot bench
 
 try:
     import psutil
@@ -77,19 +78,6 @@ def one_walk_ms(fn):
     t0 = time.perf_counter_ns()
     fn()
     return (time.perf_counter_ns() - t0) / 1e6
-
-
-def psutil_walk():
-    rows = 0
-    for p in psutil.process_iter():
-        try:
-            with p.oneshot():
-                p.create_time()
-                p.cpu_times()
-                rows += len(p.threads())
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-            pass
-    return rows
 
 
 WALK_MS = []  # the library's own walk time (Snapshot.walk_duration_ns) of each timed snapshot
