@@ -28,7 +28,8 @@ import sys
 import time
 
 import proctimes
-from snapshot_compare import psutil_walk  # the same psutil baseline as the C++ snapshot bench
+# The same psutil baseline and snapshot_bench reader as the C++ snapshot comparison.
+from snapshot_compare import library_samples, psutil_walk
 
 try:
     import psutil
@@ -153,12 +154,7 @@ def queries(rounds, min_time):
 
 def cpp_walks(bench):
     """One walk of each C++ configuration of snapshot_bench: {name: (ms, tasks)}."""
-    out = subprocess.run([bench, "--samples", "1"], capture_output=True, text=True, check=True).stdout
-    res = {}
-    for line in out.splitlines():
-        name, tasks, _walkers, _reused, ms = line.split()[:5]
-        res[name] = (float(ms), int(tasks))
-    return res
+    return {name: (ms, tasks) for name, (ms, tasks, _walkers, _reused) in library_samples(bench).items()}
 
 
 def snapshots(threads, rounds, bench):
