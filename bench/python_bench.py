@@ -29,7 +29,7 @@ import time
 
 import proctimes
 # The same psutil baseline and snapshot_bench reader as the C++ snapshot comparison.
-from snapshot_compare import library_samples, psutil_walk
+from snapshot_compare import cpu_model, library_samples, psutil_walk
 
 try:
     import psutil
@@ -93,14 +93,6 @@ def proctimes_walk():
 def loadavg():
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
-
-
-def cpu_model():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return "unknown"
 
 
 def queries(rounds, min_time):
