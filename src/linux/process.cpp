@@ -94,8 +94,6 @@ result<std::string> name_from(const detail::task_core& c) {
     return std::string(s.rec.comm);
 }
 
-bool exited_state(char st) noexcept { return st == 'Z' || st == 'X' || st == 'x'; }
-
 // Completes a freshly opened core: identity, creation, first sample, exit watch.
 result<std::shared_ptr<detail::task_core>> finish_open(std::shared_ptr<detail::task_core> c,
                                                        const boot_id& boot) noexcept {
@@ -218,8 +216,8 @@ result<task_times> sample(task_core& c, char* state_char) noexcept {
         if (memo) memo_store(c, total, now_ns, s.rec);
     }
     *state_char = s.rec.state;
-    if (!c.is_thread && exited_state(s.rec.state)) {
-        if (s.rec.num_threads > 1) {
+    if (!c.is_thread && parse::is_dead(s.rec)) {
+        if (parse::leader_exited_early(s.rec)) {
             // The main thread has ended (pthread_exit) but other threads run:
             // the process runs. Its stat shows the main thread's state and
             // exit code, which is not the process's.
@@ -258,10 +256,10 @@ result<task_times> query(task_core& c) noexcept {
     char st = '?';
     auto r = sample(c, &st);
     // A zombie's exit record (if one was sent) came before the zombie showed.
-    if (r && exited_state(st)) deliver_exit_records();
+    if (r && parse::is_dead_state(st)) deliver_exit_records();
     if (r) {
         std::lock_guard lock(c.mutex);
-        if (!exited_state(st)) {
+        if (!parse::is_dead_state(st)) {
             if (c.state == task_state::running && (!c.last_alive || *c.last_alive < before)) c.last_alive = before;
         } else {
             if (c.state == task_state::running) c.state = task_state::exited;

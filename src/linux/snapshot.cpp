@@ -186,8 +186,8 @@ bool fill_times(const walk_config& c, const parse::stat_record& rec, bool thread
     t.precision = c.ticks;
     // A zombie's values are final. (A process whose leader thread exited
     // while other threads run shows the leader's 'Z' too: it still runs.)
-    const bool dead = rec.state == 'Z' || rec.state == 'X';
-    t.state = dead && (thread || rec.num_threads <= 1) ? task_state::exited : task_state::running;
+    const bool ended = thread ? parse::is_dead(rec) : parse::process_ended(rec);
+    t.state = ended ? task_state::exited : task_state::running;
     t.sampled_at = c.taken;
     return true;
 }

@@ -33,6 +33,18 @@ struct stat_record {
     std::optional<std::int64_t> exit_code;
 };
 
+/// The task in this record has ended: 'Z' (a zombie; its values are final)
+/// or 'X'/'x' (dead, being torn down or reaped). The one definition of "dead"
+/// for every reader of stat.
+constexpr bool is_dead_state(char state) noexcept { return state == 'Z' || state == 'X' || state == 'x'; }
+constexpr bool is_dead(const stat_record& r) noexcept { return is_dead_state(r.state); }
+
+/// A process's stat shows its leader thread. A leader that ended with
+/// pthread_exit while other threads run is dead, yet the process runs: the
+/// record shows a process that has ended only when no other thread remains.
+constexpr bool leader_exited_early(const stat_record& r) noexcept { return is_dead(r) && r.num_threads > 1; }
+constexpr bool process_ended(const stat_record& r) noexcept { return is_dead(r) && r.num_threads <= 1; }
+
 /// PF_KTHREAD in stat field 9: the task is a kernel thread.
 inline constexpr std::uint64_t pf_kthread = 0x00200000;
 

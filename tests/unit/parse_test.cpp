@@ -368,3 +368,23 @@ TEST(ParseWholeNumber, DigitsOnlyAndNoOverflow) {
     for (const char* bad : {"", "-1", "+1", " 1", "1 ", "1e3", "0x10", "1.0", "nan", "inf"})
         EXPECT_FALSE(parse_whole_number(bad)) << bad;
 }
+
+TEST(ParseStat, OneDefinitionOfDeadAndOfAnEndedProcess) {
+    for (char st : {'Z', 'X', 'x'}) EXPECT_TRUE(proctimes::parse::is_dead_state(st)) << st;
+    for (char st : {'R', 'S', 'D', 'T', 't', 'I', 'P', 'W', 'K', '?'}) EXPECT_FALSE(proctimes::parse::is_dead_state(st)) << st;
+    const auto text = fixture("stat_plain.txt");  // a zombie with one thread
+    auto rec = proctimes::parse::parse_stat(text);
+    ASSERT_TRUE(rec);
+    ASSERT_EQ(rec->num_threads, 1);
+    rec->state = 'x';
+    rec->num_threads = 3;
+    EXPECT_TRUE(proctimes::parse::is_dead(*rec));
+    // A leader that left with pthread_exit while two other threads run.
+    EXPECT_TRUE(proctimes::parse::leader_exited_early(*rec));
+    EXPECT_FALSE(proctimes::parse::process_ended(*rec));
+    rec->num_threads = 1;
+    EXPECT_FALSE(proctimes::parse::leader_exited_early(*rec));
+    EXPECT_TRUE(proctimes::parse::process_ended(*rec));
+    rec->state = 'S';
+    EXPECT_FALSE(proctimes::parse::process_ended(*rec));
+}
