@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "clock_ns.hpp"
 #include "linux/sys.hpp"
 #include "parse/procfs.hpp"
 
@@ -20,12 +21,6 @@ namespace {
 
 using std::chrono::nanoseconds;
 
-std::int64_t now_ns(clockid_t c) noexcept {
-    timespec ts{};
-    ::clock_gettime(c, &ts);
-    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
 // CLOCK_REALTIME − CLOCK_BOOTTIME from the tightest of several bracketed
 // samples; the result is within half the best gap (a few hundred ns) of the
 // kernel's true offset.
@@ -33,9 +28,9 @@ std::int64_t measure_offset_ns() noexcept {
     std::int64_t best_gap = std::numeric_limits<std::int64_t>::max();
     std::int64_t best = 0;
     for (int i = 0; i < 9; ++i) {
-        const std::int64_t b1 = now_ns(CLOCK_BOOTTIME);
-        const std::int64_t r = now_ns(CLOCK_REALTIME);
-        const std::int64_t b2 = now_ns(CLOCK_BOOTTIME);
+        const std::int64_t b1 = detail::now_ns(CLOCK_BOOTTIME);
+        const std::int64_t r = detail::now_ns(CLOCK_REALTIME);
+        const std::int64_t b2 = detail::now_ns(CLOCK_BOOTTIME);
         const std::int64_t gap = b2 - b1;
         if (gap >= 0 && gap < best_gap) {
             best_gap = gap;
@@ -82,7 +77,7 @@ publish_result publish_anchor(const std::string& dir, const std::string& path, c
                               std::int64_t offset) noexcept {
     char tmp[512];
     std::snprintf(tmp, sizeof tmp, "%s/.proctimes-boot-anchor.%d.%lld", dir.c_str(), static_cast<int>(::getpid()),
-                  static_cast<long long>(now_ns(CLOCK_MONOTONIC)));
+                  static_cast<long long>(detail::now_ns(CLOCK_MONOTONIC)));
     detail::unique_fd fd{::open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)};
     if (!fd) return publish_result::failed;
     ::fchmod(fd.get(), 0644);  // independent of the umask: every user must read it

@@ -21,16 +21,11 @@
 #endif
 
 #include "linux/fork_generation.hpp"
+#include "clock_ns.hpp"
 #include "linux/sys.hpp"
 
 namespace proctimes {
 namespace {
-
-std::int64_t clock_ns(clockid_t id) noexcept {
-    timespec ts{};
-    ::clock_gettime(id, &ts);
-    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 // A whole small file as a number (e.g. tsc_freq_khz), or 0.
 std::uint64_t read_number(const char* path) noexcept {
@@ -80,9 +75,9 @@ sample bracketed_sample() noexcept {
     sample best{0, 0};
     std::int64_t best_gap = std::numeric_limits<std::int64_t>::max();
     for (int i = 0; i < 15; ++i) {
-        const std::int64_t a = clock_ns(CLOCK_MONOTONIC_RAW);
+        const std::int64_t a = detail::now_ns(CLOCK_MONOTONIC_RAW);
         const std::uint64_t c = __rdtsc();
-        const std::int64_t b = clock_ns(CLOCK_MONOTONIC_RAW);
+        const std::int64_t b = detail::now_ns(CLOCK_MONOTONIC_RAW);
         if (b - a >= 0 && b - a < best_gap) {
             best_gap = b - a;
             best = {c, a + (b - a) / 2};
@@ -209,7 +204,7 @@ std::uint64_t cycles() noexcept {
         generation = gen;
     }
     const std::uint64_t hz = get_tsc_rate().hz;
-    std::uint64_t v = cycles_from_cpu_time(std::chrono::nanoseconds{clock_ns(CLOCK_THREAD_CPUTIME_ID)}, hz);
+    std::uint64_t v = cycles_from_cpu_time(std::chrono::nanoseconds{detail::now_ns(CLOCK_THREAD_CPUTIME_ID)}, hz);
     if (v <= last) v = last + 1;
     last = v;
     return v;
@@ -227,7 +222,7 @@ std::uint64_t cycles() noexcept {
         if (seen_generation.exchange(gen, std::memory_order_acq_rel) != gen) meter.reset();
     }
     const std::uint64_t hz = get_tsc_rate().hz;
-    return meter.update(cycles_from_cpu_time(std::chrono::nanoseconds{clock_ns(CLOCK_PROCESS_CPUTIME_ID)}, hz), false);
+    return meter.update(cycles_from_cpu_time(std::chrono::nanoseconds{detail::now_ns(CLOCK_PROCESS_CPUTIME_ID)}, hz), false);
 }
 }  // namespace this_process
 

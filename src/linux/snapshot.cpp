@@ -41,6 +41,7 @@
 #include <sys/syscall.h>
 
 #include "cpu_split.hpp"
+#include "clock_ns.hpp"
 #include "linux/sys.hpp"
 #include "parse/procfs.hpp"
 #include "proctimes/boot.hpp"
@@ -65,12 +66,6 @@ constexpr std::size_t big_process_threads = 64;
 constexpr std::size_t max_big_processes = 64;
 // Threads a worker takes from a big process at a time.
 constexpr std::size_t tids_per_grab = 16;
-
-std::int64_t clock_ns(clockid_t c) noexcept {
-    timespec ts{};
-    ::clock_gettime(c, &ts);
-    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 // Formats "<id>/<leaf>" into buf (NUL-terminated).
 void id_path(char* buf, std::size_t cap, pid_t id, const char* leaf) noexcept {
@@ -616,7 +611,7 @@ result<void> snapshotter::impl::take(snapshot& out) noexcept {
         worker& first = *workers.front();
         if (!first.ensure_buffer()) return detail::errno_code(ENOMEM);
 
-        const std::int64_t start = clock_ns(CLOCK_BOOTTIME);
+        const std::int64_t start = detail::now_ns(CLOCK_BOOTTIME);
         out.since_boot = nanoseconds{start};
         out.taken = anchor->boot + nanoseconds{start};
         c.taken = out.taken;
@@ -723,7 +718,7 @@ result<void> snapshotter::impl::take(snapshot& out) noexcept {
             for (std::size_t i = 0; i < want; ++i)
                 if (workers[i]->fatal) return workers[i]->fatal;
         }
-        out.walk_duration = nanoseconds{clock_ns(CLOCK_BOOTTIME) - start};
+        out.walk_duration = nanoseconds{detail::now_ns(CLOCK_BOOTTIME) - start};
         merge(out, want);
         if (reusing) {
             // Kept for the next take(); the vectors keep their capacity.
