@@ -23,6 +23,7 @@
 #include "linux/fork_generation.hpp"
 #include "clock_ns.hpp"
 #include "linux/sys.hpp"
+#include "parse/cpuinfo.hpp"
 
 namespace proctimes {
 namespace {
@@ -42,21 +43,9 @@ int cpuinfo_has_flags(const char* a, const char* b) noexcept {
     std::string text;
     try {
         if (detail::read_file("/proc/cpuinfo", text)) return -1;
-        const auto pos = text.find("\nflags");
-        if (pos == std::string::npos) return -1;
-        const auto eol = text.find('\n', pos + 1);
-        const std::string_view line =
-            std::string_view(text).substr(pos + 1, eol == std::string::npos ? std::string::npos : eol - pos - 1);
-        // A whole word of the line: space-separated (the line starts "flags\t\t: ").
-        auto has = [line](std::string_view w) {
-            for (auto at = line.find(w); at != std::string_view::npos; at = line.find(w, at + 1)) {
-                const bool starts = at > 0 && line[at - 1] == ' ';
-                const bool ends = at + w.size() == line.size() || line[at + w.size()] == ' ';
-                if (starts && ends) return true;
-            }
-            return false;
-        };
-        return has(a) && has(b) ? 1 : 0;
+        const auto line = parse::cpuinfo_flags_line(text);
+        if (!line) return -1;
+        return parse::cpuinfo_has_flag(*line, a) && parse::cpuinfo_has_flag(*line, b) ? 1 : 0;
     } catch (...) {
         return -1;
     }
