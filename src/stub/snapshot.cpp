@@ -1,0 +1,12 @@
+// Stub backend, snapshots: a platform without a snapshot source. Every
+// snapshotter::open and take_snapshot answers errc::not_supported; the
+// portable snapshot code (src/snapshot*.cpp) builds and links unchanged.
+#include "platform_snapshot.hpp"
+
+namespace proctimes::detail {
+
+result<std::unique_ptr<snapshot_source>> open_snapshot_source(const snapshot_options&) noexcept {
+    return errc::not_supported;
+}
+
+}  // namespace proctimes::detail
