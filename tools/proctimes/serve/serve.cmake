@@ -1,0 +1,13 @@
+# Sources and dependencies of `proctimes serve`, added to proctimes_cli.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(PROCTIMES_HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+find_package(yaml-cpp REQUIRED)
+target_sources(proctimes_cli PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/command.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/collector.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/metrics.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/exposition.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/grouping.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/http.cpp
+)
+target_link_libraries(proctimes_cli PRIVATE PkgConfig::PROCTIMES_HTTPLIB yaml-cpp)
