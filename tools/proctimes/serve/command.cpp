@@ -1,4 +1,5 @@
 // `proctimes serve`: its options and the command itself.
+#include <csignal>
 #include <memory>
 #include <ostream>
 
@@ -78,17 +79,30 @@ subcommand add_serve(CLI::App& root) {
 }
 
 int run_serve(const serve_options& opts, std::ostream& out, std::ostream& err) {
-    std::string error;
-    auto col = serve::collector::make(opts, error);
-    if (!col) {
-        err << "proctimes: serve: " << error << "\n";
-        return error.find("cannot read /") == 0 && opts.config_file.empty() ? 1 : 2;
-    }
-    if (opts.once) {
-        out << col->scrape(serve::format::text_004);
-        return 0;
-    }
-    return serve_http(*col, opts, out, err);
+    // SIGINT/SIGTERM are taken by one thread of serve_http (sigtimedwait):
+    // block them before any thread starts, so that none inherits them open and
+    // dies of their default action.
+    sigset_t stop_set, old;
+    sigemptyset(&stop_set);
+    sigaddset(&stop_set, SIGINT);
+    sigaddset(&stop_set, SIGTERM);
+    if (!opts.once) ::pthread_sigmask(SIG_BLOCK, &stop_set, &old);
+    int rc;
+    {
+        std::string error;
+        auto col = serve::collector::make(opts, error);
+        if (!col) {
+            err << "proctimes: serve: " << error << "\n";
+            rc = error.find("cannot read /") == 0 && opts.config_file.empty() ? 1 : 2;
+        } else if (opts.once) {
+            out << col->scrape(serve::format::text_004);
+            rc = 0;
+        } else {
+            rc = serve_http(*col, opts, out, err);
+        }
+    }  // the collector's threads end here, before the signals open again
+    if (!opts.once) ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    return rc;
 }
 
 }  // namespace proctimes::cli
