@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -28,9 +29,9 @@
 namespace proctimes::cli {
 namespace {
 
-// Workers take the most recent connection first: a flood of idle connections
-// then delays a new scraper by at most one read timeout per worker, not by the
-// whole flood (the deadline below clears the flood itself).
+// Workers take the most recent connection first: a scraper that connects
+// after a flood of idle connections is not queued behind all of them (the
+// connection keeper below clears the flood itself).
 class lifo_pool final : public httplib::TaskQueue {
 public:
     explicit lifo_pool(unsigned n) {
@@ -82,37 +83,88 @@ std::uint16_t local_port(int fd) {
     return 0;
 }
 
-// Cuts connections to `port` older than `deadline` (0: all of them). The
-// library times out each read, not a whole request, so a client sending a byte
-// a second would otherwise hold a worker for hours. Connections are found among
-// this process's descriptors and known by their socket inode, which is checked
-// again right before the shutdown(2): a descriptor number reused meanwhile is
-// a different inode and is left alone.
-class deadline_keeper {
+// Peer ports of the connections whose request a handler is answering now:
+// never cut.
+class in_flight {
 public:
-    void sweep(std::uint16_t port, std::chrono::seconds deadline) {
+    void add(int port) {
+        std::lock_guard lk(mu_);
+        ++ports_[port];
+    }
+    void remove(int port) {
+        std::lock_guard lk(mu_);
+        if (--ports_[port] <= 0) ports_.erase(port);
+    }
+    bool has(int port) {
+        std::lock_guard lk(mu_);
+        return ports_.count(port) != 0;
+    }
+
+private:
+    std::mutex mu_;
+    std::map<int, int> ports_;
+};
+
+std::uint16_t peer_port(int fd) {
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return 0;
+    if (ss.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+    if (ss.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+    return 0;
+}
+
+// Whether a whole request head waits unread in the socket (peeked, not consumed).
+bool request_pending(int fd) {
+    char buf[8192];
+    const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
+    return n > 0 && std::string_view(buf, static_cast<std::size_t>(n)).find("\r\n\r\n") != std::string_view::npos;
+}
+
+// Cuts connections that only hold a worker or a descriptor. cpp-httplib times
+// out each read, not a whole request, and serves connections in the order it
+// accepted them, so 1,000 idle connections, or one client sending a byte a
+// second, would otherwise keep every worker for minutes. Each sweep (once a
+// second) looks at this process's connections to `port` and shuts down
+// (shutdown(2): the worker's read then ends at once) those that
+//  - have received nothing for `idle` and hold no complete request, or
+//  - are older than `deadline`,
+// unless a handler is answering them right now. Connections are known by
+// their socket inode, checked again right before the shutdown: a descriptor
+// number reused meanwhile is a different inode and is left alone.
+class connection_keeper {
+public:
+    explicit connection_keeper(in_flight& busy) : busy_(busy) {}
+    void sweep(std::uint16_t port, std::chrono::milliseconds idle, std::chrono::seconds deadline) {
         const auto now = std::chrono::steady_clock::now();
         std::map<ino_t, std::chrono::steady_clock::time_point> still;
         DIR* d = ::opendir("/proc/self/fd");
         if (!d) return;
         while (dirent* e = ::readdir(d)) {
             char* end = nullptr;
-            const long fd = std::strtol(e->d_name, &end, 10);
-            if (*end != '\0' || fd < 0 || fd == ::dirfd(d)) continue;
+            const long n = std::strtol(e->d_name, &end, 10);
+            const int fd = static_cast<int>(n);
+            if (*end != '\0' || n < 0 || fd == ::dirfd(d)) continue;
             struct stat st {};
-            if (::fstat(static_cast<int>(fd), &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
+            if (::fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
             int listening = 0;
             socklen_t l = sizeof listening;
-            if (::getsockopt(static_cast<int>(fd), SOL_SOCKET, SO_ACCEPTCONN, &listening, &l) != 0 || listening)
-                continue;
-            if (local_port(static_cast<int>(fd)) != port) continue;
+            if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &l) != 0 || listening) continue;
+            if (local_port(fd) != port) continue;
             auto seen = first_seen_.find(st.st_ino);
             const auto since = seen == first_seen_.end() ? now : seen->second;
             still.emplace(st.st_ino, since);
-            if (now - since >= deadline) {
+            if (busy_.has(peer_port(fd))) continue;
+            bool cut = now - since >= deadline;
+            if (!cut && now - since >= idle) {
+                tcp_info ti{};
+                socklen_t tl = sizeof ti;
+                cut = ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0 &&
+                      std::chrono::milliseconds(ti.tcpi_last_data_recv) >= idle && !request_pending(fd);
+            }
+            if (cut) {
                 struct stat again {};
-                if (::fstat(static_cast<int>(fd), &again) == 0 && again.st_ino == st.st_ino)
-                    ::shutdown(static_cast<int>(fd), SHUT_RDWR);
+                if (::fstat(fd, &again) == 0 && again.st_ino == st.st_ino) ::shutdown(fd, SHUT_RDWR);
             }
         }
         ::closedir(d);
@@ -120,6 +172,7 @@ public:
     }
 
 private:
+    in_flight& busy_;
     std::map<ino_t, std::chrono::steady_clock::time_point> first_seen_;
 };
 
@@ -148,9 +201,17 @@ int serve_http(serve::collector& col, const serve_options& opts, std::ostream& o
     svr.set_keep_alive_max_count(100);
     svr.set_payload_max_length(64 * 1024);
 
-    svr.Get("/metrics", [&col](const httplib::Request& req, httplib::Response& res) {
+    in_flight busy;
+    svr.Get("/metrics", [&col, &busy](const httplib::Request& req, httplib::Response& res) {
+        busy.add(req.remote_port);
         const auto f = serve::negotiate(req.get_header_value("Accept"));
-        res.set_content(col.scrape(f), std::string(serve::content_type(f)).c_str());
+        try {
+            res.set_content(col.scrape(f), std::string(serve::content_type(f)).c_str());
+        } catch (...) {
+            busy.remove(req.remote_port);
+            throw;
+        }
+        busy.remove(req.remote_port);
     });
     svr.Get("/", [](const httplib::Request&, httplib::Response& res) {
         res.set_content(index_html, "text/html; charset=utf-8");
@@ -189,17 +250,18 @@ int serve_http(serve::collector& col, const serve_options& opts, std::ostream& o
 
     std::atomic<bool> done{false};
     std::thread keeper([&] {
-        deadline_keeper dk;
+        connection_keeper dk(busy);
+        constexpr std::chrono::milliseconds idle(2000);
         const timespec tick{1, 0};
         while (!done.load()) {
             siginfo_t si{};
             if (::sigtimedwait(&stop_set, &si, &tick) > 0) {
                 done = true;
-                dk.sweep(bound, std::chrono::seconds(0));  // let the workers finish now
+                dk.sweep(bound, idle, std::chrono::seconds(0));  // let the workers finish now
                 svr.stop();
                 break;
             }
-            dk.sweep(bound, std::chrono::seconds(opts.connection_deadline));
+            dk.sweep(bound, idle, std::chrono::seconds(opts.connection_deadline));
         }
     });
     const bool ok = svr.listen_after_bind();
