@@ -11,3 +11,14 @@ target_sources(proctimes_cli PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/http.cpp
 )
 target_link_libraries(proctimes_cli PRIVATE PkgConfig::PROCTIMES_HTTPLIB yaml-cpp)
+
+# The systemd unit, in the runtime package, with the maintainer scripts that
+# register it with systemd (installed, not enabled).
+if(PROCTIMES_INSTALL)
+  install(FILES ${PROJECT_SOURCE_DIR}/packaging/systemd/proctimes-serve.service
+          DESTINATION lib/systemd/system COMPONENT runtime)
+  set_property(GLOBAL APPEND PROPERTY PROCTIMES_DEB_RUNTIME_CONTROL_EXTRA
+               ${PROJECT_SOURCE_DIR}/packaging/debian/postinst
+               ${PROJECT_SOURCE_DIR}/packaging/debian/prerm
+               ${PROJECT_SOURCE_DIR}/packaging/debian/postrm)
+endif()
