@@ -6,6 +6,7 @@
 #include "proctimes/error.hpp"
 #include "proctimes/exit.hpp"
 #include "proctimes/filetime.hpp"
+#include "proctimes/ledger.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/result.hpp"
 #include "proctimes/snapshot.hpp"

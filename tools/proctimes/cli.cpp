@@ -15,6 +15,7 @@
 
 #include "commands.hpp"
 #include "proctimes/exit.hpp"
+#include "serve/serve.hpp"
 #include "version_info.hpp"
 
 namespace proctimes::cli {
@@ -70,6 +71,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         subcommands.push_back(add_ps(app));
         subcommands.push_back(add_run(app));
         subcommands.push_back(add_watch(app));
+        subcommands.push_back(add_serve(app));
 
         // CLI11 consumes its argument vector from the back.
         std::vector<std::string> reversed(args.rbegin(), args.rend());

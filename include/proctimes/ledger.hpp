@@ -1,0 +1,210 @@
+// proctimes/ledger.hpp — where the machine's CPU time went between two
+// snapshots: a ledger that closes.
+//
+//   live + ended + reaped_children + irq + softirq + steal + unattributed == busy
+//
+// `busy` is what /proc/stat says every CPU spent outside idle and iowait over
+// the interval; every other term is CPU time some reader can name. Tools that
+// diff two walks of /proc (top, ps, psutil, process-exporter) see only `live`:
+// a process born and reaped between the walks leaves no trace in /proc. The
+// kernel still tells a privileged listener about every task that ends
+// (taskstats exit records, exit_stream below), so `ended` can hold them; what
+// nobody could name stays in `unattributed`, shown, never hidden.
+//
+//   auto es = proctimes::exit_stream::open();            // root: CAP_NET_ADMIN
+//   auto s0 = snapper.take().value(); auto c0 = proctimes::read_system_cpu_times().value();
+//   ... later ...
+//   auto s1 = snapper.take().value(); auto c1 = proctimes::read_system_cpu_times().value();
+//   std::vector<proctimes::ended_task> exits; if (es) (void)es->read(exits);
+//   auto l = proctimes::compute_ledger(s0, s1, exits, c0, c1).value();
+//
+// Units: every duration is CPU time in nanoseconds (a value can exceed the
+// interval on several CPUs). /proc/stat counts in USER_HZ ticks (10 ms), so the
+// ledger's terms from it (busy, irq, softirq, steal, guest) have 10 ms
+// resolution per CPU; `live` and `ended` are exact to 1 ns where the snapshot
+// and the records are.
+#pragma once
+#pragma GCC visibility push(default)  // the interface: exported; the rest of libproctimes is hidden
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+#include "proctimes/result.hpp"
+#include "proctimes/snapshot.hpp"
+
+namespace proctimes {
+
+// ---- the system's CPU time (/proc/stat) ------------------------------------------
+
+/// The aggregate "cpu" line of /proc/stat: CPU time by state summed over all
+/// CPUs since boot, converted from USER_HZ ticks (10 ms resolution per CPU).
+struct system_cpu_times {
+    std::chrono::nanoseconds user{}, nice{}, system{}, idle{}, iowait{};
+    std::chrono::nanoseconds irq{}, softirq{}, steal{};
+    /// Time spent running guests (vCPUs). Already part of `user` and `nice`
+    /// (the kernel charges it to both, and to the vCPU thread's user time).
+    std::chrono::nanoseconds guest{}, guest_nice{};
+    /// CLOCK_BOOTTIME when the file was read.
+    std::chrono::nanoseconds since_boot{};
+    /// CPUs online when it was read (its "cpuN" lines).
+    int cpus = 0;
+
+    /// Everything but idle and iowait. Guest time is inside user and nice.
+    [[nodiscard]] std::chrono::nanoseconds busy() const noexcept {
+        return user + nice + system + irq + softirq + steal;
+    }
+};
+
+/// Reads <proc_root>/stat. Errors: the native errno of the read,
+/// errc::malformed_data when it has no valid "cpu" line. Thread-safe.
+result<system_cpu_times> read_system_cpu_times(const std::string& proc_root = "/proc") noexcept;
+
+// ---- tasks that ended (taskstats exit records) ------------------------------------
+
+/// One task (thread) that ended, as the kernel's exit record described it.
+struct ended_task {
+    pid_t tid = 0;         ///< the thread that ended
+    /// Its process (thread group); 0 when the kernel's record does not carry
+    /// it (struct taskstats before version 12, Linux < 5.19).
+    pid_t pid = 0;
+    pid_t parent_pid = 0;  ///< the parent process when it ended
+    uid_t uid = 0;         ///< real uid
+    task_name name;        ///< the thread's comm (a one-thread process's name)
+    /// Final CPU time of this thread: kernel + user is the scheduler's run time
+    /// (1 ns); the split is the record's tick-sampled utime:stime ratio (all
+    /// kernel when both are 0).
+    std::chrono::nanoseconds kernel{}, user{};
+    /// From the thread's start to its exit, 1 µs (ac_etime).
+    std::chrono::nanoseconds elapsed{};
+    /// CLOCK_BOOTTIME when the record was read from the kernel: the end was no
+    /// later than this; received_since_boot − elapsed is its start, late by
+    /// the reader's delay.
+    std::chrono::nanoseconds received_since_boot{};
+    /// The last thread of its process: the process ended with it.
+    bool process_ended = false;
+    /// process_ended, and the process never had another thread, so this
+    /// record's values are the whole process's final values.
+    bool whole_process = false;
+
+    [[nodiscard]] std::chrono::nanoseconds cpu() const noexcept { return kernel + user; }
+};
+
+/// A listener for the kernel's taskstats exit records of every task on the
+/// system (one record per thread as it ends, about 170 µs after). Needs
+/// CAP_NET_ADMIN, the initial pid namespace and CONFIG_TASKSTATS. Records wait
+/// in a 4 MiB socket buffer (about 9,000 records) until read: read them often
+/// (a thread blocked in wait(), or an event loop on native_handle()), or a
+/// burst overflows it and read() says records were lost. Movable; one thread
+/// at a time.
+class exit_stream {
+public:
+    /// Errors: std::errc::operation_not_permitted without CAP_NET_ADMIN;
+    /// errc::not_supported outside the initial pid namespace or without
+    /// taskstats; the native errno of the socket calls.
+    static result<exit_stream> open() noexcept;
+
+    exit_stream() noexcept;
+    exit_stream(exit_stream&&) noexcept;
+    exit_stream& operator=(exit_stream&&) noexcept;
+    ~exit_stream();
+
+    /// Appends every record waiting in the socket to `out`, without blocking.
+    /// Returns true when none was lost since the previous read (false: the
+    /// socket overflowed and some tasks' records are missing). Errors:
+    /// invalid_handle on a moved-from stream; ENOMEM.
+    result<bool> read(std::vector<ended_task>& out) noexcept;
+    /// Waits until a record is waiting or `timeout` passes (false), or an
+    /// error. EINTR returns false.
+    result<bool> wait(std::chrono::milliseconds timeout) noexcept;
+    /// The socket, for poll(2)/epoll(7); -1 when moved from.
+    [[nodiscard]] int native_handle() const noexcept;
+
+    struct impl;
+
+private:
+    explicit exit_stream(std::unique_ptr<impl> p) noexcept;
+    std::unique_ptr<impl> impl_;
+};
+
+// ---- the ledger ----------------------------------------------------------------
+
+/// A process that ended between the two snapshots, as the ledger counted it.
+struct ended_process {
+    pid_t pid = 0;
+    /// The start tick (stat field 22) when `before` saw it; otherwise the
+    /// estimate from its records (received − elapsed), floored to a tick.
+    std::uint64_t start_ticks = 0;
+    uid_t uid = 0;
+    task_name name;  ///< as `before` saw it, else the leader's (or last thread's) record
+    /// CPU it used inside the interval (after `before` read it, or since it
+    /// started when `before` did not see it), by mode.
+    std::chrono::nanoseconds kernel{}, user{};
+    /// Its final CPU time over its whole life.
+    std::chrono::nanoseconds final_kernel{}, final_user{};
+    /// `before` listed it (so kernel/user are final − what `before` read).
+    bool seen_before = false;
+    /// The values are exact (1 ns totals). False only for a multi-threaded
+    /// process that `before` saw without its threads: then kernel/user are a
+    /// lower bound (its threads' records minus what `before` read).
+    bool exact = true;
+
+    [[nodiscard]] std::chrono::nanoseconds cpu() const noexcept { return kernel + user; }
+};
+
+struct cpu_ledger {
+    /// after.since_boot − before.since_boot.
+    std::chrono::nanoseconds interval{};
+    /// stat_after.since_boot − stat_before.since_boot (the /proc/stat interval).
+    std::chrono::nanoseconds stat_interval{};
+    int cpus = 0;  ///< from stat_after
+    /// Busy CPU time from /proc/stat over the interval.
+    std::chrono::nanoseconds busy{};
+    /// CPU used by the processes of `after` since `before` (compute_delta:
+    /// processes created in the interval count whole; kernel threads included).
+    std::chrono::nanoseconds live{};
+    /// CPU used in the interval by processes that ended in it (`processes`).
+    std::chrono::nanoseconds ended{};
+    /// As given by the caller (children reaped by live parents whose records
+    /// were not in `exits`); 0 when exits cover every ended task.
+    std::chrono::nanoseconds reaped_children{};
+    std::chrono::nanoseconds irq{}, softirq{}, steal{};
+    /// Guest time: informational, already inside `live`/`ended` (vCPU threads'
+    /// user time) and busy's user; not a term of the sum.
+    std::chrono::nanoseconds guest{};
+    /// busy − every other term. Can be negative by up to the skew between the
+    /// /proc/stat reads and the snapshots and their 10 ms ticks per CPU.
+    std::chrono::nanoseconds unattributed{};
+    /// Processes of `before` that ended with no record here: the CPU they used
+    /// after `before` is in `unattributed`.
+    std::size_t ended_without_record = 0;
+    /// Processes that ended in the interval, counted in `ended`.
+    std::vector<ended_process> processes;
+
+    /// The attributed part: live + ended + reaped_children + irq + softirq + steal.
+    [[nodiscard]] std::chrono::nanoseconds attributed() const noexcept {
+        return live + ended + reaped_children + irq + softirq + steal;
+    }
+};
+
+/// Accounts for the CPU time of the interval between two snapshots (taken with
+/// the same snapshotter or options, on the live /proc), given the exit records
+/// read in that interval (records received outside (before.since_boot,
+/// after.since_boot] are ignored, so a caller may pass everything it holds) and
+/// /proc/stat read next to each snapshot. A pid reused inside the interval is
+/// told apart by the records' start (received − elapsed) against
+/// `before.since_boot`. Errors: invalid_argument when the snapshots come from
+/// different boots, `after` precedes `before`, or a stat reading precedes the
+/// other; ENOMEM. Pure: reads nothing, thread-safe.
+result<cpu_ledger> compute_ledger(const snapshot& before, const snapshot& after, std::span<const ended_task> exits,
+                                  const system_cpu_times& stat_before, const system_cpu_times& stat_after,
+                                  std::chrono::nanoseconds reaped_children = {}) noexcept;
+
+}  // namespace proctimes
+#pragma GCC visibility pop

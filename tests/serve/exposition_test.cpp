@@ -1,0 +1,95 @@
+// The exposition writers and the process-exporter config reader of `proctimes serve`.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "serve/exposition.hpp"
+#include "serve/grouping.hpp"
+
+using namespace proctimes::cli::serve;
+
+namespace {
+std::vector<family> one_counter() {
+    family f;
+    f.name = "x_cpu_seconds";
+    f.help = "CPU\\time\nhere";
+    f.type = metric_type::counter;
+    f.samples.push_back({{{"group", "a\"b\\c\nd"}, {"mode", "user"}}, 1.5});
+    family g;
+    g.name = "x_procs";
+    g.help = "n";
+    g.samples.push_back({{}, 3});
+    return {f, g};
+}
+}  // namespace
+
+TEST(Exposition, Text004) {
+    EXPECT_EQ(render(one_counter(), format::text_004),
+              "# HELP x_cpu_seconds_total CPU\\\\time\\nhere\n"
+              "# TYPE x_cpu_seconds_total counter\n"
+              "x_cpu_seconds_total{group=\"a\\\"b\\\\c\\nd\",mode=\"user\"} 1.5\n"
+              "# HELP x_procs n\n# TYPE x_procs gauge\nx_procs 3\n");
+}
+
+TEST(Exposition, OpenMetricsNamesFamiliesWithoutTotalAndEnds) {
+    const std::string s = render(one_counter(), format::openmetrics_100);
+    EXPECT_NE(s.find("# TYPE x_cpu_seconds counter\n"), std::string::npos);
+    EXPECT_NE(s.find("\nx_cpu_seconds_total{"), std::string::npos);
+    EXPECT_EQ(s.find("_created"), std::string::npos);
+    EXPECT_EQ(s.substr(s.size() - 6), "# EOF\n");
+}
+
+TEST(Exposition, Negotiation) {
+    EXPECT_EQ(negotiate("application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"),
+              format::openmetrics_100);
+    EXPECT_EQ(negotiate("text/plain;version=0.0.4;q=1,*/*;q=0.1"), format::text_004);
+    EXPECT_EQ(negotiate(""), format::text_004);
+    EXPECT_EQ(content_type(format::text_004), "text/plain; version=0.0.4; charset=utf-8");
+}
+
+TEST(Exposition, Values) {
+    EXPECT_EQ(format_value(0.1), "0.1");
+    EXPECT_EQ(format_value(1e-9), "1e-09");
+    EXPECT_EQ(format_value(123456789.123456789), "123456789.12345679");
+    EXPECT_EQ(format_value(std::numeric_limits<double>::infinity()), "+Inf");
+    EXPECT_EQ(format_value(std::nan("")), "NaN");
+}
+
+TEST(ProcessExporterConfig, ReadsProcessNames) {
+    std::string err;
+    const auto rules = parse_pe_config(R"(process_names:
+  - name: "{{.Comm}}"
+    cmdline:
+    - '.+'
+  - name: "db-{{.Username}}"
+    comm:
+    - postgres
+    - mysqld
+  - exe:
+    - /usr/sbin/sshd
+)",
+                                       err);
+    ASSERT_TRUE(err.empty()) << err;
+    ASSERT_EQ(rules.size(), 3u);
+    EXPECT_EQ(rules[0].name_template, "{{.Comm}}");
+    EXPECT_EQ(rules[0].cmdline.size(), 1u);
+    EXPECT_EQ(rules[1].comm, (std::vector<std::string>{"postgres", "mysqld"}));
+    EXPECT_EQ(rules[2].name_template, "{{.ExeBase}}");
+    EXPECT_TRUE(rules[2].needs_exe());
+}
+
+TEST(ProcessExporterConfig, ClearErrors) {
+    std::string err;
+    EXPECT_TRUE(parse_pe_config("process_names: 3\n", err).empty());
+    EXPECT_NE(err.find("process_names"), std::string::npos);
+    err.clear();
+    EXPECT_TRUE(parse_pe_config("process_names:\n  - name: x\n", err).empty());
+    EXPECT_NE(err.find("none of"), std::string::npos);
+    err.clear();
+    EXPECT_TRUE(parse_pe_config("process_names: [ {comm: [a] ", err).empty());  // not YAML
+    EXPECT_FALSE(err.empty());
+    err.clear();
+    EXPECT_TRUE(parse_pe_config("process_names:\n  - cmdline: ['(']\n", err).empty());  // bad regex
+    EXPECT_FALSE(err.empty());
+}

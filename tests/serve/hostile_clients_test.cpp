@@ -1,0 +1,197 @@
+// Hostile clients against `proctimes serve`: 1,000 concurrent connections, a
+// 1 MiB header, a client sending one byte a second, malformed request lines.
+// The exporter must keep answering a well-behaved scraper, keep its descriptors
+// and memory bounded, give them back, and never crash.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <dirent.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+#include <httplib.h>
+
+#include "harness.hpp"
+
+using namespace serve_test;
+using namespace std::chrono_literals;
+
+namespace {
+
+int count_fds(pid_t pid) {
+    DIR* d = ::opendir(("/proc/" + std::to_string(pid) + "/fd").c_str());
+    if (!d) return -1;
+    int n = 0;
+    while (dirent* e = ::readdir(d))
+        if (e->d_name[0] != '.') ++n;
+    ::closedir(d);
+    return n;
+}
+
+long rss_kib(pid_t pid) {
+    std::istringstream in(read_text("/proc/" + std::to_string(pid) + "/status"));
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+    return -1;
+}
+
+int connect_to(int port, bool block = true) {
+    const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (block ? 0 : SOCK_NONBLOCK), 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 && errno != EINPROGRESS) {
+        ::close(s);
+        return -1;
+    }
+    return s;
+}
+
+// Sends `request` and returns the start of the answer ("" when the server
+// closed without one), waiting at most `limit`.
+std::string exchange(int port, const std::string& request, std::chrono::seconds limit = 10s) {
+    const int s = connect_to(port);
+    if (s < 0) return "connect failed";
+    timeval tv{static_cast<time_t>(limit.count()), 0};
+    ::setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    ::setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    std::size_t off = 0;
+    while (off < request.size()) {
+        const ssize_t n = ::send(s, request.data() + off, request.size() - off, MSG_NOSIGNAL);
+        if (n <= 0) break;  // the server may close on an oversized request: that is an answer
+        off += static_cast<std::size_t>(n);
+    }
+    char buf[64] = {};
+    const ssize_t n = ::recv(s, buf, sizeof buf - 1, 0);
+    ::close(s);
+    return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+}
+
+int status_of(const std::string& answer) {
+    if (answer.rfind("HTTP/1.", 0) != 0 || answer.size() < 12) return 0;
+    return std::stoi(answer.substr(9, 3));
+}
+
+}  // namespace
+
+TEST(ServeHostileClients, KeepsAnsweringWithBoundedResources) {
+    rlimit rl{};
+    ::getrlimit(RLIMIT_NOFILE, &rl);
+    rl.rlim_cur = rl.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &rl);
+    if (rl.rlim_cur < 1200) GTEST_SKIP() << "needs 1,200 descriptors for 1,000 connections; the hard limit is " << rl.rlim_cur;
+
+    const std::string dir = temp_dir("hostile");
+    const int port = free_port();
+    program serve({PROCTIMES_BIN, "serve", "--listen", "127.0.0.1:" + std::to_string(port), "--http-threads", "4",
+                   "--connection-deadline", "5", "--no-exit-records"},
+                  dir + "/serve.log");
+    httplib::Client scraper("127.0.0.1", port);
+    scraper.set_connection_timeout(20, 0);
+    scraper.set_read_timeout(20, 0);
+    int first = 0;
+    for (int i = 0; i < 50 && first == 0; ++i) {
+        if (auto r = scraper.Get("/metrics")) first = r->status;
+        else std::this_thread::sleep_for(100ms);
+    }
+    ASSERT_EQ(first, 200) << "serve did not start: " << read_text(dir + "/serve.log");
+    const int fds0 = count_fds(serve.pid());
+    const long rss0 = rss_kib(serve.pid());
+
+    // Malformed request lines and an oversized header: an error status or a
+    // closed connection, never a 200, never a crash.
+    const std::string malformed[] = {
+        "GARBAGE\r\n\r\n",
+        "GET\r\n\r\n",
+        "GET /metrics HTTP/9.9\r\n\r\n",
+        std::string("\x00\x01\x02\xff\xfe\r\n\r\n", 8),
+        "GET /" + std::string(20000, 'a') + " HTTP/1.1\r\n\r\n",
+        "GET /metrics HTTP/1.1\r\nX-Big: " + std::string(1 << 20, 'h') + "\r\n\r\n",
+    };
+    for (const auto& m : malformed) {
+        const int st = status_of(exchange(port, m));
+        EXPECT_TRUE(st == 0 || (st >= 400 && st < 500)) << "status " << st << " for a request of " << m.size()
+                                                        << " bytes starting " << m.substr(0, 20);
+    }
+
+    // A GET's body is never read, so nonsense lengths on one are answered or
+    // refused, but never make the exporter wait for or allocate that much.
+    for (const char* m : {"GET /metrics HTTP/1.1\r\nContent-Length: -5\r\n\r\n",
+                          "GET /metrics HTTP/1.1\r\nContent-Length: 99999999999\r\n\r\n"}) {
+        const int st = status_of(exchange(port, m));
+        EXPECT_TRUE(st == 0 || st == 200 || (st >= 400 && st < 500)) << st;
+    }
+
+    // A client that sends one byte a second, for the whole test.
+    std::atomic<bool> stop{false};
+    std::atomic<int> slow_bytes{0};
+    std::thread slow([&] {
+        const int s = connect_to(port);
+        const std::string req = "GET /metrics HTTP/1.1\r\nHost: slow\r\nX-Slow: " + std::string(100, 'z');
+        for (char c : req) {
+            if (stop.load() || ::send(s, &c, 1, MSG_NOSIGNAL) != 1) break;
+            ++slow_bytes;
+            std::this_thread::sleep_for(1s);
+        }
+        ::close(s);
+    });
+    struct joiner {
+        std::atomic<bool>& stop;
+        std::thread& t;
+        ~joiner() {
+            stop = true;
+            if (t.joinable()) t.join();
+        }
+    } join_slow{stop, slow};
+
+    // 1,000 concurrent connections: half send an unfinished request, half nothing.
+    std::vector<int> flood;
+    for (int i = 0; i < 1000; ++i) {
+        const int s = connect_to(port, false);
+        if (s < 0) continue;
+        flood.push_back(s);
+    }
+    std::this_thread::sleep_for(500ms);
+    for (std::size_t i = 0; i < flood.size(); i += 2) (void)::send(flood[i], "GET /metr", 9, MSG_NOSIGNAL);
+    std::cout << flood.size() << " flood connections open\n";
+    EXPECT_GE(flood.size(), 900u);
+
+    // The well-behaved scraper is still answered, again and again.
+    int peak_fds = 0;
+    for (int i = 0; i < 3; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto r = scraper.Get("/metrics");
+        const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        ASSERT_TRUE(r) << "scrape " << i << " failed under the flood (" << httplib::to_string(r.error()) << ")";
+        EXPECT_EQ(r->status, 200);
+        EXPECT_NE(r->body.find("proctimes_group_cpu_seconds_total"), std::string::npos);
+        std::cout << "scrape " << i << " under the flood: " << took << " s\n";
+        peak_fds = std::max(peak_fds, count_fds(serve.pid()));
+    }
+    const long rss_peak = rss_kib(serve.pid());
+    // Descriptors: never more than one per connection (1,000 + the slow one +
+    // the scraper + its own), and memory: no more than a few KiB per connection.
+    EXPECT_LE(peak_fds, fds0 + 1010) << "descriptors at the peak";
+    EXPECT_LT(rss_peak - rss0, 64 * 1024) << "RSS grew from " << rss0 << " to " << rss_peak << " KiB";
+
+    // The deadline (5 s) cuts the flood and the slow client even while they
+    // stay connected: the exporter gives its descriptors back.
+    std::this_thread::sleep_for(8s);
+    const int fds_after = count_fds(serve.pid());
+    std::cout << "descriptors: " << fds0 << " before, " << peak_fds << " at the peak, " << fds_after
+              << " 8 s later with the flood still connected; the slow client sent " << slow_bytes << " bytes\n";
+    EXPECT_LE(fds_after, fds0 + 10);
+    for (int s : flood) ::close(s);
+
+    auto last = scraper.Get("/metrics");
+    ASSERT_TRUE(last);
+    EXPECT_EQ(last->status, 200);
+    ASSERT_TRUE(serve.running()) << "the exporter died";
+    const int st = serve.stop();
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "wait status " << st;
+    std::system(("rm -rf '" + dir + "'").c_str());
+}

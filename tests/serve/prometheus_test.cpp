@@ -1,0 +1,198 @@
+// `proctimes serve` scraped by Debian's real Prometheus (1 s interval, loopback,
+// temporary config and storage), asked through its HTTP API:
+//   (a) a group whose one process burns a CPU: rate() matches the CPU it used;
+//   (b) 200 processes of ~20 ms CPU between scrapes: increase() within ±10 % of
+//       their CPU (root: exit records), process-exporter's figure printed;
+//   (c) resets() of every CPU counter is 0 over the run.
+// The suite runs as one process (one Prometheus), in declaration order.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iostream>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "harness.hpp"
+
+using namespace serve_test;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct world {
+    std::string dir;
+    int serve_port = 0, pe_port = 0, prom_port = 0;
+    program serve, pe, prom;
+    bool have_pe = false;
+    double started = 0;
+};
+world* w = nullptr;
+
+// One instant query; the values of its vector result by the given label (or "").
+std::optional<nlohmann::json> query(const std::string& q, std::optional<double> at = std::nullopt) {
+    httplib::Client c("127.0.0.1", w->prom_port);
+    c.set_read_timeout(10, 0);
+    httplib::Params p{{"query", q}};
+    if (at) p.emplace("time", std::to_string(*at));
+    auto r = c.Post("/api/v1/query", p);
+    if (!r || r->status != 200) return std::nullopt;
+    auto j = nlohmann::json::parse(r->body, nullptr, false);
+    if (j.is_discarded() || j["status"] != "success") return std::nullopt;
+    return j["data"];
+}
+
+std::optional<double> scalar(const std::string& q, std::optional<double> at = std::nullopt) {
+    auto d = query(q, at);
+    if (!d || (*d)["result"].empty()) return std::nullopt;
+    return std::stod((*d)["result"][0]["value"][1].get<std::string>());
+}
+
+// Timestamps of the raw samples of a selector over the last `range`.
+std::vector<double> sample_times(const std::string& sel, const std::string& range) {
+    std::vector<double> ts;
+    auto d = query(sel + "[" + range + "]");
+    if (!d || (*d)["result"].empty()) return ts;
+    for (const auto& v : (*d)["result"][0]["values"]) ts.push_back(v[0].get<double>());
+    return ts;
+}
+
+bool wait_up(const std::string& job, std::chrono::seconds limit) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < end) {
+        if (auto v = scalar("up{job=\"" + job + "\"}"); v && *v == 1) return true;
+        std::this_thread::sleep_for(500ms);
+    }
+    return false;
+}
+
+class Prometheus : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        if (::access("/usr/bin/prometheus", X_OK) != 0) return;
+        w = new world;
+        w->dir = temp_dir("prom");
+        w->serve_port = free_port();
+        w->serve = program({PROCTIMES_BIN, "serve", "--listen", "127.0.0.1:" + std::to_string(w->serve_port),
+                            "--top", "5", "--namedprocess"},
+                           w->dir + "/serve.log");
+        w->have_pe = ::geteuid() == 0 && ::access("/usr/bin/prometheus-process-exporter", X_OK) == 0;
+        std::string pe_job;
+        if (w->have_pe) {
+            w->pe_port = free_port();
+            w->pe = program({"/usr/bin/prometheus-process-exporter", "-web.listen-address",
+                             "127.0.0.1:" + std::to_string(w->pe_port), "-procnames", "pt_short,pt_burn"},
+                            w->dir + "/pe.log");
+            pe_job = "  - job_name: pe\n    static_configs:\n      - targets: ['127.0.0.1:" +
+                     std::to_string(w->pe_port) + "']\n";
+        }
+        w->prom_port = free_port();
+        std::ofstream cfg(w->dir + "/prometheus.yml");
+        cfg << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n"
+            << "scrape_configs:\n  - job_name: proctimes\n    static_configs:\n      - targets: ['127.0.0.1:"
+            << w->serve_port << "']\n"
+            << pe_job;
+        cfg.close();
+        w->prom = program({"/usr/bin/prometheus", "--config.file=" + w->dir + "/prometheus.yml",
+                           "--storage.tsdb.path=" + w->dir + "/data",
+                           "--web.listen-address=127.0.0.1:" + std::to_string(w->prom_port), "--log.level=warn"},
+                          w->dir + "/prometheus.log");
+        w->started = now_seconds();
+    }
+    static void TearDownTestSuite() {
+        if (!w) return;
+        w->prom.stop();
+        w->pe.stop();
+        const int st = w->serve.stop();
+        // SIGTERM ends the exporter cleanly: exit status 0.
+        EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "serve wait status " << st;
+        if (!::testing::Test::HasFailure()) std::system(("rm -rf '" + w->dir + "'").c_str());
+        else std::cout << "logs kept in " << w->dir << "\n";
+        delete w;
+        w = nullptr;
+    }
+    void SetUp() override {
+        if (!w) GTEST_SKIP() << "/usr/bin/prometheus is absent (Debian package prometheus; scripts/bootstrap.sh)";
+        ASSERT_TRUE(wait_up("proctimes", 40s)) << "Prometheus never scraped proctimes serve (" << w->dir << ")";
+    }
+};
+
+TEST_F(Prometheus, BurnerGroupRateMatchesItsCpu) {
+    const std::string log = w->dir + "/burn.log";
+    program burner({PROCTIMES_SERVE_LOAD, "burn", "14", log}, w->dir + "/burn.out");
+    std::this_thread::sleep_for(13s);
+    const double t = now_seconds();
+    auto rate = scalar("sum(rate(proctimes_group_cpu_seconds_total{group=\"pt_burn\"}[10s]))", t);
+    ASSERT_TRUE(rate) << "no rate for group pt_burn";
+    // What the burner itself says it used over the same 10 s (its CPU clock).
+    std::vector<std::pair<double, double>> pts;
+    std::istringstream in(read_text(log));
+    for (double a, b; in >> a >> b;) pts.emplace_back(a, b);
+    ASSERT_GT(pts.size(), 50u);
+    auto at = [&](double when) {
+        std::pair<double, double> best = pts.front();
+        for (const auto& p : pts)
+            if (std::abs(p.first - when) < std::abs(best.first - when)) best = p;
+        return best;
+    };
+    const auto a = at(t - 10), b = at(t);
+    const double truth = (b.second - a.second) / (b.first - a.first);
+    std::cout << "rate(pt_burn[10s]) = " << *rate << " CPU; the burner's own clock says " << truth
+              << " CPU (1.0 on an idle machine)\n";
+    EXPECT_NEAR(*rate, truth, 0.05 * truth);
+    if (truth > 0.97) EXPECT_NEAR(*rate, 1.0, 0.05);
+}
+
+TEST_F(Prometheus, ShortProcessesBetweenScrapesAreCounted) {
+    if (::geteuid() != 0)
+        GTEST_SKIP() << "needs exit records (CAP_NET_ADMIN): processes that live between two scrapes are seen only "
+                        "through them";
+    const std::string out = w->dir + "/short.txt";
+    const double t0 = now_seconds();
+    program shorts({PROCTIMES_SERVE_LOAD, "short", "200", "20", out}, w->dir + "/short.out");
+    const std::string text = wait_for_file(out, 60s);
+    ASSERT_FALSE(text.empty()) << "the short processes did not finish";
+    ASSERT_NE(shorts.wait_for(10s), -1);
+    double children = 0, self = 0, done = 0;
+    std::istringstream(text) >> children >> self >> done;
+    std::this_thread::sleep_for(3s);  // a few scrapes after the last one
+    // Evaluate at the last scrape's own timestamp, with a window that starts
+    // before the group's first sample: no extrapolation at either end.
+    const std::string sel = "proctimes_group_cpu_seconds_total{group=\"pt_short\",mode=\"user\"}";
+    const auto ts = sample_times(sel, "2m");
+    ASSERT_FALSE(ts.empty());
+    const double t = ts.back();
+    const int window = static_cast<int>(t - t0) + 10;
+    auto inc = scalar("sum(increase(proctimes_group_cpu_seconds_total{group=\"pt_short\"}[" + std::to_string(window) +
+                          "s]))",
+                      t);
+    ASSERT_TRUE(inc);
+    const double used = children + self;
+    std::cout << "200 short processes used " << used << " s CPU (rusage: children " << children << " + parent " << self
+              << "); proctimes increase() = " << *inc << " s (" << 100 * *inc / used << " %)\n";
+    if (w->have_pe) {
+        auto pe = scalar("sum(increase(namedprocess_namegroup_cpu_seconds_total{groupname=\"pt_short\",job=\"pe\"}[" +
+                             std::to_string(window) + "s]))",
+                         t);
+        std::cout << "prometheus-process-exporter increase() = " << (pe ? *pe : 0.0) << " s ("
+                  << 100 * (pe ? *pe : 0.0) / used << " %)\n";
+    }
+    EXPECT_NEAR(*inc, used, 0.10 * used);
+    auto ended = scalar("max(proctimes_group_ended_processes_total{group=\"pt_short\"})", t);
+    ASSERT_TRUE(ended);
+    EXPECT_GE(*ended, 200.0);
+}
+
+TEST_F(Prometheus, NoCpuCounterEverReset) {
+    const int window = static_cast<int>(now_seconds() - w->started) + 5;
+    auto d = query("resets({__name__=~\"proctimes_.*cpu_seconds_total\"}[" + std::to_string(window) + "s]) > 0");
+    ASSERT_TRUE(d);
+    EXPECT_TRUE((*d)["result"].empty()) << "counters that went backwards: " << (*d)["result"].dump();
+    auto n = scalar("count(count_over_time({__name__=~\"proctimes_.*cpu_seconds_total\"}[" + std::to_string(window) +
+                    "s]))");
+    ASSERT_TRUE(n);
+    std::cout << *n << " CPU counter series checked over " << window << " s\n";
+    EXPECT_GT(*n, 10.0);
+}
+
+}  // namespace

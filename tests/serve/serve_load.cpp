@@ -1,0 +1,103 @@
+// A load for the serve tests and bench: named (comm) so that `proctimes serve
+// --group-by name` groups it.
+//   serve_load burn SECONDS LOG      one CPU busy; appends "realtime_s cpu_s" to LOG every 100 ms
+//   serve_load short N MS OUT        after 2.5 s, N children one after another, each busy MS ms of
+//                                    CPU, reaped at once; writes the CPU of all (children + self,
+//                                    rusage, µs) to OUT, then lingers 1 s
+//   serve_load threads N SECONDS     N idle threads for SECONDS
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <pthread.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+double clock_s(clockid_t c) {
+    timespec ts{};
+    clock_gettime(c, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+void burn_cpu(double seconds) {
+    const double end = clock_s(CLOCK_PROCESS_CPUTIME_ID) + seconds;
+    volatile unsigned long x = 0;
+    while (clock_s(CLOCK_PROCESS_CPUTIME_ID) < end)
+        for (int i = 0; i < 10000; ++i) x = x + static_cast<unsigned long>(i);
+}
+
+double tv(const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 3) return 2;
+    const std::string mode = argv[1];
+    if (mode == "burn" && argc == 4) {
+        prctl(PR_SET_NAME, "pt_burn");
+        FILE* log = std::fopen(argv[3], "w");
+        if (!log) return 1;
+        const double until = clock_s(CLOCK_MONOTONIC) + std::atof(argv[2]);
+        volatile unsigned long x = 0;
+        double next = 0;
+        while (clock_s(CLOCK_MONOTONIC) < until) {
+            for (int i = 0; i < 100000; ++i) x = x + static_cast<unsigned long>(i);
+            const double now = clock_s(CLOCK_MONOTONIC);
+            if (now >= next) {
+                std::fprintf(log, "%.6f %.9f\n", clock_s(CLOCK_REALTIME), clock_s(CLOCK_PROCESS_CPUTIME_ID));
+                std::fflush(log);
+                next = now + 0.1;
+            }
+        }
+        std::fclose(log);
+        return 0;
+    }
+    if (mode == "short" && argc == 5) {
+        prctl(PR_SET_NAME, "pt_short");
+        const int n = std::atoi(argv[2]);
+        const double ms = std::atof(argv[3]);
+        std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+        for (int i = 0; i < n; ++i) {
+            const pid_t c = fork();
+            if (c == 0) {
+                burn_cpu(ms / 1000);
+                _exit(0);
+            }
+            if (c < 0) return 1;
+            int st = 0;
+            waitpid(c, &st, 0);
+        }
+        rusage ch{}, self{};
+        getrusage(RUSAGE_CHILDREN, &ch);
+        getrusage(RUSAGE_SELF, &self);
+        FILE* out = std::fopen(argv[4], "w");
+        if (!out) return 1;
+        std::fprintf(out, "%.6f %.6f %.6f\n", tv(ch.ru_utime) + tv(ch.ru_stime), tv(self.ru_utime) + tv(self.ru_stime),
+                     clock_s(CLOCK_REALTIME));
+        std::fclose(out);
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        return 0;
+    }
+    if (mode == "threads" && argc == 4) {
+        prctl(PR_SET_NAME, "pt_threads");
+        const int n = std::atoi(argv[2]);
+        std::vector<pthread_t> ts(static_cast<std::size_t>(n));
+        pthread_attr_t a;
+        pthread_attr_init(&a);
+        pthread_attr_setstacksize(&a, 64 * 1024);
+        for (auto& t : ts)
+            if (pthread_create(&t, &a, [](void*) -> void* { pause(); return nullptr; }, nullptr) != 0) return 1;
+        std::this_thread::sleep_for(std::chrono::duration<double>(std::atof(argv[3])));
+        _exit(0);
+    }
+    return 2;
+}

@@ -1,0 +1,196 @@
+#include "serve/collector.hpp"
+
+#include <algorithm>
+#include <ctime>
+
+#include <sys/resource.h>
+
+#include "proctimes/exit.hpp"
+
+namespace proctimes::cli::serve {
+namespace {
+
+using std::chrono::nanoseconds;
+
+nanoseconds clamp0(nanoseconds d) { return d < nanoseconds{0} ? nanoseconds{0} : d; }
+double seconds(nanoseconds d) { return static_cast<double>(d.count()) / 1e9; }
+double epoch_seconds(instant t) { return static_cast<double>(t.time_since_epoch().count()) / 1e9; }
+
+// Records older than this with no snapshot after them are kept at most this
+// many: a bound on memory if scrapes stop while tasks keep ending.
+constexpr std::size_t max_pending = 1 << 20;
+
+}  // namespace
+
+std::unique_ptr<collector> collector::make(const serve_options& opts, std::string& error) {
+    std::unique_ptr<collector> c(new collector);
+    c->opts_ = opts;
+    c->classify_ = classifier::make(opts, error);
+    if (!c->classify_) return nullptr;
+    snapshot_options so;
+    so.proc_root = opts.proc_root;
+    so.threads = opts.threads;
+    if (opts.threads) so.reuse_idle_threads_for = std::chrono::seconds(60);
+    auto s = snapshotter::open(so);
+    if (!s) {
+        error = "cannot read " + opts.proc_root + ": " + s.error().message();
+        return nullptr;
+    }
+    c->snap_ = std::move(*s);
+    if (opts.exit_records && opts.proc_root == "/proc") {
+        auto es = exit_stream::open();
+        if (es) {
+            c->exits_ = std::move(*es);
+            c->drainer_ = std::thread([p = c.get()] { p->drain_loop(); });
+        } else {
+            c->exit_why_ = es.error().message();
+        }
+    } else {
+        c->exit_why_ = "off";
+    }
+    return c;
+}
+
+collector::~collector() {
+    stop_ = true;
+    if (drainer_.joinable()) drainer_.join();
+}
+
+std::string collector::exit_source() const { return exits_ ? "taskstats" : "none (" + exit_why_ + ")"; }
+
+void collector::drain_loop() {
+    std::vector<ended_task> got;
+    while (!stop_.load()) {
+        auto w = exits_->wait(std::chrono::milliseconds(200));
+        if (!w || !*w) continue;
+        got.clear();
+        auto r = exits_->read(got);
+        std::lock_guard lk(exits_mu_);
+        if (!r || !*r) ++lost_;
+        for (auto& e : got) {
+            if (pending_.size() >= max_pending) {
+                ++dropped_;
+                continue;
+            }
+            pending_.push_back(e);
+        }
+    }
+}
+
+void collector::collect() {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto stat = read_system_cpu_times(opts_.proc_root);
+    if (auto r = snap_.take(cur_); !r) {
+        ++failures_;
+        return;
+    }
+    tasks_read_ = cur_.processes.size();
+    threads_read_ = cur_.threads.size();
+
+    std::vector<ended_task> exits;
+    {
+        std::lock_guard lk(exits_mu_);
+        // Records up to this snapshot belong to the interval it closes.
+        auto split = std::stable_partition(pending_.begin(), pending_.end(), [this](const ended_task& e) {
+            return e.received_since_boot <= cur_.since_boot;
+        });
+        exits.assign(pending_.begin(), split);
+        pending_.erase(pending_.begin(), split);
+    }
+
+    ledger_.reset();
+    if (have_prev_ && stat && stat_prev_) {
+        auto l = compute_ledger(prev_, cur_, exits, *stat_prev_, *stat);
+        if (l) ledger_ = std::move(*l);
+    }
+
+    for (auto& [k, g] : groups_) g.procs = g.threads = 0, g.oldest = 0;
+    for (auto& [k, st] : procs_) st.seen = false;
+
+    // Live processes: each adds what it used since its last sample, per mode,
+    // never less than nothing (a tick-ratio split can shift between samples).
+    for (const auto& p : cur_.processes) {
+        auto [it, fresh] = procs_.try_emplace({p.pid(), p.identity.start_ticks});
+        proc_state& st = it->second;
+        st.seen = true;
+        if (fresh || !(st.name == p.name)) {
+            st.name = p.name;
+            st.group = classify_->group_of(p).value_or(std::string());
+            st.pid = p.pid();
+            st.start_ticks = p.identity.start_ticks;
+            st.start_seconds = epoch_seconds(p.times.creation);
+        }
+        const nanoseconds du = clamp0(p.times.user - st.user), ds = clamp0(p.times.kernel - st.system);
+        st.user += du;
+        st.system += ds;
+        st.last_interval = du + ds;
+        if (st.group.empty()) continue;
+        group_state& g = groups_[st.group];
+        g.user += du;
+        g.system += ds;
+        ++g.procs;
+        g.threads += static_cast<std::uint64_t>(std::max(p.thread_count, 0));
+        if (g.oldest == 0 || st.start_seconds < g.oldest) g.oldest = st.start_seconds;
+    }
+
+    // Processes gone since the previous scrape: add their final values where a
+    // record gives them exactly; otherwise their last sample stands, and the
+    // group says how much of its counter such members make up.
+    for (auto it = procs_.begin(); it != procs_.end();) {
+        if (it->second.seen) {
+            ++it;
+            continue;
+        }
+        proc_state& st = it->second;
+        const ended_process* fin = nullptr;
+        if (ledger_)
+            for (const auto& e : ledger_->processes)
+                if (e.seen_before && e.pid == st.pid && e.start_ticks == st.start_ticks) fin = &e;
+        if (!st.group.empty()) {
+            group_state& g = groups_[st.group];
+            ++g.ended;
+            if (fin && fin->exact) {
+                g.user += clamp0(fin->final_user - st.user);
+                g.system += clamp0(fin->final_kernel - st.system);
+            } else {
+                g.estimated += st.user + st.system;
+            }
+        }
+        it = procs_.erase(it);
+    }
+
+    // Processes that started and ended between the two snapshots: only their
+    // exit records know them.
+    if (ledger_)
+        for (const auto& e : ledger_->processes) {
+            if (e.seen_before) continue;
+            const auto group = classify_->group_of_ended(e.name.view(), e.uid);
+            if (!group) continue;
+            group_state& g = groups_[*group];
+            g.user += e.user;
+            g.system += e.kernel;
+            ++g.ended;
+        }
+
+    std::swap(prev_, cur_);
+    have_prev_ = true;
+    if (stat) stat_prev_ = *stat;
+    ++collections_;
+    last_duration_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string collector::scrape(format f) {
+    std::lock_guard lk(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    const int idx = f == format::openmetrics_100 ? 1 : 0;
+    if (collections_ > 0 && now - last_collect_ < std::chrono::milliseconds(100) && !cached_[idx].empty())
+        return cached_[idx];
+    collect();
+    last_collect_ = now;
+    cached_[0].clear();
+    cached_[1].clear();
+    cached_[idx] = render(families(), f);
+    return cached_[idx];
+}
+
+}  // namespace proctimes::cli::serve

@@ -1,0 +1,91 @@
+// The exporter's state: one snapshot per scrape, the exit records in between,
+// per-process and per-group counters that only ever grow, and the CPU ledger.
+// Thread-safe: scrapes are serialised by one mutex; a background thread keeps
+// the exit-record socket drained between scrapes.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "proctimes/ledger.hpp"
+#include "proctimes/snapshot.hpp"
+#include "serve/exposition.hpp"
+#include "serve/grouping.hpp"
+#include "serve/serve.hpp"
+
+namespace proctimes::cli::serve {
+
+class collector {
+public:
+    /// Opens the snapshotter (and, if permitted and asked for, the exit
+    /// stream). Sets `error` when /proc cannot be read or the config is bad.
+    static std::unique_ptr<collector> make(const serve_options& opts, std::string& error);
+    ~collector();
+
+    /// Takes a snapshot, updates every counter, and renders the result.
+    /// Two scrapes closer than 100 ms share one collection.
+    std::string scrape(format f);
+
+    /// "taskstats" when exit records are read, else why not.
+    [[nodiscard]] std::string exit_source() const;
+
+private:
+    collector() = default;
+    void drain_loop();
+    void collect();
+    std::vector<family> families() const;
+
+    struct proc_state {
+        std::string group;  ///< "" when excluded
+        task_name name;     ///< the name the group was decided on (exec changes it)
+        std::chrono::nanoseconds user{}, system{};  ///< exported so far (monotone)
+        std::chrono::nanoseconds last_interval{};   ///< CPU in the last interval (top-N order)
+        std::uint64_t start_ticks = 0;
+        double start_seconds = 0;
+        pid_t pid = 0;
+        bool seen = false;
+    };
+    struct group_state {
+        std::chrono::nanoseconds user{}, system{}, estimated{};
+        std::uint64_t ended = 0;
+        std::uint64_t procs = 0, threads = 0;
+        double oldest = 0;  ///< seconds since the epoch; 0: none
+    };
+
+    serve_options opts_;
+    std::unique_ptr<classifier> classify_;
+    snapshotter snap_;
+    snapshot prev_, cur_;
+    bool have_prev_ = false;
+    std::optional<system_cpu_times> stat_prev_;
+    std::map<std::pair<pid_t, std::uint64_t>, proc_state> procs_;
+    std::map<std::string, group_state> groups_;
+    std::optional<cpu_ledger> ledger_;
+
+    // Exit records, filled by the drain thread.
+    std::optional<exit_stream> exits_;
+    std::string exit_why_;
+    mutable std::mutex exits_mu_;
+    std::vector<ended_task> pending_;
+    std::uint64_t lost_ = 0, dropped_ = 0;
+    std::atomic<bool> stop_{false};
+    std::thread drainer_;
+
+    // Scrape state.
+    std::mutex mu_;
+    std::chrono::steady_clock::time_point last_collect_{};
+    std::uint64_t collections_ = 0, failures_ = 0;
+    double last_duration_ = 0;
+    std::size_t tasks_read_ = 0, threads_read_ = 0;
+    std::string cached_[2];
+};
+
+}  // namespace proctimes::cli::serve

@@ -1,0 +1,108 @@
+// `proctimes serve`: its options and the command itself.
+#include <csignal>
+#include <memory>
+#include <ostream>
+
+#include <CLI/CLI.hpp>
+
+#include "serve/collector.hpp"
+#include "serve/serve.hpp"
+
+namespace proctimes::cli {
+
+int serve_http(serve::collector& col, const serve_options& opts, std::ostream& out, std::ostream& err);
+
+namespace {
+
+// HOST:PORT, :PORT, [V6]:PORT. Returns an error message, or "".
+std::string parse_listen(const std::string& v, serve_options& o) {
+    const auto colon = v.rfind(':');
+    if (colon == std::string::npos) return "expected HOST:PORT";
+    std::string host = v.substr(0, colon);
+    const std::string port = v.substr(colon + 1);
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    if (host.empty()) host = "0.0.0.0";
+    if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos)
+        return "bad port '" + port + "'";
+    const unsigned long p = std::stoul(port);
+    if (p > 65535) return "bad port '" + port + "'";
+    o.host = host;
+    o.port = static_cast<std::uint16_t>(p);
+    return {};
+}
+
+}  // namespace
+
+subcommand add_serve(CLI::App& root) {
+    auto opts = std::make_shared<serve_options>();
+    auto listen = std::make_shared<std::string>();
+    auto by = std::make_shared<std::string>("name");
+    CLI::App* app = root.add_subcommand(
+        "serve", "Serve process CPU and start times to Prometheus (text format 0.0.4 / OpenMetrics 1.0)");
+    app->add_option("--listen", *listen,
+                    "Address to listen on, HOST:PORT (default 127.0.0.1:9284; :PORT for every address; port 0 "
+                    "picks a free one)")
+        ->type_name("HOST:PORT");
+    app->add_option("--group-by", *by, "Group processes by name, user, cgroup or exe")
+        ->check(CLI::IsMember({"name", "user", "cgroup", "exe"}));
+    app->add_option("--include", opts->include, "Only groups whose name matches this regex (ECMAScript)");
+    app->add_option("--exclude", opts->exclude, "Leave out groups whose name matches this regex");
+    app->add_option("--top", opts->top, "Per-process series for the N busiest processes (0: none)");
+    app->add_flag("--threads", opts->threads,
+                  "Walk threads too (exact final values for multi-threaded processes that end)");
+    app->add_option("--config", opts->config_file,
+                    "A process-exporter config file (its process_names rules) instead of --group-by");
+    app->add_flag("--namedprocess", opts->namedprocess,
+                  "Also emit process-exporter's namedprocess_namegroup_* metric names");
+    app->add_flag("!--no-exit-records", opts->exit_records, "Do not listen for taskstats exit records");
+    app->add_option("--http-threads", opts->http_threads, "Worker threads serving requests")
+        ->check(CLI::Range(1u, 64u));
+    app->add_option("--connection-deadline", opts->connection_deadline,
+                    "Seconds after which any connection is closed")
+        ->check(CLI::Range(1u, 3600u));
+    app->add_option("--port-file", opts->port_file, "Write the port listened on to this file");
+    app->add_option("--proc-root", opts->proc_root, "Where procfs is mounted");
+    app->add_flag("--once", opts->once, "Print one scrape to standard output and exit");
+    return {app, [opts, listen, by](std::ostream& out, std::ostream& err) {
+                if (!listen->empty()) {
+                    if (auto e = parse_listen(*listen, *opts); !e.empty()) {
+                        err << "proctimes: serve: --listen " << *listen << ": " << e << "\n";
+                        return 2;
+                    }
+                }
+                opts->grouping = *by == "user"     ? group_by::user
+                                 : *by == "cgroup" ? group_by::cgroup
+                                 : *by == "exe"    ? group_by::exe
+                                                   : group_by::name;
+                return run_serve(*opts, out, err);
+            }};
+}
+
+int run_serve(const serve_options& opts, std::ostream& out, std::ostream& err) {
+    // SIGINT/SIGTERM are taken by one thread of serve_http (sigtimedwait):
+    // block them before any thread starts, so that none inherits them open and
+    // dies of their default action.
+    sigset_t stop_set, old;
+    sigemptyset(&stop_set);
+    sigaddset(&stop_set, SIGINT);
+    sigaddset(&stop_set, SIGTERM);
+    if (!opts.once) ::pthread_sigmask(SIG_BLOCK, &stop_set, &old);
+    int rc;
+    {
+        std::string error;
+        auto col = serve::collector::make(opts, error);
+        if (!col) {
+            err << "proctimes: serve: " << error << "\n";
+            rc = error.find("cannot read /") == 0 && opts.config_file.empty() ? 1 : 2;
+        } else if (opts.once) {
+            out << col->scrape(serve::format::text_004);
+            rc = 0;
+        } else {
+            rc = serve_http(*col, opts, out, err);
+        }
+    }  // the collector's threads end here, before the signals open again
+    if (!opts.once) ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    return rc;
+}
+
+}  // namespace proctimes::cli

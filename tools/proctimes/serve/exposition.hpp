@@ -1,0 +1,45 @@
+// The two text formats a Prometheus scraper reads: the Prometheus text format
+// 0.0.4 and OpenMetrics 1.0 (chosen by the request's Accept header). Pure: a
+// list of metric families in, one string out.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace proctimes::cli::serve {
+
+enum class metric_type { counter, gauge };
+
+struct sample {
+    std::vector<std::pair<std::string, std::string>> labels;
+    double value = 0;
+};
+
+/// One metric family. `name` is the family name: for a counter, without the
+/// `_total` suffix, which the writers add to every sample (both formats).
+struct family {
+    std::string name;
+    std::string help;
+    metric_type type = metric_type::gauge;
+    std::vector<sample> samples;
+};
+
+enum class format { text_004, openmetrics_100 };
+
+/// OpenMetrics when `accept` names application/openmetrics-text (with any
+/// parameters), else the 0.0.4 text format.
+format negotiate(std::string_view accept) noexcept;
+std::string_view content_type(format f) noexcept;
+
+/// Renders the families. Label values are escaped (\\, \", \n); help text
+/// escapes \\ and \n. No `_created` samples: Prometheus 2.42 would store each
+/// as another series. OpenMetrics output ends with "# EOF".
+std::string render(const std::vector<family>& families, format f);
+
+/// The shortest decimal that reads back as `v` ("+Inf", "-Inf", "NaN" for
+/// the special values, as both formats spell them).
+std::string format_value(double v);
+
+}  // namespace proctimes::cli::serve

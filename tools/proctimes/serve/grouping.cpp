@@ -1,0 +1,253 @@
+#include "serve/grouping.hpp"
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+namespace proctimes::cli::serve {
+namespace {
+
+std::string base_name(std::string_view path) {
+    const auto slash = path.rfind('/');
+    return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+// A whole small /proc file without following the caller anywhere it could block:
+// /proc/<pid>/{cmdline,cgroup} are procfs files; O_NONBLOCK guards a
+// --proc-root tree that has a FIFO there.
+std::string read_small(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) return {};
+    std::string s;
+    char buf[4096];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n <= 0 || s.size() > 64 * 1024) break;
+        s.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    return s;
+}
+
+std::vector<std::string> string_list(const YAML::Node& n, const char* key, std::string& error) {
+    std::vector<std::string> v;
+    const YAML::Node list = n[key];
+    if (!list) return v;
+    if (!list.IsSequence()) {
+        error = std::string("'") + key + "' must be a list";
+        return v;
+    }
+    for (const auto& item : list) v.push_back(item.as<std::string>());
+    return v;
+}
+
+}  // namespace
+
+bool pe_rule::needs_exe() const {
+    return !exe.empty() || name_template.find("Exe") != std::string::npos;
+}
+
+std::vector<pe_rule> parse_pe_config(std::string_view yaml, std::string& error) {
+    std::vector<pe_rule> rules;
+    try {
+        const YAML::Node root = YAML::Load(std::string(yaml));
+        const YAML::Node names = root["process_names"];
+        if (!names || !names.IsSequence()) {
+            error = "no 'process_names' list";
+            return {};
+        }
+        for (const auto& entry : names) {
+            if (!entry.IsMap()) {
+                error = "a 'process_names' entry is not a map";
+                return {};
+            }
+            pe_rule r;
+            if (entry["name"]) r.name_template = entry["name"].as<std::string>();
+            r.comm = string_list(entry, "comm", error);
+            r.exe = string_list(entry, "exe", error);
+            r.cmdline_text = string_list(entry, "cmdline", error);
+            if (!error.empty()) return {};
+            for (const auto& re : r.cmdline_text) r.cmdline.emplace_back(re, std::regex::ECMAScript);
+            if (r.comm.empty() && r.exe.empty() && r.cmdline.empty()) {
+                error = "a 'process_names' entry has none of comm, exe, cmdline";
+                return {};
+            }
+            rules.push_back(std::move(r));
+        }
+    } catch (const std::exception& e) {
+        error = e.what();
+        return {};
+    }
+    return rules;
+}
+
+std::unique_ptr<classifier> classifier::make(const serve_options& opts, std::string& error) {
+    std::unique_ptr<classifier> c(new classifier);
+    c->by_ = opts.grouping;
+    c->proc_root_ = opts.proc_root;
+    try {
+        if (!opts.include.empty()) c->include_.emplace(opts.include, std::regex::ECMAScript);
+        if (!opts.exclude.empty()) c->exclude_.emplace(opts.exclude, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+        error = std::string("bad --include/--exclude regex: ") + e.what();
+        return nullptr;
+    }
+    if (!opts.config_file.empty()) {
+        std::ifstream in(opts.config_file);
+        if (!in) {
+            error = "cannot read " + opts.config_file;
+            return nullptr;
+        }
+        std::stringstream ss;
+        ss << in.rdbuf();
+        c->rules_ = parse_pe_config(ss.str(), error);
+        if (!error.empty()) {
+            error = opts.config_file + ": " + error;
+            return nullptr;
+        }
+    }
+    return c;
+}
+
+std::string classifier::user_name(uid_t uid) {
+    if (auto it = users_.find(uid); it != users_.end()) return it->second;
+    std::string name = std::to_string(uid);
+    passwd pw{};
+    passwd* res = nullptr;
+    char buf[1024];
+    if (::getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res) name = res->pw_name;
+    users_.emplace(uid, name);
+    return name;
+}
+
+process_facts classifier::facts(pid_t pid, bool exe, bool cmdline, bool cgroup) const {
+    process_facts f;
+    const std::string dir = proc_root_ + "/" + std::to_string(pid);
+    if (exe) {
+        char buf[4096];
+        const ssize_t n = ::readlink((dir + "/exe").c_str(), buf, sizeof buf - 1);
+        if (n > 0) f.exe.assign(buf, static_cast<std::size_t>(n));
+    }
+    if (cmdline) {
+        const std::string raw = read_small(dir + "/cmdline");
+        f.argv0 = raw.substr(0, raw.find('\0'));
+        f.cmdline = raw;
+        while (!f.cmdline.empty() && f.cmdline.back() == '\0') f.cmdline.pop_back();
+        for (char& ch : f.cmdline)
+            if (ch == '\0') ch = ' ';
+    }
+    if (cgroup) {
+        const std::string text = read_small(dir + "/cgroup");
+        std::istringstream lines(text);
+        std::string line, first;
+        while (std::getline(lines, line)) {
+            const auto c2 = line.find(':', line.find(':') + 1);
+            if (c2 == std::string::npos) continue;
+            const std::string path = line.substr(c2 + 1);
+            if (first.empty()) first = path;
+            if (line.rfind("0::", 0) == 0) {
+                f.cgroup = path;
+                break;
+            }
+        }
+        if (f.cgroup.empty()) f.cgroup = first;
+    }
+    return f;
+}
+
+std::optional<std::string> classifier::filter(std::string group) {
+    if (!include_ && !exclude_) return group;
+    if (auto it = filtered_.find(group); it != filtered_.end()) return it->second;
+    std::optional<std::string> r = group;
+    if (include_ && !std::regex_search(group, *include_)) r.reset();
+    if (r && exclude_ && std::regex_search(group, *exclude_)) r.reset();
+    if (filtered_.size() > 100000) filtered_.clear();  // bounded: names are chosen by whoever runs processes
+    filtered_.emplace(group, r);
+    return r;
+}
+
+std::optional<std::string> classifier::apply_rules(std::string_view comm, uid_t uid, pid_t pid,
+                                                   const process_facts* f) {
+    for (const auto& r : rules_) {
+        if (!r.comm.empty() && std::find(r.comm.begin(), r.comm.end(), comm) == r.comm.end()) continue;
+        if (!r.exe.empty()) {
+            if (!f) continue;
+            bool any = false;
+            for (const auto& e : r.exe) {
+                const bool full = e.find('/') != std::string::npos;
+                if ((full && (e == f->argv0 || e == f->exe)) ||
+                    (!full && (e == base_name(f->argv0) || e == base_name(f->exe))))
+                    any = true;
+            }
+            if (!any) continue;
+        }
+        if (!r.cmdline.empty()) {
+            if (!f) continue;
+            bool all = true;
+            for (const auto& re : r.cmdline) all = all && std::regex_search(f->cmdline, re);
+            if (!all) continue;
+        }
+        // The name template: the fields proctimes knows.
+        std::string name = r.name_template;
+        auto subst = [&name](std::string_view key, const std::string& value) {
+            for (std::size_t at; (at = name.find(key)) != std::string::npos;) name.replace(at, key.size(), value);
+        };
+        subst("{{.Comm}}", std::string(comm));
+        subst("{{.ExeBase}}", f ? base_name(f->exe.empty() ? f->argv0 : f->exe) : std::string(comm));
+        subst("{{.ExeFull}}", f ? (f->exe.empty() ? f->argv0 : f->exe) : std::string(comm));
+        subst("{{.Username}}", user_name(uid));
+        subst("{{.PID}}", std::to_string(pid));
+        return filter(std::move(name));
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> classifier::group_of(const snapshot_process& p) {
+    const std::string comm(p.name.view());
+    if (!rules_.empty()) {
+        bool need = false;
+        for (const auto& r : rules_) need = need || r.needs_exe() || !r.cmdline.empty();
+        if (!need) return apply_rules(comm, p.uid, p.pid(), nullptr);
+        const process_facts f = facts(p.pid(), true, true, false);
+        return apply_rules(comm, p.uid, p.pid(), &f);
+    }
+    switch (by_) {
+        case group_by::name:
+            return filter(comm);
+        case group_by::user:
+            return filter(p.uid == snapshot_process::unknown_uid ? std::string("?") : user_name(p.uid));
+        case group_by::exe: {
+            process_facts f = facts(p.pid(), true, false, false);
+            // Kernel threads have no executable; group them under their name in brackets, as ps shows them.
+            return filter(f.exe.empty() ? "[" + comm + "]" : f.exe);
+        }
+        case group_by::cgroup: {
+            process_facts f = facts(p.pid(), false, false, true);
+            return filter(f.cgroup.empty() ? std::string("?") : f.cgroup);
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> classifier::group_of_ended(std::string_view name, uid_t uid) {
+    if (!rules_.empty()) {
+        for (const auto& r : rules_)
+            if (r.needs_exe() || !r.cmdline.empty()) return std::nullopt;  // a record has no exe or cmdline
+        return apply_rules(name, uid, 0, nullptr);
+    }
+    switch (by_) {
+        case group_by::name:
+            return filter(std::string(name));
+        case group_by::user:
+            return filter(user_name(uid));
+        default:
+            return std::nullopt;
+    }
+}
+
+}  // namespace proctimes::cli::serve

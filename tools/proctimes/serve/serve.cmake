@@ -1,0 +1,24 @@
+# Sources and dependencies of `proctimes serve`, added to proctimes_cli.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(PROCTIMES_HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+find_package(yaml-cpp REQUIRED)
+target_sources(proctimes_cli PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/command.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/collector.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/metrics.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/exposition.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/grouping.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/http.cpp
+)
+target_link_libraries(proctimes_cli PRIVATE PkgConfig::PROCTIMES_HTTPLIB yaml-cpp)
+
+# The systemd unit, in the runtime package, with the maintainer scripts that
+# register it with systemd (installed, not enabled).
+if(PROCTIMES_INSTALL)
+  install(FILES ${PROJECT_SOURCE_DIR}/packaging/systemd/proctimes-serve.service
+          DESTINATION lib/systemd/system COMPONENT runtime)
+  set_property(GLOBAL APPEND PROPERTY PROCTIMES_DEB_RUNTIME_CONTROL_EXTRA
+               ${PROJECT_SOURCE_DIR}/packaging/debian/postinst
+               ${PROJECT_SOURCE_DIR}/packaging/debian/prerm
+               ${PROJECT_SOURCE_DIR}/packaging/debian/postrm)
+endif()
