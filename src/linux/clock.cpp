@@ -2,12 +2,12 @@
 
 #include <ctime>
 
+#include "clock_ns.hpp"
+
 namespace proctimes {
 namespace {
 std::chrono::nanoseconds read(clockid_t id) noexcept {
-    timespec ts{};
-    ::clock_gettime(id, &ts);  // cannot fail for these ids (clock_gettime(2))
-    return std::chrono::seconds{ts.tv_sec} + std::chrono::nanoseconds{ts.tv_nsec};
+    return std::chrono::nanoseconds{detail::now_ns(id)};  // cannot fail for these ids (clock_gettime(2))
 }
 }  // namespace
 

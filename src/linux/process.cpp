@@ -21,7 +21,9 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 
+#include "clock_ns.hpp"
 #include "cpu_split.hpp"
+#include "precision.hpp"
 #include "linux/sys.hpp"
 #include "linux/task.hpp"
 #include "parse/procfs.hpp"
@@ -40,6 +42,16 @@ constexpr long pidfs_magic = 0x50494446;  // PID_FS_MAGIC, include/uapi/linux/ma
 
 nanoseconds creation_resolution() noexcept {
     return nanoseconds{1'000'000'000 / clock_ticks_per_second()};
+}
+
+// The CPUs a process's threads can run on at once: every CPU the kernel has
+// configured (more than it may use: exit bounds stay lower bounds).
+unsigned process_parallelism() noexcept {
+    static const unsigned n = [] {
+        const long v = ::sysconf(_SC_NPROCESSORS_CONF);
+        return v > 0 ? static_cast<unsigned>(v) : 1u;
+    }();
+    return n;
 }
 
 nanoseconds ticks_to_ns(std::uint64_t t) noexcept {
@@ -104,6 +116,7 @@ result<std::shared_ptr<detail::task_core>> finish_open(std::shared_ptr<detail::t
     auto created = instant_from_start_ticks(s.rec.starttime);
     if (!created) return created.error();
     c->creation = *created;
+    c->life.set_facts({c->is_thread, c->creation, creation_resolution(), c->is_thread ? 1u : process_parallelism()});
     c->identity = {boot, c->id, s.rec.starttime, pidfs_inode(c->pidfd.get())};
     if (!c->is_thread) {
         // The kernel shows stat field 52 only to callers that may ptrace the
@@ -125,37 +138,15 @@ result<std::shared_ptr<detail::task_core>> finish_open(std::shared_ptr<detail::t
 
 namespace detail {
 
-cpu_precision precision_of(cpu_source s) noexcept {
-    const nanoseconds tick = creation_resolution();
-    switch (s) {
-        case cpu_source::rusage:
-        case cpu_source::wait_rusage: return {microseconds{1}, microseconds{1}, tick, s};
-        case cpu_source::cpu_clock_and_stat:
-        case cpu_source::schedstat_and_stat:
-        case cpu_source::exit_record:
-        case cpu_source::thread_clock_and_rusage: return {tick, nanoseconds{1}, tick, s};
-        case cpu_source::stat_ticks: return {tick, tick, tick, s};
-    }
-    return {tick, tick, tick, s};
-}
-
-std::error_code gone_error(const task_core& c) noexcept {
-    return make_error_code(c.is_thread ? errc::no_such_thread : errc::no_such_process);
-}
+cpu_precision precision_of(cpu_source s) noexcept { return precision_for(s, creation_resolution()); }
 
 instant realtime_now() noexcept {
-    timespec ts{};
-    ::clock_gettime(CLOCK_REALTIME, &ts);
-    return instant{std::chrono::seconds{ts.tv_sec} + nanoseconds{ts.tv_nsec}};
+    return instant{nanoseconds{now_ns(CLOCK_REALTIME)}};
 }
 
 namespace {
 
-std::int64_t coarse_now_ns() noexcept {
-    timespec now{};
-    ::clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-    return now.tv_sec * 1'000'000'000LL + now.tv_nsec;
-}
+std::int64_t coarse_now_ns() noexcept { return now_ns(CLOCK_MONOTONIC_COARSE); }
 
 // The stat fields remembered for `total`, if still valid (task.hpp, stat_memo).
 bool memo_lookup(task_core& c, nanoseconds total, std::int64_t now_ns, parse::stat_record& out) noexcept {
@@ -192,7 +183,7 @@ result<task_times> sample(task_core& c, char* state_char) noexcept {
         timespec ts{};
         const clockid_t id = c.is_thread ? thread_cpu_clock_id(c.id) : process_cpu_clock_id(c.id);
         if (::clock_gettime(id, &ts) == 0) {
-            total = std::chrono::seconds{ts.tv_sec} + nanoseconds{ts.tv_nsec};
+            total = to_ns(ts);
             source = cpu_source::cpu_clock_and_stat;
             memo = !c.is_thread && c.pidfd;
         }
@@ -222,21 +213,17 @@ result<task_times> sample(task_core& c, char* state_char) noexcept {
             // the process runs. Its stat shows the main thread's state and
             // exit code, which is not the process's.
             *state_char = 'R';
-            std::lock_guard lock(c.mutex);
-            c.leader_exited_early = true;
+            c.life.note_leader_exited_early();
         } else if (c.status_readable && s.rec.exit_code) {
             // A zombie shows its wait status until it is reaped: keep it.
-            if (auto st = parse::decode_wait_status(*s.rec.exit_code)) {
-                std::lock_guard lock(c.mutex);
-                if (!c.status && !c.leader_exited_early) c.status = *st;
-            }
+            if (auto st = parse::decode_wait_status(*s.rec.exit_code)) c.life.note_zombie_status(*st);
         }
     }
 
     task_times t;
     t.creation = c.creation;
     if (total.count() >= 0) {
-        const auto ku = c.split.apply(total, s.rec.utime, s.rec.stime, (s.rec.flags & parse::pf_kthread) != 0);
+        const auto ku = c.life.split().apply(total, s.rec.utime, s.rec.stime, (s.rec.flags & parse::pf_kthread) != 0);
         t.kernel = ku.kernel;
         t.user = ku.user;
         t.precision = precision_of(source);
@@ -251,87 +238,36 @@ result<task_times> sample(task_core& c, char* state_char) noexcept {
     return t;
 }
 
-result<task_times> query(task_core& c) noexcept {
-    const instant before = realtime_now();  // a sample that sees it alive proves it ended after this
-    char st = '?';
-    auto r = sample(c, &st);
-    // A zombie's exit record (if one was sent) came before the zombie showed.
-    if (r && parse::is_dead_state(st)) deliver_exit_records();
-    if (r) {
-        std::lock_guard lock(c.mutex);
-        if (!parse::is_dead_state(st)) {
-            if (c.state == task_state::running && (!c.last_alive || *c.last_alive < before)) c.last_alive = before;
-        } else {
-            if (c.state == task_state::running) c.state = task_state::exited;
-            // A zombie ended no later than this sample: the first observer
-            // stamps it (the monitor, if it watches, would a few µs later),
-            // saying it was observed, never passing the sample off as the end.
-            stamp_exit_locked(c, r->sampled_at, r->cpu());
-        }
-        if (c.state != task_state::running && c.last && c.last->precision.source == cpu_source::wait_rusage) {
-            task_times t = *c.last;  // a reaped child's µs values beat the zombie's ticks
-            fill_exit_locked(t, c);
-            return t;
-        }
-        r->state = c.state == task_state::running ? task_state::running : task_state::exited;
-        fill_exit_locked(*r, c);
-        c.last = *r;
+namespace {
+
+// The state machine's view of this backend (task_state.hpp).
+class core_sampler final : public task_sampler {
+public:
+    explicit core_sampler(task_core& c) noexcept : c_(c) {}
+    result<task_times> sample(bool& dead) noexcept override {
+        char st = '?';
+        auto r = detail::sample(c_, &st);
+        dead = r && parse::is_dead_state(st);
         return r;
     }
-    if (r.error() != gone_error(c)) return r.error();
+    void deliver_exit_records() noexcept override { detail::deliver_exit_records(); }
+    void await_exit_record() noexcept override { detail::await_exit_record(c_); }
+    instant now() noexcept override { return realtime_now(); }
 
-    bool record = false;
-    {
-        std::lock_guard lock(c.mutex);
-        if (c.state == task_state::running) {
-            if (!c.watched && !c.exit) return r.error();  // nothing recorded its end
-            record = true;
-        }
-    }
-    if (record) record_exit(c, realtime_now());
-    std::lock_guard lock(c.mutex);
-    if (!c.last) return r.error();
-    task_times t = *c.last;
-    fill_exit_locked(t, c);
-    t.state = c.state;
-    return t;
+private:
+    task_core& c_;
+};
+
+}  // namespace
+
+result<task_times> query(task_core& c) noexcept {
+    core_sampler s(c);
+    return c.life.query(s);
 }
 
 void record_exit(task_core& c, instant seen) noexcept {
-    char st = '?';
-    auto r = sample(c, &st);  // the zombie, if it is not reaped yet
-    deliver_exit_records();   // its exit record, if one was sent: final values when gone, and the instant
-    if (!r) await_exit_record(c);  // gone unread: a record it should have had, bounded
-    std::lock_guard lock(c.mutex);
-    if (c.state != task_state::running) {  // already recorded
-        stamp_exit_locked(c, seen, c.last ? c.last->cpu() : nanoseconds{0});
-        return;
-    }
-    if (r) {
-        // Readable: a zombie (or a task in the last µs of do_exit); these are
-        // its final values.
-        r->state = task_state::exited;
-        c.last = *r;
-        c.state = task_state::exited;
-    } else if (c.exit_record) {
-        // Released before anyone could read it, but the kernel's exit record
-        // has its final run time and split.
-        const auto& e = *c.exit_record;
-        task_times t;
-        t.creation = c.creation;
-        const auto ku = c.split.apply(nanoseconds{static_cast<std::int64_t>(e.run_ns)}, e.utime_us, e.stime_us);
-        t.kernel = ku.kernel;
-        t.user = ku.user;
-        t.precision = precision_of(cpu_source::exit_record);
-        t.state = task_state::exited;
-        c.last = t;
-        c.state = task_state::exited;
-    } else {
-        c.state = task_state::exited_partial;
-        if (c.last) c.last->state = task_state::exited_partial;
-    }
-    stamp_exit_locked(c, seen, c.last ? c.last->cpu() : nanoseconds{0});
-    if (c.last && c.last->precision.source == cpu_source::exit_record) c.last->sampled_at = *c.exit;
+    core_sampler s(c);
+    c.life.record_exit(s, seen);
 }
 
 }  // namespace detail
@@ -408,14 +344,8 @@ result<process_times> process::times() const noexcept {
 result<std::optional<proctimes::exit_status>> process::exit_status() const noexcept {
     if (!impl_) return errc::invalid_handle;
     detail::task_core& c = *impl_->core;
-    auto t = detail::query(c);  // reads the zombie's status if it is one now
-    std::lock_guard lock(c.mutex);
-    if (c.status) return std::optional<proctimes::exit_status>(*c.status);
-    // Gone without a record (reaped while nobody watched): it did exit, but
-    // its status was never seen.
-    if (!t) return t.error() == detail::gone_error(c) ? make_error_code(errc::not_supported) : t.error();
-    if (t->state == task_state::running) return std::optional<proctimes::exit_status>();
-    return errc::not_supported;  // exited; reaped before its status could be read
+    detail::core_sampler s(c);
+    return c.life.exit_status_now(s);
 }
 
 result<std::string> process::name() const {

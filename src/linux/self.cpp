@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <sys/resource.h>
 
+#include "clock_ns.hpp"
 #include "cpu_split.hpp"
 #include "linux/fork_generation.hpp"
 #include "linux/sys.hpp"
@@ -28,8 +29,6 @@ using detail::unique_fd;
 
 namespace {
 
-using detail::from_timeval;
-
 // The calling process's times: one getrusage(RUSAGE_SELF). Its sum is current
 // for the calling thread: a whole-process read brings the caller's runtime up
 // to date (thread_group_cputime(), kernel/sched/cputime.c), as the process CPU
@@ -39,8 +38,8 @@ result<task_times> process_rusage_times(instant created) noexcept {
     if (::getrusage(RUSAGE_SELF, &ru) != 0) return detail::last_errno();
     task_times t;
     t.creation = created;
-    t.kernel = from_timeval(ru.ru_stime);
-    t.user = from_timeval(ru.ru_utime);
+    t.kernel = detail::to_ns(ru.ru_stime);
+    t.user = detail::to_ns(ru.ru_utime);
     t.precision = detail::precision_of(cpu_source::rusage);
     t.sampled_at = detail::realtime_now();
     return t;
@@ -110,9 +109,9 @@ result<thread_times> times() noexcept {
     if (::getrusage(RUSAGE_THREAD, &ru) != 0) return detail::last_errno();
     timespec ts{};
     if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return detail::last_errno();
-    const nanoseconds total = std::chrono::seconds{ts.tv_sec} + nanoseconds{ts.tv_nsec};
+    const nanoseconds total = detail::to_ns(ts);
     const auto us = [](const timeval& tv) {
-        return static_cast<std::uint64_t>(tv.tv_sec) * 1'000'000 + static_cast<std::uint64_t>(tv.tv_usec);
+        return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(detail::to_ns(tv)).count());
     };
     const auto ku = split.apply(total, us(ru.ru_utime), us(ru.ru_stime));
     thread_times t;

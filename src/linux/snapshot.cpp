@@ -44,6 +44,7 @@
 #include "clock_ns.hpp"
 #include "linux/sys.hpp"
 #include "parse/procfs.hpp"
+#include "precision.hpp"
 #include "proctimes/boot.hpp"
 
 namespace proctimes {
@@ -504,8 +505,7 @@ bool is_live_procfs(int proc_fd) noexcept {
 }
 
 cpu_precision make_precision(const walk_config& c, cpu_source s) noexcept {
-    const nanoseconds tick{c.tick_ns};
-    return {tick, s == cpu_source::stat_ticks ? tick : nanoseconds{1}, tick, s};
+    return detail::precision_for(s, nanoseconds{c.tick_ns});
 }
 
 }  // namespace

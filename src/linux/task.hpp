@@ -11,6 +11,7 @@
 #include "linux/sys.hpp"
 #include "parse/netlink.hpp"
 #include "parse/procfs.hpp"
+#include "task_state.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/result.hpp"
 #include "proctimes/times.hpp"
@@ -53,69 +54,30 @@ struct task_core {
     unique_fd schedstat;  // threads: /proc/<tgid>/task/<tid>/schedstat
     task_identity identity;
     instant creation;
-    monotonic_split split;
     stat_memo memo;
 
-    // What is known about the end, guarded by `mutex`.
-    std::mutex mutex;
-    // The exit instant and what it promises (exit_bounds.hpp), set once by
-    // the first observer of the end (stamp_exit_locked).
-    std::optional<instant> exit;
-    std::optional<instant> exit_earliest;
-    exit_source exit_from = exit_source::none;
-    std::chrono::nanoseconds exit_resolution{};
-    // CLOCK_REALTIME just before the last sample that saw the task alive: the
-    // end came after it.
-    std::optional<instant> last_alive;
-    task_state state = task_state::running;
-    std::optional<task_times> last;  // the last values read
-    bool watched = false;            // registered with the exit monitor
-    bool auto_reap = false;          // a child nobody will wait for: the monitor reaps it
-    bool reaped = false;             // a child already reaped by proctimes
-    // How a process ended: its zombie's stat field 52, or child::wait's
-    // siginfo. Field 52 reads 0 for callers without ptrace access, so it is
-    // only trusted when status_readable (decided at open).
-    std::optional<exit_status> status;
+    // Whether a zombie's stat field 52 (its wait status) may be trusted: it
+    // reads 0 for callers without ptrace access (decided at open).
     bool status_readable = false;
-    // Seen as a zombie main thread with live threads: field 52 will then hold
-    // the main thread's own code, not the process's (wait(2) reports the group
-    // exit code), so it is not trusted.
-    bool leader_exited_early = false;
-    // The kernel's exit record of this task (a thread's, or a one-thread
-    // process's), delivered by the exit monitor when records are enabled.
-    std::optional<parse::taskstats_exit> exit_record;
-    // Exit-record bookkeeping, set by the exit monitor (under `mutex`): the
-    // task was registered while the listener ran (so its records reach it),
-    // any record with its id came (usable or not), and the listener's count
-    // of lost-record bursts at registration.
-    bool records_watched = false;
-    bool record_seen = false;
-    std::uint64_t record_losses_at_watch = 0;
+    // Running, exited or exited_partial; the exit instant, status, last
+    // values and the exit monitor's bookkeeping (portable policy).
+    task_lifecycle life;
 };
 
 /// The error for "this task is gone" (no_such_process or no_such_thread).
-std::error_code gone_error(const task_core& c) noexcept;
+inline std::error_code gone_error(const task_core& c) noexcept { return c.life.gone_error(); }
 
 /// Reads the live values through the kept descriptors: the CPU clock (or
 /// schedstat) first, then stat. `state_char` gets stat field 3.
 result<task_times> sample(task_core& c, char* state_char) noexcept;
 
-/// times(): a fresh sample when the task can still be read, otherwise what was
-/// recorded about its end (exit instant, final or last values).
+/// times(): task_lifecycle::query with this backend's sampler.
 result<task_times> query(task_core& c) noexcept;
 
-/// Records that the task has ended, observed at `seen`: stamps the exit instant
-/// (first observer wins) and captures final values if the zombie is still
-/// readable. Called by the exit monitor, and by a query that finds the task
-/// gone while it is watched.
+/// task_lifecycle::record_exit with this backend's sampler: stamps the exit
+/// instant (first observer wins) and captures final values if the zombie is
+/// still readable. Called by the exit monitor and by waiters.
 void record_exit(task_core& c, instant seen) noexcept;
-
-/// Stamps the end of the task, seen at `seen`, unless it is stamped already:
-/// from its exit record when it has one, else as observed with the lower
-/// bounds the task showed (`cpu`: CPU time known at the end). Requires c.mutex.
-void stamp_exit_locked(task_core& c, instant seen, std::chrono::nanoseconds cpu) noexcept;
-/// Copies the exit instant and its bounds into a result. Requires c.mutex.
-void fill_exit_locked(task_times& t, const task_core& c) noexcept;
 
 /// Hands the pending taskstats exit records to the watched tasks they concern
 /// (does nothing without a registered listener). record_exit calls it before
