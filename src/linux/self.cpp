@@ -1,5 +1,5 @@
-// Linux backend of this_process and this_thread: the calling process and
-// thread, read without a handle.
+// Linux backend of this_process and this_thread (platform.hpp, "the calling
+// process and thread"): read without a handle.
 //
 // Sources (docs/DESIGN.md, "CPU times"): the process from getrusage(RUSAGE_SELF),
 // which the kernel brings up to date for the calling thread; the thread's total
@@ -20,6 +20,7 @@
 #include "linux/task.hpp"
 #include "parse/procfs.hpp"
 #include "proctimes/boot.hpp"
+#include "platform.hpp"
 #include "proctimes/process.hpp"
 
 namespace proctimes {
@@ -58,11 +59,12 @@ result<instant> creation_from_path(const char* path) noexcept {
 
 }  // namespace
 
-namespace this_process {
+namespace detail {
 
-pid_t id() noexcept { return ::getpid(); }
+pid_t self_process_id() noexcept { return ::getpid(); }
+pid_t self_thread_id() noexcept { return static_cast<pid_t>(::gettid()); }
 
-result<process_times> times() noexcept {
+result<process_times> self_process_times() noexcept {
     // The creation instant never changes: read /proc/self/stat once (per fork).
     static std::atomic<std::uint64_t> cached_gen{0};
     static std::atomic<std::int64_t> cached_ns{0};
@@ -80,11 +82,6 @@ result<process_times> times() noexcept {
     return process_rusage_times(created);
 }
 
-}  // namespace this_process
-
-namespace this_thread {
-
-pid_t id() noexcept { return static_cast<pid_t>(::gettid()); }
 
 // getrusage(RUSAGE_THREAD) alone would lag: it reports the thread's runtime as
 // of its last tick or context switch (task_cputime_adjusted() reads
@@ -93,7 +90,7 @@ pid_t id() noexcept { return static_cast<pid_t>(::gettid()); }
 // before it sleeps again. Its CPU clock adds the time since (task_sched_runtime()).
 // So the total comes from the clock, read after getrusage so that it is never
 // below the rusage sum, and only the ratio from getrusage.
-result<thread_times> times() noexcept {
+result<thread_times> self_thread_times() noexcept {
     thread_local std::uint64_t cached_gen = 0;
     thread_local instant created;
     thread_local detail::split_guard split;  // this thread's own: no lock
@@ -123,6 +120,6 @@ result<thread_times> times() noexcept {
     return t;
 }
 
-}  // namespace this_thread
+}  // namespace detail
 
 }  // namespace proctimes

@@ -303,7 +303,7 @@ result<child> child::spawn(const spawn_options& o) noexcept {
     unique_fd dup{::fcntl(pfd.get(), F_DUPFD_CLOEXEC, 0)};
     if (!dup) {
         c.handle_error_ = detail::last_errno();  // EMFILE: the handle would need more
-    } else if (auto h = detail::handle_access::open_child(c.pid_, std::move(dup)); h) {
+    } else if (auto h = detail::handle_access::make_process(detail::open_child_core(c.pid_, std::move(dup))); h) {
         c.process_ = std::move(*h);
         return c;
     } else {

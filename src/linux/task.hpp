@@ -1,4 +1,5 @@
-// The state a process or thread handle shares with the exit monitor.
+// The Linux backend's task core (platform.hpp): the descriptors a process
+// or thread handle keeps, and the state it shares with the exit monitor.
 #pragma once
 
 #include <chrono>
@@ -11,6 +12,7 @@
 #include "linux/sys.hpp"
 #include "parse/netlink.hpp"
 #include "parse/procfs.hpp"
+#include "platform.hpp"
 #include "task_state.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/result.hpp"
@@ -67,53 +69,30 @@ struct task_core {
 /// The error for "this task is gone" (no_such_process or no_such_thread).
 inline std::error_code gone_error(const task_core& c) noexcept { return c.life.gone_error(); }
 
-/// Reads the live values through the kept descriptors: the CPU clock (or
-/// schedstat) first, then stat. `state_char` gets stat field 3.
-result<task_times> sample(task_core& c, char* state_char) noexcept;
+/// One read of a kept stat descriptor, parsed.
+struct stat_read {
+    char buf[small_file_max];
+    parse::stat_record rec;
+};
+/// Reads and parses a stat file through its kept descriptor: ESRCH (the task
+/// was reaped) is no_such_thread/no_such_process, a parse failure malformed_data.
+std::error_code read_stat(int fd, stat_read& out, bool thread) noexcept;
 
-/// times(): task_lifecycle::query with this backend's sampler.
-result<task_times> query(task_core& c) noexcept;
+/// The granularity of creation instants: one USER_HZ tick.
+std::chrono::nanoseconds creation_resolution() noexcept;
 
-/// task_lifecycle::record_exit with this backend's sampler: stamps the exit
-/// instant (first observer wins) and captures final values if the zombie is
-/// still readable. Called by the exit monitor and by waiters.
-void record_exit(task_core& c, instant seen) noexcept;
+/// Opens a process core on a child whose pidfd clone3 returned (spawn.cpp).
+result<task_core_ptr> open_child_core(pid_t pid, unique_fd pidfd) noexcept;
 
-/// Hands the pending taskstats exit records to the watched tasks they concern
-/// (does nothing without a registered listener). record_exit calls it before
-/// it looks at task_core::exit_record.
-void deliver_exit_records() noexcept;
-
-/// For a task that is gone without a zombie read and without its exit
-/// record: if a record is expected (the listener watched it, no record with
-/// its id came, none was lost since), waits for it up to record_wait_limit,
+/// await_exit_record (platform.hpp), in detail: for a task that is gone
+/// without a zombie read and without its exit record: if a record is expected
+/// (the listener watched it, no record with its id came, none was lost since),
+/// waits for it up to record_wait_limit,
 /// delivering it when it comes. Returns at once otherwise. The kernel queues a
 /// record before the task's end is visible, so the wait is a bound for the
 /// unexpected, not a delay anyone pays normally.
 void await_exit_record(task_core& c) noexcept;
 inline constexpr std::chrono::milliseconds record_wait_limit{50};
-
-/// Registers a task with the process-wide exit monitor (started on first use).
-/// Does nothing when the monitor is disabled or the task has no pidfd.
-void watch_exit(const std::shared_ptr<task_core>& c) noexcept;
-/// Removes it (handle closed). If `reap` and it is an unreaped child, the
-/// monitor reaps it when it exits so that no zombie is left behind.
-void unwatch_exit(const std::shared_ptr<task_core>& c, bool reap) noexcept;
-
-/// Reaches the core behind a handle (the handles keep it private).
-struct handle_access {
-    static task_core* core(const process& p) noexcept;
-    static task_core* core(const thread& t) noexcept;
-    /// Opens a process handle on a child whose pidfd clone3 returned.
-    static result<process> open_child(pid_t pid, unique_fd pidfd) noexcept;
-    /// Closes a child's handle; the monitor reaps the child if it was not.
-    static void release_child(process& p) noexcept;
-    static result<process> make_process(result<std::shared_ptr<task_core>> core) noexcept;
-    static result<thread> make_thread(std::unique_ptr<thread::impl> p) noexcept;
-};
-
-/// CLOCK_REALTIME now.
-instant realtime_now() noexcept;
 
 /// The resolutions that go with each source (times.hpp, cpu_precision).
 cpu_precision precision_of(cpu_source s) noexcept;
