@@ -1,3 +1,5 @@
+// process_cpu_clock and thread_cpu_clock (clock.hpp): the POSIX CPU-time
+// clocks, so portable: every backend builds this file.
 #include "proctimes/clock.hpp"
 
 #include <ctime>
