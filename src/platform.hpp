@@ -12,6 +12,13 @@
 //               -> sample, deliver_exit_records, await_exit_record, realtime_now (backend)
 //   backend internals (exit monitor, spawn) -> record_exit, task_lifecycle methods
 //
+// Besides these hooks, a backend defines the public functions whose state is
+// its own: spawning and waiting (spawn.hpp, exit.hpp's waits and monitor
+// switches; Linux: pidfds, src/linux/spawn.cpp, exit_monitor.cpp), the boot
+// anchor (boot.hpp) and cycle counts (cycles.hpp). Its waiters and exit
+// monitor record an end through record_exit() and the task_lifecycle
+// methods, never by their own rules.
+//
 // Every hook is thread-safe unless it says otherwise. A backend that cannot
 // do something answers errc::not_supported (the stub answers it everywhere).
 // The snapshot hooks are declared in platform_snapshot.hpp.

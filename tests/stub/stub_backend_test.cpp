@@ -5,8 +5,12 @@
 
 #include <unistd.h>
 
+#include "proctimes/boot.hpp"
+#include "proctimes/cycles.hpp"
 #include "proctimes/error.hpp"
+#include "proctimes/exit.hpp"
 #include "proctimes/process.hpp"
+#include "proctimes/spawn.hpp"
 
 namespace {
 
@@ -51,6 +55,30 @@ TEST(StubBackend, PortableChecksComeFirst) {
     EXPECT_EQ(times.error(), make_error_code(errc::invalid_handle));
     EXPECT_EQ(empty.native_pidfd(), -1);
     EXPECT_EQ(empty.id(), 0);
+}
+
+TEST(StubBackend, SpawnWaitsBootAndCountersAreNotSupported) {
+    spawn_options o;
+    auto none = child::spawn(o);
+    ASSERT_FALSE(none);
+    EXPECT_EQ(none.error(), make_error_code(errc::invalid_argument));  // checked before the backend
+    o.argv = {"true"};
+    auto c = child::spawn(o);
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error(), make_error_code(errc::not_supported));
+    process empty;
+    auto w = wait_for_exit(empty);
+    ASSERT_FALSE(w);
+    EXPECT_EQ(w.error(), make_error_code(errc::invalid_handle));
+    auto anchor = get_boot_anchor();
+    ASSERT_FALSE(anchor);
+    EXPECT_EQ(anchor.error(), make_error_code(errc::not_supported));
+    auto created = instant_from_start_ticks(100);
+    ASSERT_FALSE(created);
+    EXPECT_EQ(created.error(), make_error_code(errc::not_supported));
+    EXPECT_EQ(exit_records_status(), make_error_code(errc::not_supported));
+    EXPECT_FALSE(hardware_cycle_counter_status());
+    EXPECT_EQ(get_tsc_rate().source, tsc_rate_source::nominal);
 }
 
 }  // namespace
