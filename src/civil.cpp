@@ -5,7 +5,8 @@
 #include <cerrno>
 #include <ctime>
 
-#include "linux/sys.hpp"
+#include "clock_ns.hpp"
+#include "fd.hpp"
 
 namespace proctimes {
 
@@ -24,8 +25,7 @@ result<std::chrono::seconds> current_utc_offset() noexcept {
 filetime system_time_now() noexcept {
     timespec ts{};
     ::clock_gettime(CLOCK_REALTIME, &ts);  // cannot fail for CLOCK_REALTIME
-    const auto t = std::chrono::sys_time<std::chrono::nanoseconds>{std::chrono::seconds{ts.tv_sec} +
-                                                                   std::chrono::nanoseconds{ts.tv_nsec}};
+    const auto t = std::chrono::sys_time<std::chrono::nanoseconds>{detail::to_ns(ts)};
     return filetime_from_time(t).value_or(filetime{0});
 }
 

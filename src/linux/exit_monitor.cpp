@@ -100,10 +100,7 @@ public:
         tasks_.emplace(key, c);
         keys_.emplace(c.get(), key);
         by_id_.emplace(c->id, c.get());
-        std::lock_guard task_lock(c->mutex);
-        c->watched = true;
-        c->records_watched = records_ && records_enabled();
-        c->record_losses_at_watch = losses_;
+        c->life.begin_watch(records_ && records_enabled(), losses_);
     }
 
     /// await_exit_record (task.hpp): waits while a record for `c` is expected.
@@ -161,8 +158,7 @@ private:
         auto [first, last] = by_id_.equal_range(c.id);
         for (auto it = first; it != last; ++it) listed = listed || it->second == &c;
         if (!listed) return false;
-        std::lock_guard task_lock(c.mutex);
-        return c.records_watched && !c.record_seen && !c.exit_record && c.record_losses_at_watch == losses_;
+        return c.life.record_expected(losses_);
     }
 
     void open_records_locked() {
@@ -199,13 +195,7 @@ private:
             auto [first, last] = by_id_.equal_range(static_cast<pid_t>(e.pid));
             for (auto it = first; it != last; ++it) {
                 task_core* c = it->second;
-                std::lock_guard task_lock(c->mutex);
-                c->record_seen = true;
-                if (!c->is_thread && !(e.group_dead && !e.group_record)) continue;
-                // The first record for a watched id is its own task's: the
-                // task was alive when it was registered, and its id cannot be
-                // reused before its own record has been sent.
-                if (!c->exit_record) c->exit_record = e;
+                c->life.offer_exit_record(e, c->is_thread || (e.group_dead && !e.group_record));
             }
         }
     }
@@ -252,14 +242,7 @@ private:
                     std::lock_guard lock(mutex_);
                     forget_id_locked(c.get());
                 }
-                bool reap = false;
-                {
-                    std::lock_guard task_lock(c->mutex);
-                    c->watched = false;
-                    reap = c->auto_reap && !c->reaped;
-                    if (reap) c->reaped = true;
-                }
-                if (reap) {
+                if (c->life.end_watch()) {
                     siginfo_t si{};
                     ::syscall(SYS_waitid, P_PIDFD, c->pidfd.get(), &si, WEXITED, nullptr);
                 }
@@ -358,19 +341,11 @@ void unwatch_exit(const std::shared_ptr<task_core>& c, bool reap) noexcept {
         m = g_monitor;
     }
     if (reap && c->pidfd) {
-        // Decided under the task's lock, which the monitor also takes when it
-        // handles an exit: either it is still watched and the monitor will see
-        // auto_reap when the exit comes, or the monitor has already handled
-        // the exit (or never watched it) and it is watched again, to be
-        // reaped at once if it has already exited (the pidfd stays readable).
-        bool watched;
-        {
-            std::lock_guard task_lock(c->mutex);
-            if (c->reaped) return;
-            c->auto_reap = true;
-            watched = c->watched;
-        }
-        if (watched) return;
+        // Either it is still watched and the monitor reaps it when the exit
+        // comes, or the monitor has already handled the exit (or never watched
+        // it) and it is watched again, to be reaped at once if it has already
+        // exited (the pidfd stays readable).
+        if (c->life.request_reap() != reap_plan::watch_again) return;
         if (!m) m = get_monitor();
         if (!m) return;
         try {

@@ -1,5 +1,5 @@
-// Linux backend of this_process and this_thread: the calling process and
-// thread, read without a handle.
+// Linux backend of this_process and this_thread (platform.hpp, "the calling
+// process and thread"): read without a handle.
 //
 // Sources (docs/DESIGN.md, "CPU times"): the process from getrusage(RUSAGE_SELF),
 // which the kernel brings up to date for the calling thread; the thread's total
@@ -13,12 +13,14 @@
 #include <fcntl.h>
 #include <sys/resource.h>
 
+#include "clock_ns.hpp"
 #include "cpu_split.hpp"
 #include "linux/fork_generation.hpp"
 #include "linux/sys.hpp"
 #include "linux/task.hpp"
 #include "parse/procfs.hpp"
 #include "proctimes/boot.hpp"
+#include "platform.hpp"
 #include "proctimes/process.hpp"
 
 namespace proctimes {
@@ -27,8 +29,6 @@ using std::chrono::nanoseconds;
 using detail::unique_fd;
 
 namespace {
-
-using detail::from_timeval;
 
 // The calling process's times: one getrusage(RUSAGE_SELF). Its sum is current
 // for the calling thread: a whole-process read brings the caller's runtime up
@@ -39,8 +39,8 @@ result<task_times> process_rusage_times(instant created) noexcept {
     if (::getrusage(RUSAGE_SELF, &ru) != 0) return detail::last_errno();
     task_times t;
     t.creation = created;
-    t.kernel = from_timeval(ru.ru_stime);
-    t.user = from_timeval(ru.ru_utime);
+    t.kernel = detail::to_ns(ru.ru_stime);
+    t.user = detail::to_ns(ru.ru_utime);
     t.precision = detail::precision_of(cpu_source::rusage);
     t.sampled_at = detail::realtime_now();
     return t;
@@ -59,11 +59,12 @@ result<instant> creation_from_path(const char* path) noexcept {
 
 }  // namespace
 
-namespace this_process {
+namespace detail {
 
-pid_t id() noexcept { return ::getpid(); }
+pid_t self_process_id() noexcept { return ::getpid(); }
+pid_t self_thread_id() noexcept { return static_cast<pid_t>(::gettid()); }
 
-result<process_times> times() noexcept {
+result<process_times> self_process_times() noexcept {
     // The creation instant never changes: read /proc/self/stat once (per fork).
     static std::atomic<std::uint64_t> cached_gen{0};
     static std::atomic<std::int64_t> cached_ns{0};
@@ -81,11 +82,6 @@ result<process_times> times() noexcept {
     return process_rusage_times(created);
 }
 
-}  // namespace this_process
-
-namespace this_thread {
-
-pid_t id() noexcept { return static_cast<pid_t>(::gettid()); }
 
 // getrusage(RUSAGE_THREAD) alone would lag: it reports the thread's runtime as
 // of its last tick or context switch (task_cputime_adjusted() reads
@@ -94,7 +90,7 @@ pid_t id() noexcept { return static_cast<pid_t>(::gettid()); }
 // before it sleeps again. Its CPU clock adds the time since (task_sched_runtime()).
 // So the total comes from the clock, read after getrusage so that it is never
 // below the rusage sum, and only the ratio from getrusage.
-result<thread_times> times() noexcept {
+result<thread_times> self_thread_times() noexcept {
     thread_local std::uint64_t cached_gen = 0;
     thread_local instant created;
     thread_local detail::split_guard split;  // this thread's own: no lock
@@ -110,9 +106,9 @@ result<thread_times> times() noexcept {
     if (::getrusage(RUSAGE_THREAD, &ru) != 0) return detail::last_errno();
     timespec ts{};
     if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return detail::last_errno();
-    const nanoseconds total = std::chrono::seconds{ts.tv_sec} + nanoseconds{ts.tv_nsec};
+    const nanoseconds total = detail::to_ns(ts);
     const auto us = [](const timeval& tv) {
-        return static_cast<std::uint64_t>(tv.tv_sec) * 1'000'000 + static_cast<std::uint64_t>(tv.tv_usec);
+        return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(detail::to_ns(tv)).count());
     };
     const auto ku = split.apply(total, us(ru.ru_utime), us(ru.ru_stime));
     thread_times t;
@@ -124,6 +120,6 @@ result<thread_times> times() noexcept {
     return t;
 }
 
-}  // namespace this_thread
+}  // namespace detail
 
 }  // namespace proctimes

@@ -24,6 +24,7 @@
 #include "linux/snapshot_proc.hpp"
 #include "parse/loadavg.hpp"
 #include "parse/procfs.hpp"
+#include "precision.hpp"
 #include "platform_snapshot.hpp"
 #include "proctimes/boot.hpp"
 #include "worker_pool.hpp"
@@ -88,8 +89,7 @@ bool is_live_procfs(int proc_fd) noexcept {
 }
 
 cpu_precision make_precision(const walk_config& c, cpu_source s) noexcept {
-    const nanoseconds tick{c.tick_ns};
-    return {tick, s == cpu_source::stat_ticks ? tick : nanoseconds{1}, tick, s};
+    return detail::precision_for(s, nanoseconds{c.tick_ns});
 }
 
 class proc_source final : public snapshot_source {

@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "clock_ns.hpp"
 #include "linux/task.hpp"
 #include "proctimes/exit.hpp"
 
@@ -29,8 +30,6 @@ using std::chrono::nanoseconds;
 using detail::unique_fd;
 
 namespace {
-
-using detail::from_timeval;
 
 // poll(2) on pidfds; timeout empty = forever. Returns the number ready.
 result<int> poll_pidfds(pollfd* fds, std::size_t n, std::optional<nanoseconds> timeout) noexcept {
@@ -117,8 +116,8 @@ child_exit from_rusage_only(const siginfo_t& si, const rusage& ru, instant creat
     auto& t = e.times;
     t.creation = created;
     t.exit = seen;
-    t.kernel = from_timeval(ru.ru_stime);
-    t.user = from_timeval(ru.ru_utime);
+    t.kernel = detail::to_ns(ru.ru_stime);
+    t.user = detail::to_ns(ru.ru_utime);
     t.precision.resolution = microseconds{1};
     t.precision.total_resolution = microseconds{1};
     t.precision.creation_resolution = created_res;
@@ -304,7 +303,7 @@ result<child> child::spawn(const spawn_options& o) noexcept {
     unique_fd dup{::fcntl(pfd.get(), F_DUPFD_CLOEXEC, 0)};
     if (!dup) {
         c.handle_error_ = detail::last_errno();  // EMFILE: the handle would need more
-    } else if (auto h = detail::handle_access::open_child(c.pid_, std::move(dup)); h) {
+    } else if (auto h = detail::handle_access::make_process(detail::open_child_core(c.pid_, std::move(dup))); h) {
         c.process_ = std::move(*h);
         return c;
     } else {
@@ -353,18 +352,15 @@ result<std::optional<child_exit>> child::wait_for(nanoseconds timeout) noexcept 
     if (w != 0 && errno != ECHILD) return detail::last_errno();
     child_exit e;
     if (w == 0) {
-        std::lock_guard lock(core->mutex);
-        core->reaped = true;
         e.status = status_of(si);
-        core->status = e.status;  // process::exit_status() answers it from now on
+        core->life.child_reaped(*e.status);  // process::exit_status() answers it from now on
         e.max_rss_kib = ru.ru_maxrss;
     } else {
         // ECHILD: something else in this process reaped it (the kernel, when
         // SIGCHLD is ignored; or a SIGCHLD handler). The status is what the
         // zombie showed if anyone saw it, else unknown; the times are what
         // was recorded.
-        std::lock_guard lock(core->mutex);
-        if (core->status) e.status = *core->status;
+        if (auto st = core->life.status()) e.status = *st;
     }
     if (!own) own = process_.times();
     if (!own) {
@@ -373,15 +369,12 @@ result<std::optional<child_exit>> child::wait_for(nanoseconds timeout) noexcept 
         // the wait gave, and why the rest is missing.
         // The creation instant was read at open: one 10 ms start tick, floored.
         result_ = from_rusage_only(si, ru, process_.creation(), std::chrono::milliseconds{10}, seen, own.error());
-        {
-            std::lock_guard lock(core->mutex);
-            if (core->exit) result_->times.exit = core->exit;
-        }
+        if (auto x = core->life.exit_instant()) result_->times.exit = x;
         return std::optional<child_exit>(*result_);
     }
     e.times = *own;
     if (w == 0 && own->precision.source != cpu_source::stat_ticks) {
-        const nanoseconds ru_user = from_timeval(ru.ru_utime), ru_kernel = from_timeval(ru.ru_stime);
+        const nanoseconds ru_user = detail::to_ns(ru.ru_utime), ru_kernel = detail::to_ns(ru.ru_stime);
         const nanoseconds own_total = own->cpu();
         const nanoseconds ru_total = ru_user + ru_kernel;
         if (ru_total <= own_total + microseconds{2}) {
@@ -394,11 +387,7 @@ result<std::optional<child_exit>> child::wait_for(nanoseconds timeout) noexcept 
             e.children_kernel = std::max(ru_kernel - own->kernel, nanoseconds{0});
             e.children_user = std::max(ru_total - own_total - e.children_kernel, nanoseconds{0});
         }
-        std::lock_guard lock(core->mutex);
-        if (!e.times.exit) e.times.exit = core->exit;
-        e.times.state = task_state::exited;
-        core->last = e.times;
-        core->state = task_state::exited;
+        core->life.adopt_wait_values(e.times);
     }
     result_ = e;
     return std::optional<child_exit>(e);

@@ -1,4 +1,5 @@
-// The state a process or thread handle shares with the exit monitor.
+// The Linux backend's task core (platform.hpp): the descriptors a process
+// or thread handle keeps, and the state it shares with the exit monitor.
 #pragma once
 
 #include <chrono>
@@ -11,6 +12,8 @@
 #include "linux/sys.hpp"
 #include "parse/netlink.hpp"
 #include "parse/procfs.hpp"
+#include "platform.hpp"
+#include "task_state.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/result.hpp"
 #include "proctimes/times.hpp"
@@ -53,105 +56,43 @@ struct task_core {
     unique_fd schedstat;  // threads: /proc/<tgid>/task/<tid>/schedstat
     task_identity identity;
     instant creation;
-    monotonic_split split;
     stat_memo memo;
 
-    // What is known about the end, guarded by `mutex`.
-    std::mutex mutex;
-    // The exit instant and what it promises (exit_bounds.hpp), set once by
-    // the first observer of the end (stamp_exit_locked).
-    std::optional<instant> exit;
-    std::optional<instant> exit_earliest;
-    exit_source exit_from = exit_source::none;
-    std::chrono::nanoseconds exit_resolution{};
-    // CLOCK_REALTIME just before the last sample that saw the task alive: the
-    // end came after it.
-    std::optional<instant> last_alive;
-    task_state state = task_state::running;
-    std::optional<task_times> last;  // the last values read
-    bool watched = false;            // registered with the exit monitor
-    bool auto_reap = false;          // a child nobody will wait for: the monitor reaps it
-    bool reaped = false;             // a child already reaped by proctimes
-    // How a process ended: its zombie's stat field 52, or child::wait's
-    // siginfo. Field 52 reads 0 for callers without ptrace access, so it is
-    // only trusted when status_readable (decided at open).
-    std::optional<exit_status> status;
+    // Whether a zombie's stat field 52 (its wait status) may be trusted: it
+    // reads 0 for callers without ptrace access (decided at open).
     bool status_readable = false;
-    // Seen as a zombie main thread with live threads: field 52 will then hold
-    // the main thread's own code, not the process's (wait(2) reports the group
-    // exit code), so it is not trusted.
-    bool leader_exited_early = false;
-    // The kernel's exit record of this task (a thread's, or a one-thread
-    // process's), delivered by the exit monitor when records are enabled.
-    std::optional<parse::taskstats_exit> exit_record;
-    // Exit-record bookkeeping, set by the exit monitor (under `mutex`): the
-    // task was registered while the listener ran (so its records reach it),
-    // any record with its id came (usable or not), and the listener's count
-    // of lost-record bursts at registration.
-    bool records_watched = false;
-    bool record_seen = false;
-    std::uint64_t record_losses_at_watch = 0;
+    // Running, exited or exited_partial; the exit instant, status, last
+    // values and the exit monitor's bookkeeping (portable policy).
+    task_lifecycle life;
 };
 
 /// The error for "this task is gone" (no_such_process or no_such_thread).
-std::error_code gone_error(const task_core& c) noexcept;
+inline std::error_code gone_error(const task_core& c) noexcept { return c.life.gone_error(); }
 
-/// Reads the live values through the kept descriptors: the CPU clock (or
-/// schedstat) first, then stat. `state_char` gets stat field 3.
-result<task_times> sample(task_core& c, char* state_char) noexcept;
+/// One read of a kept stat descriptor, parsed.
+struct stat_read {
+    char buf[small_file_max];
+    parse::stat_record rec;
+};
+/// Reads and parses a stat file through its kept descriptor: ESRCH (the task
+/// was reaped) is no_such_thread/no_such_process, a parse failure malformed_data.
+std::error_code read_stat(int fd, stat_read& out, bool thread) noexcept;
 
-/// times(): a fresh sample when the task can still be read, otherwise what was
-/// recorded about its end (exit instant, final or last values).
-result<task_times> query(task_core& c) noexcept;
+/// The granularity of creation instants: one USER_HZ tick.
+std::chrono::nanoseconds creation_resolution() noexcept;
 
-/// Records that the task has ended, observed at `seen`: stamps the exit instant
-/// (first observer wins) and captures final values if the zombie is still
-/// readable. Called by the exit monitor, and by a query that finds the task
-/// gone while it is watched.
-void record_exit(task_core& c, instant seen) noexcept;
+/// Opens a process core on a child whose pidfd clone3 returned (spawn.cpp).
+result<task_core_ptr> open_child_core(pid_t pid, unique_fd pidfd) noexcept;
 
-/// Stamps the end of the task, seen at `seen`, unless it is stamped already:
-/// from its exit record when it has one, else as observed with the lower
-/// bounds the task showed (`cpu`: CPU time known at the end). Requires c.mutex.
-void stamp_exit_locked(task_core& c, instant seen, std::chrono::nanoseconds cpu) noexcept;
-/// Copies the exit instant and its bounds into a result. Requires c.mutex.
-void fill_exit_locked(task_times& t, const task_core& c) noexcept;
-
-/// Hands the pending taskstats exit records to the watched tasks they concern
-/// (does nothing without a registered listener). record_exit calls it before
-/// it looks at task_core::exit_record.
-void deliver_exit_records() noexcept;
-
-/// For a task that is gone without a zombie read and without its exit
-/// record: if a record is expected (the listener watched it, no record with
-/// its id came, none was lost since), waits for it up to record_wait_limit,
+/// await_exit_record (platform.hpp), in detail: for a task that is gone
+/// without a zombie read and without its exit record: if a record is expected
+/// (the listener watched it, no record with its id came, none was lost since),
+/// waits for it up to record_wait_limit,
 /// delivering it when it comes. Returns at once otherwise. The kernel queues a
 /// record before the task's end is visible, so the wait is a bound for the
 /// unexpected, not a delay anyone pays normally.
 void await_exit_record(task_core& c) noexcept;
 inline constexpr std::chrono::milliseconds record_wait_limit{50};
-
-/// Registers a task with the process-wide exit monitor (started on first use).
-/// Does nothing when the monitor is disabled or the task has no pidfd.
-void watch_exit(const std::shared_ptr<task_core>& c) noexcept;
-/// Removes it (handle closed). If `reap` and it is an unreaped child, the
-/// monitor reaps it when it exits so that no zombie is left behind.
-void unwatch_exit(const std::shared_ptr<task_core>& c, bool reap) noexcept;
-
-/// Reaches the core behind a handle (the handles keep it private).
-struct handle_access {
-    static task_core* core(const process& p) noexcept;
-    static task_core* core(const thread& t) noexcept;
-    /// Opens a process handle on a child whose pidfd clone3 returned.
-    static result<process> open_child(pid_t pid, unique_fd pidfd) noexcept;
-    /// Closes a child's handle; the monitor reaps the child if it was not.
-    static void release_child(process& p) noexcept;
-    static result<process> make_process(result<std::shared_ptr<task_core>> core) noexcept;
-    static result<thread> make_thread(std::unique_ptr<thread::impl> p) noexcept;
-};
-
-/// CLOCK_REALTIME now.
-instant realtime_now() noexcept;
 
 /// The resolutions that go with each source (times.hpp, cpu_precision).
 cpu_precision precision_of(cpu_source s) noexcept;

@@ -14,7 +14,7 @@
 
 #include <unistd.h>
 
-#include "linux/sys.hpp"
+#include "platform.hpp"
 #include "proctimes/civil.hpp"
 #include "proctimes/filetime.hpp"
 #include "proctimes/process.hpp"
@@ -81,7 +81,7 @@ PEPROCESS proctimes_PsGetCurrentProcess(void) {
 NTSTATUS proctimes_PsLookupProcessByProcessId(HANDLE ProcessId, PEPROCESS* Process) {
     if (!Process) return STATUS_ACCESS_VIOLATION;
     const auto id = reinterpret_cast<std::uintptr_t>(ProcessId);
-    if (id == 0 || id > static_cast<std::uintptr_t>(detail::pid_max_limit)) return STATUS_INVALID_PARAMETER;
+    if (id == 0 || id > static_cast<std::uintptr_t>(detail::max_task_id())) return STATUS_INVALID_PARAMETER;
     const auto pid = static_cast<pid_t>(id);
     try {
         LONGLONG created = 0;

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "linux/sys.hpp"
+#include "platform.hpp"
 #include "proctimes/exit.hpp"
 #include "proctimes/spawn.hpp"
 #include "win32/child.hpp"
@@ -29,9 +29,9 @@ namespace {
 
 HANDLE as_handle(std::uintptr_t v) noexcept { return reinterpret_cast<HANDLE>(v); }
 
-// A pid or tid from a DWORD; nullopt for 0 and for values no Linux task can have.
+// A pid or tid from a DWORD; nullopt for 0 and for values no task can have.
 std::optional<pid_t> task_id(DWORD id) noexcept {
-    if (id == 0 || id > static_cast<DWORD>(detail::pid_max_limit)) return std::nullopt;
+    if (id == 0 || id > static_cast<DWORD>(detail::max_task_id())) return std::nullopt;
     return static_cast<pid_t>(id);
 }
 
@@ -84,7 +84,7 @@ void proctimes_SetLastError(DWORD dwErrCode) { last_error() = dwErrCode; }
 HANDLE proctimes_GetCurrentProcess(void) { return as_handle(current_process_handle); }
 HANDLE proctimes_GetCurrentThread(void) { return as_handle(current_thread_handle); }
 DWORD proctimes_GetCurrentProcessId(void) { return static_cast<DWORD>(::getpid()); }
-DWORD proctimes_GetCurrentThreadId(void) { return static_cast<DWORD>(::gettid()); }
+DWORD proctimes_GetCurrentThreadId(void) { return static_cast<DWORD>(this_thread::id()); }
 
 // ---- opening and closing --------------------------------------------------------------
 
@@ -168,7 +168,7 @@ DWORD proctimes_GetProcessId(HANDLE Process) {
 DWORD proctimes_GetThreadId(HANDLE Thread) {
     thread_ref t;
     if (DWORD err = resolve_thread(Thread, THREAD_QUERY_LIMITED_INFORMATION, t)) return fail<DWORD>(0, err);
-    return static_cast<DWORD>(t.self ? ::gettid() : t.object->id());
+    return static_cast<DWORD>(t.self ? this_thread::id() : t.object->id());
 }
 
 // ---- creating and waiting ---------------------------------------------------------------

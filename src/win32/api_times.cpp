@@ -122,7 +122,7 @@ BOOL proctimes_QueryThreadCycleTime(HANDLE ThreadHandle, PULONG64 CycleTime) {
     // A handle to the calling thread itself names a running thread: its count
     // must move between two calls, as Windows promises.
     const bool running_caller =
-        !th.object->child && th.object->other.process_id() == ::getpid() && th.object->id() == ::gettid();
+        !th.object->child && th.object->other.process_id() == this_process::id() && th.object->id() == this_thread::id();
     *CycleTime = th.object->cycles.update(cycles_from_cpu_time(t->cpu(), get_tsc_rate().hz), running_caller);
     return TRUE;
 }

@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "linux/sys.hpp"
+#include "fd.hpp"
 #include "proctimes/proctimes.hpp"
 
 namespace fs = std::filesystem;

@@ -1,13 +1,15 @@
+// process_cpu_clock and thread_cpu_clock (clock.hpp): the POSIX CPU-time
+// clocks, so portable: every backend builds this file.
 #include "proctimes/clock.hpp"
 
 #include <ctime>
 
+#include "clock_ns.hpp"
+
 namespace proctimes {
 namespace {
 std::chrono::nanoseconds read(clockid_t id) noexcept {
-    timespec ts{};
-    ::clock_gettime(id, &ts);  // cannot fail for these ids (clock_gettime(2))
-    return std::chrono::seconds{ts.tv_sec} + std::chrono::nanoseconds{ts.tv_nsec};
+    return std::chrono::nanoseconds{detail::now_ns(id)};  // cannot fail for these ids (clock_gettime(2))
 }
 }  // namespace
 

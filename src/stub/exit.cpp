@@ -1,0 +1,25 @@
+// The stub backend's exit-monitor settings (exit.hpp): there is no monitor
+// and no exit records; the switches are kept so that a program reads back
+// what it set, and exit_records_status() says not_supported.
+#include <atomic>
+
+#include "proctimes/exit.hpp"
+
+namespace proctimes {
+namespace {
+std::atomic<bool> g_monitor{true};
+std::atomic<int> g_records{-1};  // -1: not set, then the default decides
+std::atomic<bool> g_records_default{false};
+}  // namespace
+
+void set_exit_monitor_enabled(bool on) noexcept { g_monitor.store(on, std::memory_order_relaxed); }
+bool exit_monitor_enabled() noexcept { return g_monitor.load(std::memory_order_relaxed); }
+void set_exit_records_enabled(bool on) noexcept { g_records.store(on ? 1 : 0, std::memory_order_relaxed); }
+bool exit_records_enabled() noexcept {
+    const int v = g_records.load(std::memory_order_relaxed);
+    return v >= 0 ? v == 1 : g_records_default.load(std::memory_order_relaxed);
+}
+void set_exit_records_default(bool on) noexcept { g_records_default.store(on, std::memory_order_relaxed); }
+std::error_code exit_records_status() noexcept { return make_error_code(errc::not_supported); }
+
+}  // namespace proctimes

@@ -1,0 +1,76 @@
+// The stub backend's children and waits (spawn.hpp, exit.hpp): nothing can
+// be spawned or waited for without a backend: errc::not_supported. A child
+// object is therefore never valid; the waits check their handles first, as
+// the Linux backend does.
+#include "proctimes/spawn.hpp"
+
+#include <utility>
+
+#include "platform.hpp"
+#include "proctimes/exit.hpp"
+
+namespace proctimes {
+
+child::child() noexcept = default;
+child::child(child&& o) noexcept
+    : process_(std::move(o.process_)),
+      pid_(o.pid_),
+      pidfd_(std::exchange(o.pidfd_, -1)),
+      handle_error_(o.handle_error_),
+      clone_before_(o.clone_before_),
+      clone_after_(o.clone_after_),
+      result_(std::move(o.result_)) {}
+child& child::operator=(child&& o) noexcept {
+    if (this != &o) {
+        process_ = std::move(o.process_);
+        pid_ = o.pid_;
+        pidfd_ = std::exchange(o.pidfd_, -1);
+        handle_error_ = o.handle_error_;
+        clone_before_ = o.clone_before_;
+        clone_after_ = o.clone_after_;
+        result_ = std::move(o.result_);
+    }
+    return *this;
+}
+child::~child() = default;
+void child::release() noexcept {}
+
+result<child> child::spawn(const spawn_options& o) noexcept {
+    if (o.argv.empty() || o.argv[0].empty()) return errc::invalid_argument;
+    return errc::not_supported;
+}
+
+result<std::optional<child_exit>> child::wait_without_handle(std::chrono::nanoseconds) noexcept {
+    return errc::invalid_handle;
+}
+
+result<std::optional<child_exit>> child::wait_for(std::chrono::nanoseconds) noexcept {
+    if (result_) return std::optional<child_exit>(*result_);
+    return errc::invalid_handle;  // never spawned
+}
+
+result<child_exit> child::wait() noexcept {
+    auto r = wait_for(std::chrono::nanoseconds::max());
+    if (!r) return r.error();
+    if (!*r) return errc::not_supported;
+    return **r;
+}
+
+result<bool> wait_for_exit(const process& p, std::optional<std::chrono::nanoseconds>) noexcept {
+    if (!p.valid()) return errc::invalid_handle;
+    return errc::not_supported;
+}
+
+result<bool> wait_for_exit(const thread& t, std::optional<std::chrono::nanoseconds>) noexcept {
+    if (!t.valid()) return errc::invalid_handle;
+    return errc::not_supported;
+}
+
+result<std::optional<std::size_t>> wait_for_any(std::span<const process* const> ps,
+                                                 std::optional<std::chrono::nanoseconds>) noexcept {
+    for (const process* p : ps)
+        if (!p || !p->valid()) return errc::invalid_handle;
+    return errc::not_supported;
+}
+
+}  // namespace proctimes

@@ -1,0 +1,46 @@
+// The stub backend's tasks (platform.hpp): a platform without a backend
+// opens nothing, and says so with errc::not_supported. No core is ever
+// created, so the hooks that take one are unreachable; they still answer
+// as a backend must.
+#include <climits>
+
+#include "platform.hpp"
+
+namespace proctimes::detail {
+
+struct task_core {
+    task_identity identity;
+    task_lifecycle life;
+};
+
+namespace {
+std::error_code unsupported() noexcept { return make_error_code(errc::not_supported); }
+}  // namespace
+
+result<task_core_ptr> open_process_core(pid_t) noexcept { return unsupported(); }
+result<task_core_ptr> open_thread_core(pid_t) noexcept { return unsupported(); }
+result<task_core_ptr> open_thread_core(pid_t, pid_t) noexcept { return unsupported(); }
+// Any id a pid_t can hold: the open itself answers not_supported.
+pid_t max_task_id() noexcept { return static_cast<pid_t>(INT_MAX); }
+
+pid_t core_id(const task_core&) noexcept { return 0; }
+pid_t core_process_id(const task_core&) noexcept { return 0; }
+const task_identity& core_identity(const task_core& c) noexcept { return c.identity; }
+instant core_creation(const task_core&) noexcept { return instant{}; }
+int core_native_handle(const task_core&) noexcept { return -1; }
+task_lifecycle& core_lifecycle(task_core& c) noexcept { return c.life; }
+
+result<task_times> sample(task_core&, bool& dead) noexcept {
+    dead = false;
+    return unsupported();
+}
+result<std::string> core_name(const task_core&) { return unsupported(); }
+result<pid_t> core_parent_id(const task_core&) noexcept { return unsupported(); }
+result<std::vector<pid_t>> core_thread_ids(const task_core&) { return unsupported(); }
+
+void watch_exit(const task_core_ptr&) noexcept {}
+void unwatch_exit(const task_core_ptr&, bool) noexcept {}
+void deliver_exit_records() noexcept {}
+void await_exit_record(task_core&) noexcept {}
+
+}  // namespace proctimes::detail

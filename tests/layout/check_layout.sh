@@ -1,0 +1,43 @@
+#!/bin/sh
+# The layout rules of the source tree (docs/DESIGN.md, "Layers"):
+#  1. no file outside src/linux/ includes a header of src/linux/ (the backend
+#     is reached through src/platform.hpp only);
+#  2. the portable code (src/ outside src/linux/ and src/parse/) includes no
+#     kernel header (<linux/...>, <sys/syscall.h>): kernel headers belong to
+#     the Linux backend and to the parsers of kernel formats;
+#  3. no source file in src/ or tools/ is over 500 lines.
+# Prints every offence and exits 1 if there is one.
+set -u
+root=${1:?usage: check_layout.sh <source dir>}
+cd "$root" || exit 2
+status=0
+
+# A quoted include of "linux/..." names src/linux/ (the include path is src/).
+hits=$(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"linux/' \
+         --include='*.c' --include='*.cc' --include='*.cpp' --include='*.h' --include='*.hpp' \
+         src tools tests bench fuzz examples python 2>/dev/null | grep -v '^src/linux/')
+if [ -n "$hits" ]; then
+    echo "Outside src/linux/, these include a header of src/linux/ (use src/platform.hpp):"
+    echo "$hits"
+    status=1
+fi
+
+hits=$(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*<(linux/|sys/syscall\.h)' \
+         --include='*.cpp' --include='*.hpp' --include='*.h' src 2>/dev/null |
+       grep -vE '^src/(linux|parse)/')
+if [ -n "$hits" ]; then
+    echo "Portable code includes a kernel header:"
+    echo "$hits"
+    status=1
+fi
+
+long=$(find src tools -type f \( -name '*.c' -o -name '*.cc' -o -name '*.cpp' -o -name '*.h' -o -name '*.hpp' \) \
+         -exec wc -l {} + 2>/dev/null | awk '$2 != "total" && $1 > 500 { print "  " $2 ": " $1 " lines" }')
+if [ -n "$long" ]; then
+    echo "Source files over 500 lines (split them by job):"
+    echo "$long"
+    status=1
+fi
+
+[ "$status" -eq 0 ] && echo "layout: ok"
+exit "$status"

@@ -1,0 +1,84 @@
+// Compiled only in a stub build (-DPROCTIMES_PLATFORM=stub): the public task
+// API over the stub backend answers errc::not_supported, while the portable
+// checks in front of the hooks still answer as documented.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include "proctimes/boot.hpp"
+#include "proctimes/cycles.hpp"
+#include "proctimes/error.hpp"
+#include "proctimes/exit.hpp"
+#include "proctimes/process.hpp"
+#include "proctimes/spawn.hpp"
+
+namespace {
+
+using namespace proctimes;
+
+TEST(StubBackend, OpeningATaskIsNotSupported) {
+    auto p = process::open(::getpid());
+    ASSERT_FALSE(p);
+    EXPECT_EQ(p.error(), make_error_code(errc::not_supported));
+    EXPECT_EQ(p.error(), std::errc::not_supported);  // the portable meaning
+    auto self = process::open_self();
+    ASSERT_FALSE(self);
+    EXPECT_EQ(self.error(), make_error_code(errc::not_supported));
+    auto t = thread::open(::getpid());
+    ASSERT_FALSE(t);
+    EXPECT_EQ(t.error(), make_error_code(errc::not_supported));
+    auto t2 = thread::open(::getpid(), 1);
+    ASSERT_FALSE(t2);
+    EXPECT_EQ(t2.error(), make_error_code(errc::not_supported));
+}
+
+TEST(StubBackend, CallingProcessTimesAreNotSupported) {
+    auto p = this_process::times();
+    ASSERT_FALSE(p);
+    EXPECT_EQ(p.error(), make_error_code(errc::not_supported));
+    auto t = this_thread::times();
+    ASSERT_FALSE(t);
+    EXPECT_EQ(t.error(), make_error_code(errc::not_supported));
+    EXPECT_EQ(this_process::id(), ::getpid());
+}
+
+TEST(StubBackend, PortableChecksComeFirst) {
+    auto bad = process::open(0);
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error(), make_error_code(errc::invalid_argument));
+    auto neg = thread::open(-5);
+    ASSERT_FALSE(neg);
+    EXPECT_EQ(neg.error(), make_error_code(errc::invalid_argument));
+    process empty;
+    auto times = empty.times();
+    ASSERT_FALSE(times);
+    EXPECT_EQ(times.error(), make_error_code(errc::invalid_handle));
+    EXPECT_EQ(empty.native_pidfd(), -1);
+    EXPECT_EQ(empty.id(), 0);
+}
+
+TEST(StubBackend, SpawnWaitsBootAndCountersAreNotSupported) {
+    spawn_options o;
+    auto none = child::spawn(o);
+    ASSERT_FALSE(none);
+    EXPECT_EQ(none.error(), make_error_code(errc::invalid_argument));  // checked before the backend
+    o.argv = {"true"};
+    auto c = child::spawn(o);
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error(), make_error_code(errc::not_supported));
+    process empty;
+    auto w = wait_for_exit(empty);
+    ASSERT_FALSE(w);
+    EXPECT_EQ(w.error(), make_error_code(errc::invalid_handle));
+    auto anchor = get_boot_anchor();
+    ASSERT_FALSE(anchor);
+    EXPECT_EQ(anchor.error(), make_error_code(errc::not_supported));
+    auto created = instant_from_start_ticks(100);
+    ASSERT_FALSE(created);
+    EXPECT_EQ(created.error(), make_error_code(errc::not_supported));
+    EXPECT_EQ(exit_records_status(), make_error_code(errc::not_supported));
+    EXPECT_FALSE(hardware_cycle_counter_status());
+    EXPECT_EQ(get_tsc_rate().source, tsc_rate_source::nominal);
+}
+
+}  // namespace

@@ -1,0 +1,40 @@
+#!/bin/sh
+# Configures the project with the stub backend (-DPROCTIMES_PLATFORM=stub)
+# into a scratch directory, builds the library and the portable unit tests,
+# and runs them: the portable part must build and pass without src/linux/.
+# Also checks that no source of src/linux/ went into that library, and that
+# the stub's own tests (StubBackend.*: hooks answer not_supported) ran.
+# A compiler launcher (ccache) set in the environment is passed through.
+set -eu
+src=${1:?usage: stub_build_test.sh <source dir> <work dir> <cmake> <ctest> [generator]}
+work=${2:?}
+cmake=${3:-cmake}
+ctest=${4:-ctest}
+generator=${5:-}
+
+rm -rf "$work"
+mkdir -p "$work"
+set -- -S "$src" -B "$work" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPROCTIMES_PLATFORM=stub \
+    -DPROCTIMES_BUILD_TOOLS=OFF -DPROCTIMES_BUILD_EXAMPLES=OFF -DPROCTIMES_PYTHON=OFF \
+    -DPROCTIMES_BUILD_TESTS=ON -DPROCTIMES_INSTALL=OFF
+[ -n "$generator" ] && set -- "$@" -G "$generator"
+[ -n "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ] && set -- "$@" "-DCMAKE_CXX_COMPILER_LAUNCHER=$CMAKE_CXX_COMPILER_LAUNCHER"
+[ -n "${CMAKE_C_COMPILER_LAUNCHER:-}" ] && set -- "$@" "-DCMAKE_C_COMPILER_LAUNCHER=$CMAKE_C_COMPILER_LAUNCHER"
+"$cmake" "$@" > "$work/configure.log" 2>&1 || { cat "$work/configure.log"; exit 1; }
+grep -q "platform backend: stub" "$work/configure.log" || { echo "the stub backend was not chosen"; exit 1; }
+
+"$cmake" --build "$work" -j2 > "$work/build.log" 2>&1 || { tail -60 "$work/build.log"; exit 1; }
+
+# The library must hold no object built from src/linux/ (nor the netlink parser).
+if find "$work/CMakeFiles/proctimes.dir" -name '*.o' | grep -E '/src/linux/|netlink'; then
+    echo "a Linux backend source was built into the stub library"
+    exit 1
+fi
+find "$work/CMakeFiles/proctimes.dir/src/stub" -name 'task.cpp.o' | grep -q . || { echo "src/stub/task.cpp not built"; exit 1; }
+
+"$ctest" --test-dir "$work" --output-on-failure -j2 > "$work/test.log" 2>&1 || { cat "$work/test.log"; exit 1; }
+cat "$work/test.log" | tail -3
+for t in StubBackend.OpeningATaskIsNotSupported StubBackend.SpawnWaitsBootAndCountersAreNotSupported StubBackend.CallingProcessTimesAreNotSupported TaskState.ZombieSampleExitsAndTheFirstObserverStamps; do
+    grep -q "$t .*Passed" "$work/test.log" || { echo "$t did not run and pass in the stub build"; exit 1; }
+done
+echo "stub build: ok"
