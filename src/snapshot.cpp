@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <new>
 
-#include "platform.hpp"
+#include "platform_snapshot.hpp"
 
 namespace proctimes {
 
