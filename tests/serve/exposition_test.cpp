@@ -40,6 +40,18 @@ TEST(Exposition, OpenMetricsNamesFamiliesWithoutTotalAndEnds) {
     EXPECT_EQ(s.substr(s.size() - 6), "# EOF\n");
 }
 
+TEST(Exposition, LabelValuesAreAlwaysUtf8) {
+    family f;
+    f.name = "g";
+    f.help = "h";
+    f.samples.push_back({{{"group", std::string("a\xff" "b\xc3\xa9" "c\xed\xa0\x80" "\xe2\x82")}}, 1});
+    const std::string s = render({f}, format::text_004);
+    EXPECT_NE(s.find("g{group=\"a\xEF\xBF\xBD" "b\xc3\xa9" "c\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"
+                     "\xEF\xBF\xBD\xEF\xBF\xBD\"} 1\n"),
+              std::string::npos)
+        << s;
+}
+
 TEST(Exposition, Negotiation) {
     EXPECT_EQ(negotiate("application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"),
               format::openmetrics_100);

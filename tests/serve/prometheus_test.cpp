@@ -1,7 +1,8 @@
 // `proctimes serve` scraped by Debian's real Prometheus (1 s interval, loopback,
 // temporary config and storage), asked through its HTTP API:
 //   (a) a group whose one process burns a CPU: rate() matches the CPU it used;
-//   (b) 200 processes of ~20 ms CPU between scrapes: increase() within ±10 % of
+//   (b) 200 processes of ~20 ms CPU between scrapes (fewer if a loaded machine
+//       cannot run them in 30 s): increase() within ±10 % of
 //       their CPU (root: exit records), process-exporter's figure printed;
 //   (c) resets() of every CPU counter is 0 over the run.
 // The suite runs as one process (one Prometheus), in declaration order.
@@ -149,12 +150,16 @@ TEST_F(Prometheus, ShortProcessesBetweenScrapesAreCounted) {
                         "through them";
     const std::string out = w->dir + "/short.txt";
     const double t0 = now_seconds();
-    program shorts({PROCTIMES_SERVE_LOAD, "short", "200", "20", out}, w->dir + "/short.out");
+    // At most 30 s of spawning: on a machine loaded by others, fewer than 200
+    // may get their 20 ms; the comparison holds for however many ran.
+    program shorts({PROCTIMES_SERVE_LOAD, "short", "200", "20", out, "30"}, w->dir + "/short.out");
     const std::string text = wait_for_file(out, 60s);
     ASSERT_FALSE(text.empty()) << "the short processes did not finish";
     ASSERT_NE(shorts.wait_for(10s), -1);
     double children = 0, self = 0, done = 0;
-    std::istringstream(text) >> children >> self >> done;
+    int count = 0;
+    std::istringstream(text) >> children >> self >> done >> count;
+    ASSERT_GE(count, 1);
     std::this_thread::sleep_for(3s);  // a few scrapes after the last one
     // Evaluate at the last scrape's own timestamp, with a window that starts
     // before the group's first sample: no extrapolation at either end.
@@ -168,7 +173,7 @@ TEST_F(Prometheus, ShortProcessesBetweenScrapesAreCounted) {
                       t);
     ASSERT_TRUE(inc);
     const double used = children + self;
-    std::cout << "200 short processes used " << used << " s CPU (rusage: children " << children << " + parent " << self
+    std::cout << count << " short processes used " << used << " s CPU (rusage: children " << children << " + parent " << self
               << "); proctimes increase() = " << *inc << " s (" << 100 * *inc / used << " %)\n";
     if (w->have_pe) {
         auto pe = scalar("sum(increase(namedprocess_namegroup_cpu_seconds_total{groupname=\"pt_short\",job=\"pe\"}[" +
@@ -180,7 +185,7 @@ TEST_F(Prometheus, ShortProcessesBetweenScrapesAreCounted) {
     EXPECT_NEAR(*inc, used, 0.10 * used);
     auto ended = scalar("max(proctimes_group_ended_processes_total{group=\"pt_short\"})", t);
     ASSERT_TRUE(ended);
-    EXPECT_GE(*ended, 200.0);
+    EXPECT_GE(*ended, static_cast<double>(count));
 }
 
 TEST_F(Prometheus, NoCpuCounterEverReset) {

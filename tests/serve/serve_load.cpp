@@ -1,9 +1,10 @@
 // A load for the serve tests and bench: named (comm) so that `proctimes serve
 // --group-by name` groups it.
 //   serve_load burn SECONDS LOG      one CPU busy; appends "realtime_s cpu_s" to LOG every 100 ms
-//   serve_load short N MS OUT        after 2.5 s, N children one after another, each busy MS ms of
-//                                    CPU, reaped at once; writes the CPU of all (children + self,
-//                                    rusage, µs) to OUT, then lingers 1 s
+//   serve_load short N MS OUT SECS   after 2.5 s, up to N children one after another (no new one
+//                                    after SECS seconds: a loaded machine gives each less CPU), each
+//                                    busy MS ms of CPU, reaped at once; writes "children_cpu_s
+//                                    self_cpu_s realtime_s count" to OUT, then lingers 1 s
 //   serve_load threads N SECONDS     N idle threads for SECONDS
 #include <chrono>
 #include <cstdio>
@@ -61,12 +62,14 @@ int main(int argc, char** argv) {
         std::fclose(log);
         return 0;
     }
-    if (mode == "short" && argc == 5) {
+    if (mode == "short" && argc == 6) {
         prctl(PR_SET_NAME, "pt_short");
         const int n = std::atoi(argv[2]);
         const double ms = std::atof(argv[3]);
         std::this_thread::sleep_for(std::chrono::milliseconds(2500));
-        for (int i = 0; i < n; ++i) {
+        const double stop_at = clock_s(CLOCK_MONOTONIC) + std::atof(argv[5]);
+        int i = 0;
+        for (; i < n && clock_s(CLOCK_MONOTONIC) < stop_at; ++i) {
             const pid_t c = fork();
             if (c == 0) {
                 burn_cpu(ms / 1000);
@@ -81,8 +84,8 @@ int main(int argc, char** argv) {
         getrusage(RUSAGE_SELF, &self);
         FILE* out = std::fopen(argv[4], "w");
         if (!out) return 1;
-        std::fprintf(out, "%.6f %.6f %.6f\n", tv(ch.ru_utime) + tv(ch.ru_stime), tv(self.ru_utime) + tv(self.ru_stime),
-                     clock_s(CLOCK_REALTIME));
+        std::fprintf(out, "%.6f %.6f %.6f %d\n", tv(ch.ru_utime) + tv(ch.ru_stime),
+                     tv(self.ru_utime) + tv(self.ru_stime), clock_s(CLOCK_REALTIME), i);
         std::fclose(out);
         std::this_thread::sleep_for(std::chrono::seconds(1));
         return 0;

@@ -6,12 +6,50 @@
 namespace proctimes::cli::serve {
 namespace {
 
+// Length of the valid UTF-8 sequence at the start of `v`, or 0 (RFC 3629:
+// no overlong forms, no surrogates, nothing above U+10FFFF).
+std::size_t utf8_length(std::string_view v) {
+    const auto b = [&v](std::size_t i) { return static_cast<unsigned char>(v[i]); };
+    const unsigned char c = b(0);
+    std::size_t n;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else {
+        return 0;
+    }
+    if (v.size() < n) return 0;
+    if (b(1) < lo || b(1) > hi) return 0;
+    for (std::size_t i = 2; i < n; ++i)
+        if (b(i) < 0x80 || b(i) > 0xBF) return 0;
+    return n;
+}
+
+// Label values must be UTF-8 in both formats, and a scraper rejects the whole
+// scrape otherwise; process names are whatever bytes a program chose. Each
+// invalid byte becomes U+FFFD.
 void escape_label(std::string& out, std::string_view v) {
-    for (char c : v) {
+    while (!v.empty()) {
+        const std::size_t n = utf8_length(v);
+        if (n == 0) {
+            out += "\xEF\xBF\xBD";
+            v.remove_prefix(1);
+            continue;
+        }
+        const char c = v[0];
         if (c == '\\') out += "\\\\";
         else if (c == '"') out += "\\\"";
         else if (c == '\n') out += "\\n";
-        else out += c;
+        else out.append(v.data(), n);
+        v.remove_prefix(n);
     }
 }
 

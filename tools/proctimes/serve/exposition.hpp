@@ -33,7 +33,8 @@ enum class format { text_004, openmetrics_100 };
 format negotiate(std::string_view accept) noexcept;
 std::string_view content_type(format f) noexcept;
 
-/// Renders the families. Label values are escaped (\\, \", \n); help text
+/// Renders the families. Label values are escaped (\\, \", \n), and bytes that
+/// are not UTF-8 become U+FFFD (a scraper would refuse the scrape); help text
 /// escapes \\ and \n. No `_created` samples: Prometheus 2.42 would store each
 /// as another series. OpenMetrics output ends with "# EOF".
 std::string render(const std::vector<family>& families, format f);

@@ -1,0 +1,85 @@
+// `proctimes serve` run in-process through the command line: one scrape
+// (--once), and the errors of a bad configuration.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "cli.hpp"
+
+namespace {
+
+int run(const std::vector<std::string>& args, std::string& out, std::string& err) {
+    std::ostringstream o, e;
+    const int rc = proctimes::cli::run(args, o, e);
+    out = o.str();
+    err = e.str();
+    return rc;
+}
+
+std::string own_comm() {
+    std::ifstream in("/proc/self/comm");
+    std::string s;
+    std::getline(in, s);
+    return s;
+}
+
+}  // namespace
+
+TEST(ServeCli, OnceGroupsByNameAndByUser) {
+    std::string out, err;
+    ASSERT_EQ(run({"serve", "--once", "--top", "3"}, out, err), 0) << err;
+    EXPECT_NE(out.find("proctimes_group_cpu_seconds_total{group=\"" + own_comm() + "\",mode=\"user\"}"),
+              std::string::npos);
+    EXPECT_NE(out.find("# TYPE proctimes_group_cpu_seconds_total counter"), std::string::npos);
+    EXPECT_EQ(out.find("_created"), std::string::npos);
+    // Three top processes, two modes each.
+    std::size_t n = 0;
+    for (std::size_t at = 0; (at = out.find("\nproctimes_process_cpu_seconds_total{", at)) != std::string::npos; ++at) ++n;
+    EXPECT_EQ(n, 6u);
+    ASSERT_EQ(run({"serve", "--once", "--group-by", "user", "--top", "0"}, out, err), 0) << err;
+    EXPECT_NE(out.find("proctimes_group_processes{group=\"root\"}"), std::string::npos);
+    EXPECT_EQ(out.find("proctimes_process_cpu_seconds_total{"), std::string::npos);
+}
+
+TEST(ServeCli, IncludeExcludeAndNamedprocess) {
+    std::string out, err;
+    ASSERT_EQ(run({"serve", "--once", "--include", "^" + own_comm() + "$", "--namedprocess", "--top", "0"}, out, err), 0)
+        << err;
+    EXPECT_NE(out.find("namedprocess_namegroup_cpu_seconds_total{groupname=\"" + own_comm() + "\",mode=\"system\"}"),
+              std::string::npos);
+    EXPECT_NE(out.find("namedprocess_namegroup_num_procs{groupname=\"" + own_comm() + "\"} 1"), std::string::npos);
+    EXPECT_EQ(out.find("group=\"systemd\""), std::string::npos);
+    ASSERT_EQ(run({"serve", "--once", "--exclude", ".*", "--top", "0"}, out, err), 0) << err;
+    EXPECT_EQ(out.find("proctimes_group_cpu_seconds_total{"), std::string::npos);
+}
+
+TEST(ServeCli, ProcessExporterConfig) {
+    char path[] = "/tmp/proctimes-serve-pe-XXXXXX";
+    const int fd = ::mkstemp(path);
+    ASSERT_GE(fd, 0);
+    const std::string yaml = "process_names:\n  - name: \"me-{{.Comm}}\"\n    comm:\n    - " + own_comm() + "\n";
+    ASSERT_EQ(::write(fd, yaml.data(), yaml.size()), static_cast<ssize_t>(yaml.size()));
+    ::close(fd);
+    std::string out, err;
+    EXPECT_EQ(run({"serve", "--once", "--config", path, "--top", "0"}, out, err), 0) << err;
+    EXPECT_NE(out.find("proctimes_group_processes{group=\"me-" + own_comm() + "\"} 1"), std::string::npos);
+    EXPECT_EQ(out.find("group=\"kthreadd\""), std::string::npos);  // unmatched processes are not exported
+    ::unlink(path);
+}
+
+TEST(ServeCli, BadConfigurationsAreUsageErrors) {
+    std::string out, err;
+    EXPECT_EQ(run({"serve", "--once", "--include", "("}, out, err), 2);
+    EXPECT_NE(err.find("regex"), std::string::npos) << err;
+    EXPECT_EQ(run({"serve", "--once", "--config", "/nonexistent/pe.yaml"}, out, err), 2);
+    EXPECT_NE(err.find("/nonexistent/pe.yaml"), std::string::npos) << err;
+    EXPECT_EQ(run({"serve", "--listen", "localhost"}, out, err), 2);
+    EXPECT_NE(err.find("HOST:PORT"), std::string::npos) << err;
+    EXPECT_EQ(run({"serve", "--listen", "127.0.0.1:70000"}, out, err), 2);
+    EXPECT_EQ(run({"serve", "--group-by", "colour"}, out, err), 2);
+    EXPECT_EQ(run({"serve", "--once", "--proc-root", "/nonexistent"}, out, err), 1);
+    EXPECT_NE(err.find("/nonexistent"), std::string::npos) << err;
+}
