@@ -61,14 +61,16 @@ private:
                 case kind::null:
                 case kind::text_list: break;  // empty column (lists are JSON only)
                 case kind::boolean: buf_ += v_.flag ? "true" : "false"; break;
-                case kind::integer: buf_ += fmt::format_int(v_.number).c_str(); break;
-                case kind::unsigned_integer: buf_ += fmt::format_int(v_.unsigned_number).c_str(); break;
+                case kind::integer: append_number(fmt::format_int(v_.number)); break;
+                case kind::unsigned_integer: append_number(fmt::format_int(v_.unsigned_number)); break;
                 case kind::real: fmt::format_to(std::back_inserter(buf_), "{:.{}f}", v_.real, v_.decimals); break;
                 case kind::text: append_text(v_.text); break;
             }
         }
         buf_ += '\n';
     }
+
+    void append_number(const fmt::format_int& n) { buf_.append(n.data(), n.size()); }
 
     // Valid UTF-8 (to_valid_utf8), quoted when it must be (csv_field).
     void append_text(std::string_view s) {

@@ -178,7 +178,8 @@ const field user_name{"user_name", "OWNER", align::left, 0, true,
                       [](const task_record& r, const output_options&) { return escape_for_table(ps_of(r).user_name); }};
 const field proc_state{"proc_state", "S", align::left, 0, true,
                        [](const task_record& r, field_value& v) {
-                           v.set_text(std::string_view(&ps_of(r).proc_state, 1));
+                           v.type = field_value::kind::text;
+                           v.text.assign(1, ps_of(r).proc_state);
                        },
                        [](const task_record& r, const output_options&) {
                            return escape_for_table(std::string_view(&ps_of(r).proc_state, 1));
@@ -311,13 +312,17 @@ field_list record_fields(const output_options& opts) {
     const std::initializer_list<const field*> cpu = {&kernel_ns, &user_ns, &resolution_ns, &total_resolution_ns,
                                                      &source};
     const auto add = [&](std::initializer_list<const field*> fs) {
-        l.json.insert(l.json.end(), fs);
-        l.csv.insert(l.csv.end(), fs);
+        for (const field* f : fs) {
+            l.json.push_back(f);
+            l.csv.push_back(f);
+        }
     };
     add(identity);
-    if (opts.exit_detail) l.json.insert(l.json.end(), exit_detail);
+    if (opts.exit_detail)
+        for (const field* f : exit_detail) l.json.push_back(f);
     add(cpu);
-    if (opts.exit_detail) l.csv.insert(l.csv.end(), exit_detail);
+    if (opts.exit_detail)
+        for (const field* f : exit_detail) l.csv.push_back(f);
     if (opts.state) add({&state, &sampled_at_time});
     if (opts.ps) {
         add({&ppid, &uid, &user_name, &proc_state});

@@ -5,6 +5,7 @@
 // compare the two).
 #include "writers.hpp"
 
+#include <array>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -89,6 +90,19 @@ public:
     json_writer(std::ostream& out, const field_list& fields, layout how)
         : out_(out), fields_(fields), layout_(how), indent_(how == layout::stream ? -1 : 2) {
         buf_.reserve(block + 4096);
+        // What is the same for every record, made once: each member's key
+        // with its separator, and the line break before each depth.
+        const auto key = [&](std::string_view name) {
+            return fmt::format("\"{}\"{}", name, indent_ < 0 ? ":" : ": ");  // names are plain ASCII
+        };
+        for (const field* f : fields_.json) keys_.push_back(key(f->name));
+        threads_key_ = key("threads");
+        if (indent_ >= 0) {
+            for (std::size_t depth = 0; depth < breaks_.size(); ++depth) {
+                breaks_[depth] = '\n';
+                breaks_[depth].append(depth * static_cast<std::size_t>(indent_), ' ');
+            }
+        }
     }
 
     void write(const task_record& r) override {
@@ -131,19 +145,22 @@ private:
     }
 
     void newline(int depth) {
-        if (indent_ < 0) return;
-        buf_ += '\n';
-        buf_.append(static_cast<std::size_t>(depth * indent_), ' ');
+        if (depth < max_depth) {
+            buf_ += breaks_[static_cast<std::size_t>(depth)];
+        } else if (indent_ >= 0) {
+            buf_ += '\n';
+            buf_.append(static_cast<std::size_t>(depth * indent_), ' ');
+        }
     }
 
-    void member(bool& first, int depth, std::string_view key) {
+    void member(bool& first, int depth, const std::string& key) {
         if (!first) buf_ += ',';
         first = false;
         newline(depth);
-        buf_ += '"';
-        buf_ += key;  // field names are plain ASCII identifiers
-        buf_ += indent_ < 0 ? "\":" : "\": ";
+        buf_ += key;
     }
+
+    void append_number(const fmt::format_int& n) { buf_.append(n.data(), n.size()); }
 
     void value(int depth) {
         using kind = field_value::kind;
@@ -151,8 +168,8 @@ private:
             case kind::absent:
             case kind::null: buf_ += "null"; return;
             case kind::boolean: buf_ += v_.flag ? "true" : "false"; return;
-            case kind::integer: buf_ += fmt::format_int(v_.number).c_str(); return;
-            case kind::unsigned_integer: buf_ += fmt::format_int(v_.unsigned_number).c_str(); return;
+            case kind::integer: append_number(fmt::format_int(v_.number)); return;
+            case kind::unsigned_integer: append_number(fmt::format_int(v_.unsigned_number)); return;
             // nlohmann's shortest round-trip form ("12.5", "0.0", "1e+20",
             // null for NaN): rare (cpu_percent), so not the cost.
             case kind::real: buf_ += nlohmann::json(v_.real).dump(); return;
@@ -179,14 +196,14 @@ private:
     void object(const task_record& r, int depth) {
         buf_ += '{';
         bool first = true;
-        for (const field* f : fields_.json) {
-            f->value(r, v_);
+        for (std::size_t i = 0; i < fields_.json.size(); ++i) {
+            fields_.json[i]->value(r, v_);
             if (v_.type == field_value::kind::absent) continue;
-            member(first, depth + 1, f->name);
+            member(first, depth + 1, keys_[i]);
             value(depth + 1);
         }
         if (fields_.threads && !r.tid) {
-            member(first, depth + 1, "threads");
+            member(first, depth + 1, threads_key_);
             if (r.threads.empty()) {
                 buf_ += "[]";
             } else {
@@ -208,6 +225,13 @@ private:
     const field_list& fields_;
     const layout layout_;
     const int indent_;  // -1: compact (JSON Lines)
+    // Records nest threads only: depth 0 (the array), 1 (a process), 2 (its
+    // members and its threads array), 3 (a thread), 4 (its members and a
+    // list's elements), one more for a list inside a thread.
+    static constexpr int max_depth = 6;
+    std::vector<std::string> keys_;  // "\"name\": " of each field of the list
+    std::string threads_key_;
+    std::array<std::string, max_depth> breaks_;  // "\n" and the indent of each depth
     std::string buf_;
     field_value v_;  // reused for every field
     std::size_t count_ = 0;
