@@ -31,7 +31,6 @@ public:
     void write(const task_record& r) override {
         line(r);
         for (const auto& t : r.threads) line(t);
-        if (buf_.size() >= block) drain();
     }
 
     void finish() override { drain(); }
@@ -68,6 +67,7 @@ private:
             }
         }
         buf_ += '\n';
+        if (buf_.size() >= block) drain();  // per line: one process can have thousands of threads
     }
 
     void append_number(const fmt::format_int& n) { buf_.append(n.data(), n.size()); }

@@ -115,7 +115,7 @@ public:
             buf_ += '\n';
         }
         ++count_;
-        if (buf_.size() >= block) drain();
+        if (buf_.size() >= block) drain();  // and within a process's threads (object())
     }
 
     void finish() override {
@@ -212,6 +212,9 @@ private:
                     if (i > 0) buf_ += ',';
                     newline(depth + 2);
                     object(r.threads[i], depth + 2);
+                    // One process can have thousands of threads: the buffer
+                    // goes out as it fills, not once per process.
+                    if (buf_.size() >= block) drain();
                 }
                 newline(depth + 1);
                 buf_ += ']';
