@@ -6,7 +6,9 @@
 #      Boost.Chrono / Boost.Timer / times(), and psutil;
 #   2. whole-system snapshots against a minimal walk, ps and psutil
 #      (bench/run_snapshot.sh);
-#   3. the Python binding against psutil, per query and per snapshot
+#   3. `proctimes ps --threads` in JSON, CSV and table format against ps
+#      (bench/cli_formats.sh);
+#   4. the Python binding against psutil, per query and per snapshot
 #      (bench/python_bench.py), when the module is built (PROCTIMES_PYTHON).
 # Usage: bench/run.sh [--quick]
 set -euo pipefail
@@ -39,6 +41,11 @@ if [ -x bench/run_snapshot.sh ]; then
   echo
   echo "## Snapshots"
   bench/run_snapshot.sh
+fi
+if [ -x bench/cli_formats.sh ]; then
+  echo
+  echo "## Output formats of the proctimes command"
+  bench/cli_formats.sh
 fi
 if grep -q '^PROCTIMES_PYTHON:BOOL=ON' build-bench/CMakeCache.txt; then
   echo

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "output.hpp"
+#include "output/output.hpp"
 
 namespace CLI {
 class App;

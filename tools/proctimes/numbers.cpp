@@ -1,8 +1,13 @@
 #include "numbers.hpp"
 
+#include <charconv>
+#include <limits>
+#include <ostream>
+
 #include <fmt/format.h>
 
-#include "output.hpp"
+#include "output/output.hpp"
+#include "proctimes/error.hpp"
 #include "parse/number.hpp"
 #include "parse/procfs.hpp"
 
@@ -46,6 +51,21 @@ CLI::Validator whole_number_in(std::uint64_t min, std::uint64_t max) {
             return fmt::format("{} is not a whole number {}", shown_value(v), range);
         },
         fmt::format("in [{} - {}]", min, max), "whole_number_in");
+}
+
+std::optional<pid_t> pid_argument(const std::string& arg, std::ostream* err) {
+    long long v = 0;
+    const char* end = arg.data() + arg.size();
+    const auto [p, ec] = std::from_chars(arg.data(), end, v);
+    if (ec != std::errc{} || p != end) {
+        if (err) *err << fmt::format("proctimes: '{}': not a process id\n", escape_for_table(arg));
+        return std::nullopt;
+    }
+    if (v < std::numeric_limits<pid_t>::min() || v > std::numeric_limits<pid_t>::max()) {
+        if (err) *err << fmt::format("proctimes: pid {}: {}\n", v, make_error_code(errc::invalid_argument).message());
+        return std::nullopt;
+    }
+    return static_cast<pid_t>(v);
 }
 
 }  // namespace proctimes::cli

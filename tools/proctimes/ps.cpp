@@ -5,7 +5,7 @@
 // One whole-system snapshot (proctimes::take_snapshot), or with --interval a
 // refreshing view of the CPU each process used over the last interval
 // (proctimes::compute_delta between successive snapshots). Records go to the
-// shared writers (output.hpp) with the ps columns switched on.
+// shared writers (output/writers.hpp) with the ps field list (record_fields).
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -32,6 +32,7 @@
 #include "cli.hpp"
 #include "commands.hpp"
 #include "numbers.hpp"
+#include "output/writers.hpp"
 #include "proctimes/snapshot.hpp"
 
 namespace proctimes::cli {
@@ -274,7 +275,7 @@ int run_once(const ps_options& opts, std::optional<uid_t> only_uid, std::ostream
     o.threads = opts.threads;
     o.ps = true;
     o.state = true;
-    write_records(out, records, o);
+    write_all(out, o.format, record_fields(o), o, records);
     return finish_output(out, err, !s->failures.empty());
 }
 
@@ -333,7 +334,7 @@ int run_interval(const ps_options& opts, std::optional<uid_t> only_uid, std::ost
         o.interval = true;
         std::ostringstream text;
         if (o.format == output_format::table) text << header_line(cur, *delta, opts, records.size()) << "\n\n";
-        write_records(text, records, o);
+        write_all(text, o.format, record_fields(o), o, records);
         if (term.is_tty) {
             draw_frame(out, text.str(), term);
         } else {

@@ -24,7 +24,7 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
-#include "json_record.hpp"
+#include "output/writers.hpp"
 #include "proctimes/error.hpp"
 #include "proctimes/exit.hpp"
 #include "proctimes/process.hpp"
@@ -181,8 +181,10 @@ void write_table_report(std::ostream& o, const run_report& r, const output_optio
     line("max rss", fmt::format("{} KiB", e.max_rss_kib), "ru_maxrss: it and its waited-for descendants");
     if (opts.threads) {
         o << fmt::format("\nthreads (thread list polled every {}):\n", human_duration(thread_poll_interval));
-        output_options t = opts;
-        write_table(o, {p}, t);
+        const field_list fields = record_fields(opts);
+        const auto table = open_writer(o, output_format::table, fields, opts);
+        table->write(p);
+        table->finish();
         const auto why_not = exit_records_status();
         const std::string records_in_use = why_not ? fmt::format("not in use ({})", why_not.message()) : "in use";
         o << fmt::format(
@@ -194,60 +196,24 @@ void write_table_report(std::ostream& o, const run_report& r, const output_optio
     }
 }
 
-void write_json_report(std::ostream& o, const run_report& r, const output_options& opts) {
-    ojson j = json_record(r.process, opts);
-    ojson threads;
-    if (j.contains("threads")) {
-        threads = j["threads"];
-        j.erase("threads");
-    }
-    j["command"] = r.command;
-    j["elapsed_ns"] = r.elapsed.count();
-    j["wall_ns"] = r.wall.count();
-    j["cpu_percent"] = r.cpu_percent;
-    j["children_kernel_ns"] = r.exit.children_kernel.count();
-    j["children_user_ns"] = r.exit.children_user.count();
-    j["max_rss_kib"] = r.exit.max_rss_kib;
-    // An unknown status: exit_code and signal both null.
-    const auto& st = r.exit.status;
-    j["exit_code"] = st && !st->signaled() ? ojson(st->code) : ojson(nullptr);
-    j["signal"] = st && st->signaled() ? ojson(st->signal) : ojson(nullptr);
-    j["core_dumped"] = st && st->core_dumped;
-    if (!r.warnings.empty()) {
-        j["warnings"] = r.warnings;
-        for (auto& w : j["warnings"]) w = to_valid_utf8(w.get<std::string>());
-    }
-    if (opts.threads) {
-        j["thread_poll_interval_ns"] = thread_poll_interval.count();
-        j["threads_unattributed_cpu_ns"] = r.unattributed.value_or(nanoseconds{0}).count();
-        j["threads"] = std::move(threads);
-    }
-    for (auto& c : j["command"]) c = to_valid_utf8(c.get<std::string>());
-    o << j.dump(2, ' ', true, ojson::error_handler_t::replace) << '\n';
-}
-
-void write_csv_report(std::ostream& o, const run_report& r, const output_options& opts) {
-    const char* run_cols[] = {"elapsed_ns",  "wall_ns",   "cpu_percent", "children_kernel_ns", "children_user_ns",
-                              "max_rss_kib", "exit_code", "signal"};
-    auto header = csv_header_fields(opts);
-    header.insert(header.end(), std::begin(run_cols), std::end(run_cols));
-    write_csv_line(o, header);
-    auto row = csv_record_fields(r.process, opts);
-    row.push_back(std::to_string(r.elapsed.count()));
-    row.push_back(std::to_string(r.wall.count()));
-    row.push_back(fmt::format("{:.2f}", r.cpu_percent));
-    row.push_back(std::to_string(r.exit.children_kernel.count()));
-    row.push_back(std::to_string(r.exit.children_user.count()));
-    row.push_back(std::to_string(r.exit.max_rss_kib));
-    const auto& st = r.exit.status;  // unknown: both empty
-    row.push_back(st && !st->signaled() ? std::to_string(st->code) : std::string());
-    row.push_back(st && st->signaled() ? std::to_string(st->signal) : std::string());
-    write_csv_line(o, row);
-    for (const auto& t : r.process.threads) {
-        auto trow = csv_record_fields(t, opts);
-        trow.resize(header.size());
-        write_csv_line(o, trow);
-    }
+// What run adds to the command's record (run_fields): the JSON and CSV report.
+run_values values_of(const run_report& r) {
+    run_values v;
+    v.command = r.command;
+    v.elapsed = r.elapsed;
+    v.wall = r.wall;
+    v.cpu_percent = r.cpu_percent;
+    v.children_kernel = r.exit.children_kernel;
+    v.children_user = r.exit.children_user;
+    v.max_rss_kib = r.exit.max_rss_kib;
+    const auto& st = r.exit.status;  // unknown: exit_code and signal both empty
+    if (st && !st->signaled()) v.exit_code = st->code;
+    if (st && st->signaled()) v.signal = st->signal;
+    v.core_dumped = st && st->core_dumped;
+    v.warnings = r.warnings;
+    v.thread_poll_interval = thread_poll_interval;
+    v.threads_unattributed = r.unattributed.value_or(nanoseconds{0});
+    return v;
 }
 
 }  // namespace
@@ -362,10 +328,14 @@ int run_run(const run_options& opts, std::ostream& out, std::ostream& err) {
     o.threads = opts.threads;
     o.state = true;
     o.exit_detail = true;
-    switch (o.format) {
-        case output_format::table: write_table_report(report, r, o); break;
-        case output_format::json: write_json_report(report, r, o); break;
-        case output_format::csv: write_csv_report(report, r, o); break;
+    if (o.format == output_format::table) {
+        write_table_report(report, r, o);
+    } else {
+        r.process.run = values_of(r);
+        const field_list fields = run_fields(o);
+        const auto writer = open_writer(report, o.format, fields, o, layout::single);
+        writer->write(r.process);
+        writer->finish();
     }
     errno = 0;
     report.flush();

@@ -4,8 +4,6 @@
 // library's handles, reads its times and name once, and hands plain records to
 // a writer. A pid that cannot be shown is reported on stderr and the others are
 // still shown.
-#include <charconv>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -18,23 +16,14 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "numbers.hpp"
 #include "proctimes/error.hpp"
+#include "output/writers.hpp"
 #include "proctimes/process.hpp"
 
 namespace proctimes::cli {
 
 namespace {
-
-// A decimal pid as typed; nullopt when it is not a number at all. Numbers the
-// kernel cannot have (0, negative, too large) are left to process::open,
-// which answers invalid_argument, or refused here when they do not fit pid_t.
-std::optional<long long> parse_number(const std::string& s) {
-    long long v = 0;
-    const char* end = s.data() + s.size();
-    auto [p, ec] = std::from_chars(s.data(), end, v);
-    if (ec != std::errc{} || p != end) return std::nullopt;
-    return v;
-}
 
 // "Gone" covers errc::no_such_process, errc::no_such_thread and a raw ESRCH.
 bool vanished(std::error_code ec) { return ec == std::errc::no_such_process; }
@@ -104,19 +93,12 @@ std::vector<task_record> collect_show(const show_options& opts, std::ostream& er
 
     std::vector<task_record> records;
     for (const auto& arg : pids) {
-        const auto number = parse_number(arg);
-        if (!number) {
-            err << fmt::format("proctimes: '{}': not a process id\n", escape_for_table(arg));
+        const auto pid = pid_argument(arg, &err);
+        if (!pid) {
             failed = true;
             continue;
         }
-        if (*number < std::numeric_limits<pid_t>::min() || *number > std::numeric_limits<pid_t>::max()) {
-            err << fmt::format("proctimes: pid {}: {}\n", *number, make_error_code(errc::invalid_argument).message());
-            failed = true;
-            continue;
-        }
-        if (auto rec = collect_process(static_cast<pid_t>(*number), opts.threads, err, failed))
-            records.push_back(std::move(*rec));
+        if (auto rec = collect_process(*pid, opts.threads, err, failed)) records.push_back(std::move(*rec));
     }
     return records;
 }
@@ -124,7 +106,7 @@ std::vector<task_record> collect_show(const show_options& opts, std::ostream& er
 int run_show(const show_options& opts, std::ostream& out, std::ostream& err) {
     bool failed = false;
     const auto records = collect_show(opts, err, failed);
-    write_records(out, records, opts.output);
+    write_all(out, opts.output.format, record_fields(opts.output), opts.output, records);
     return finish_output(out, err, failed);
 }
 

@@ -10,7 +10,7 @@
 #include <system_error>
 #include <vector>
 
-#include "output.hpp"
+#include "output/output.hpp"
 #include "proctimes/process.hpp"
 
 namespace proctimes::cli {

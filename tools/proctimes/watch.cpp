@@ -7,10 +7,8 @@
 // the final values could be read.
 #include <atomic>
 #include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <csignal>
-#include <limits>
 #include <memory>
 #include <ostream>
 #include <set>
@@ -24,7 +22,8 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
-#include "json_record.hpp"
+#include "numbers.hpp"
+#include "output/writers.hpp"
 #include "proctimes/error.hpp"
 #include "proctimes/exit.hpp"
 #include "proctimes/process.hpp"
@@ -93,33 +92,6 @@ struct watched {
     std::string name;
 };
 
-// The table is written a line at a time, as processes exit: fixed widths.
-void table_header(std::ostream& o) {
-    o << fmt::format("{:>7}  {:<15}  {:<33}  {:>10}  {:>10}  {:>6}  {}\n", "PID", "NAME", "EXITED", "KERNEL", "USER",
-                     "RES", "STATE");
-}
-
-void table_line(std::ostream& o, const task_record& r, bool utc) {
-    std::string state = r.state;
-    if (r.state == "exited_partial" && r.sampled_at)
-        state += fmt::format(" (last sampled at {})", table_time(*r.sampled_at, utc));
-    // An observed instant is "no later than" (the "<=" of EXITED): say how
-    // early the end can have been when that is more than a millisecond before.
-    if (r.exit_source == "observed" && r.exit_earliest && r.exit_resolution >= std::chrono::milliseconds{1})
-        state += fmt::format(" (ended after {})", table_time(*r.exit_earliest, utc));
-    o << fmt::format("{:>7}  {:<15}  {:<33}  {:>10}  {:>10}  {:>6}  {}\n", r.pid, escape_for_table(r.name),
-                     table_exit(r, utc), human_duration(r.kernel),
-                     human_duration(r.user), human_duration(r.resolution), state);
-}
-
-std::optional<long long> parse_number(const std::string& s) {
-    long long v = 0;
-    const char* end = s.data() + s.size();
-    auto [p, ec] = std::from_chars(s.data(), end, v);
-    if (ec != std::errc{} || p != end) return std::nullopt;
-    return v;
-}
-
 // The process's times after its pidfd woke. The pidfd is readable, so the
 // wait returns at once; it records the end at this wake-up (unless the exit
 // monitor was earlier) and reads the zombie's final values (exited), or keeps
@@ -163,14 +135,14 @@ int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err) {
     // A pid that cannot end before watch would make it wait forever: a usage error.
     const auto waiting = pids_that_wait_for_watch();
     for (const auto& arg : opts.pids) {
-        const auto number = parse_number(arg);
-        if (!number || *number != static_cast<pid_t>(*number) || !waiting.count(static_cast<pid_t>(*number))) continue;
-        err << (*number == ::getpid()
+        const auto pid = pid_argument(arg, nullptr);  // a bad one is reported below
+        if (!pid || !waiting.count(*pid)) continue;
+        err << (*pid == ::getpid()
                     ? fmt::format("proctimes: watch: pid {} is proctimes itself: it cannot end while it watches\n",
-                                  *number)
+                                  *pid)
                     : fmt::format("proctimes: watch: pid {} is an ancestor of proctimes, which waits for it to end: "
                                   "it cannot end first (run watch in the background to watch it)\n",
-                                  *number));
+                                  *pid));
         return exit_usage;
     }
     prefer_exit_records();
@@ -182,18 +154,12 @@ int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err) {
     bool failed = false;
     std::vector<watched> procs;
     for (const auto& arg : opts.pids) {
-        const auto number = parse_number(arg);
-        if (!number) {
-            err << fmt::format("proctimes: '{}': not a process id\n", escape_for_table(arg));
+        const auto arg_pid = pid_argument(arg, &err);
+        if (!arg_pid) {
             failed = true;
             continue;
         }
-        if (*number < std::numeric_limits<pid_t>::min() || *number > std::numeric_limits<pid_t>::max()) {
-            err << fmt::format("proctimes: pid {}: {}\n", *number, make_error_code(errc::invalid_argument).message());
-            failed = true;
-            continue;
-        }
-        const auto pid = static_cast<pid_t>(*number);
+        const pid_t pid = *arg_pid;
         auto p = process::open(pid);
         if (!p) {
             err << fmt::format("proctimes: pid {}: {}\n", pid, p.error().message());
@@ -212,9 +178,11 @@ int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err) {
     output_options o = opts.output;
     o.state = true;
     o.exit_detail = true;
-    if (o.format == output_format::table) table_header(out);
-    if (o.format == output_format::csv) write_csv_line(out, csv_header_fields(o));
-    out.flush();
+    // One record per process as it exits, flushed at once: a fixed-width
+    // table, JSON Lines or CSV (its header, or the table's, right away).
+    const field_list fields = watch_fields(o);
+    const auto writer = open_writer(out, o.format, fields, o, layout::stream);
+    writer->flush();
 
     while (!procs.empty()) {
         std::vector<pollfd> fds;
@@ -253,18 +221,12 @@ int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err) {
                 failed = true;
                 continue;
             }
-            const task_record r = make_record(w.handle.id(), std::nullopt, w.name, *t);
-            switch (o.format) {
-                case output_format::table: table_line(out, r, o.utc); break;
-                case output_format::json:
-                    out << json_record(r, o).dump(-1, ' ', true, ojson::error_handler_t::replace) << '\n';
-                    break;
-                case output_format::csv: write_csv_line(out, csv_record_fields(r, o)); break;
-            }
-            out.flush();
+            writer->write(make_record(w.handle.id(), std::nullopt, w.name, *t));
+            writer->flush();
         }
         procs = std::move(remaining);
     }
+    writer->finish();
     return finish_output(out, err, failed);
 }
 

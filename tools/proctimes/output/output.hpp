@@ -1,10 +1,12 @@
-// tools/proctimes/output.hpp — what the proctimes command prints, kept apart
-// from how the values are collected.
+// tools/proctimes/output/output.hpp — what the proctimes command prints, kept
+// apart from how the values are collected.
 //
 // A subcommand collects plain task_records (one per process, threads nested)
-// and hands them to one writer: a table for people, JSON or CSV for programs.
-// The JSON field names and CSV columns are a documented contract
-// (docs/CLI.md); the formatting helpers are exposed for the tests.
+// and hands them, with its field list (fields.hpp: every field and column is
+// spelled once there), to one writer (writers.hpp): a table for people, JSON
+// or CSV for programs. The JSON field names and CSV columns are a documented
+// contract (docs/CLI.md, "Field reference"); the formatting helpers are
+// exposed for the tests.
 #pragma once
 
 #include <chrono>
@@ -39,6 +41,23 @@ struct interval_values {
     std::string basis;                    ///< "both", "created" or "unseen" (proctimes::delta_basis)
 };
 
+/// What `proctimes run` adds to the command's record (docs/CLI.md, "proctimes run").
+struct run_values {
+    std::vector<std::string> command;        ///< CMD and its arguments, as typed
+    std::chrono::nanoseconds elapsed{};      ///< exit − creation
+    std::chrono::nanoseconds wall{};         ///< steady clock, spawn → wait
+    double cpu_percent = 0;                  ///< 100 × (kernel + user) / wall
+    std::chrono::nanoseconds children_kernel{};
+    std::chrono::nanoseconds children_user{};
+    long max_rss_kib = 0;
+    std::optional<int> exit_code;            ///< empty when killed, or the status is unknown
+    std::optional<int> signal;               ///< empty when it exited, or the status is unknown
+    bool core_dumped = false;
+    std::vector<std::string> warnings;       ///< what the report lacks, and why
+    std::chrono::nanoseconds thread_poll_interval{};  ///< --threads only
+    std::chrono::nanoseconds threads_unattributed{};  ///< --threads only
+};
+
 /// One process or one thread, as reported. Plain data: no handles, no I/O.
 struct task_record {
     pid_t pid = 0;               ///< the process id (thread group id, for a thread)
@@ -64,6 +83,7 @@ struct task_record {
     std::vector<task_record> threads;             ///< thread records (processes only)
     std::optional<ps_values> ps;                  ///< `ps` records only
     std::optional<interval_values> used;          ///< `ps --interval` records only
+    std::optional<run_values> run;                ///< the command's record in `run` only
 };
 
 enum class output_format { table, json, csv };
@@ -94,7 +114,8 @@ struct output_options {
     bool interval = false;
 };
 
-/// Writes the records in the chosen format, each format ending with a newline.
+/// Writes the records in the chosen format, each format ending with a newline:
+/// the field list of `opts` (record_fields) through the writer of opts.format.
 void write_records(std::ostream& out, const std::vector<task_record>& records, const output_options& opts);
 
 /// A record from one task's times: every field the writers know, including
@@ -104,13 +125,6 @@ task_record make_record(pid_t pid, std::optional<pid_t> tid, std::string name, c
 void write_table(std::ostream& out, const std::vector<task_record>& records, const output_options& opts);
 void write_json(std::ostream& out, const std::vector<task_record>& records, const output_options& opts);
 void write_csv(std::ostream& out, const std::vector<task_record>& records, const output_options& opts);
-
-/// The CSV header fields and one record's fields (already quoted), for
-/// commands that append columns of their own.
-std::vector<std::string> csv_header_fields(const output_options& opts);
-std::vector<std::string> csv_record_fields(const task_record& r, const output_options& opts);
-/// Joins fields with commas and ends the line.
-void write_csv_line(std::ostream& out, const std::vector<std::string>& fields);
 
 // ---- formatting helpers (pure functions) --------------------------------------
 
@@ -130,6 +144,8 @@ std::string table_exit(const task_record& r, bool utc);
 /// RFC 3339 UTC with 7 fractional digits (whole FILETIME ticks, floored):
 /// "2026-11-22T03:41:07.1234567Z".
 std::string rfc3339_utc(instant t);
+/// rfc3339_utc(t), appended to `out` (no allocation once `out` has room).
+void append_rfc3339_utc(std::string& out, instant t);
 
 /// FILETIME ticks since 1601 of an instant (floored to 100 ns); empty only
 /// outside FILETIME's range, which no sys_time<nanoseconds> reaches.
@@ -144,6 +160,9 @@ std::string escape_for_table(std::string_view name);
 /// every byte that is not part of a valid sequence (a comm truncated inside a
 /// character, a Latin-1 name) becomes the code point U+00HH of that byte.
 std::string to_valid_utf8(std::string_view bytes);
+/// Length of the valid UTF-8 sequence (RFC 3629: no overlong forms, no
+/// surrogates, nothing above U+10FFFF) at the start of the non-empty `s`, or 0.
+std::size_t utf8_sequence_length(std::string_view s);
 
 /// One CSV field with RFC 4180 quoting: quoted (inner quotes doubled) when it
 /// contains a comma, a double quote, CR or LF.
