@@ -134,6 +134,7 @@ cpu_precision precision_of(cpu_source s) noexcept {
         case cpu_source::schedstat_and_stat:
         case cpu_source::exit_record:
         case cpu_source::thread_clock_and_rusage: return {tick, nanoseconds{1}, tick, s};
+        case cpu_source::bpf_task: return {tick, nanoseconds{1}, nanoseconds{100}, s};
         case cpu_source::stat_ticks: return {tick, tick, tick, s};
     }
     return {tick, tick, tick, s};

@@ -42,6 +42,7 @@
 
 #include "cpu_split.hpp"
 #include "clock_ns.hpp"
+#include "linux/bpf/snapshot_source.hpp"
 #include "linux/sys.hpp"
 #include "parse/procfs.hpp"
 #include "proctimes/boot.hpp"
@@ -532,6 +533,8 @@ struct snapshotter::impl {
     snapshot previous;
     bool have_previous = false;
     std::int64_t last_full_walk = 0;
+    // The eBPF source, when options.source allows it and it can be used (docs/BPF.md).
+    detail::bpf_snapshot_source bpf;
 
     result<void> take(snapshot& out) noexcept;
     void merge(snapshot& out, std::size_t used);
@@ -557,6 +560,7 @@ result<snapshotter> snapshotter::open(snapshot_options options) noexcept {
     struct statfs sf {};
     p->procfs = ::fstatfs(p->proc.get(), &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
     p->live = p->procfs && is_live_procfs(p->proc.get());
+    p->bpf = detail::bpf_snapshot_source::open(p->options, p->live);
     if ((root.empty() || root == detail::proc_root) && !p->procfs) return errc::proc_unavailable;
     return snapshotter(std::move(p));
 }
@@ -590,6 +594,8 @@ result<void> snapshotter::take(snapshot& out) noexcept {
 }
 
 result<void> snapshotter::impl::take(snapshot& out) noexcept {
+    if (bpf) return bpf.take(out, options);
+    out.source = snapshot_source::procfs;
     auto anchor = get_boot_anchor();
     if (!anchor) return anchor.error();
 
@@ -803,7 +809,10 @@ void snapshotter::impl::merge(snapshot& out, std::size_t used) {
 
 result<snapshot> take_snapshot(const snapshot_options& options) noexcept {
     try {
-        auto s = snapshotter::open(options);
+        // One snapshot never pays for loading the BPF program (docs/BPF.md).
+        snapshot_options once = options;
+        if (once.source == snapshot_source::automatic) once.source = snapshot_source::procfs;
+        auto s = snapshotter::open(std::move(once));
         if (!s) return s.error();
         return s->take();
     } catch (...) {
