@@ -77,7 +77,7 @@ if(PROCTIMES_EBPF)
   endforeach()
   add_custom_target(proctimes_bpf_skeletons DEPENDS ${_skels})
   add_dependencies(proctimes proctimes_bpf_skeletons)
-  target_sources(proctimes PRIVATE src/linux/bpf/loader.cpp src/linux/bpf/snapshot_source.cpp)
+  target_sources(proctimes PRIVATE src/linux/bpf/loader.cpp src/linux/bpf/snapshot_source.cpp src/linux/bpf/exit_stream.cpp)
   target_include_directories(proctimes PRIVATE ${_bpf_out})
   target_compile_definitions(proctimes PRIVATE PROCTIMES_HAVE_BPF=1)
   # libbpf is private to the library: no libbpf type appears in a public header.

@@ -29,3 +29,18 @@ bpf_source_status bpf_snapshot_status() noexcept {
 }
 
 }  // namespace proctimes
+
+#include "linux/bpf/exit_stream.hpp"
+
+namespace proctimes::detail {
+
+struct bpf_exit_stream::impl {};
+
+result<std::unique_ptr<bpf_exit_stream>> bpf_exit_stream::start(callback) noexcept {
+    return make_error_code(errc::not_supported);
+}
+bpf_exit_stream::~bpf_exit_stream() = default;
+std::uint64_t bpf_exit_stream::dropped() const noexcept { return 0; }
+std::uint64_t bpf_exit_stream::unstamped() const noexcept { return 0; }
+
+}  // namespace proctimes::detail
