@@ -78,15 +78,16 @@ if(PROCTIMES_EBPF)
   add_custom_target(proctimes_bpf_skeletons DEPENDS ${_skels})
   add_dependencies(proctimes proctimes_bpf_skeletons)
   target_sources(proctimes PRIVATE src/linux/bpf/loader.cpp src/linux/bpf/snapshot_source.cpp src/linux/bpf/exit_stream.cpp)
-  target_include_directories(proctimes PRIVATE ${_bpf_out})
-  target_compile_definitions(proctimes PRIVATE PROCTIMES_HAVE_BPF=1)
+  # Only the files that include a skeleton see the generated directory, so the
+  # rest of the library compiles the same with and without the eBPF source.
+  set_property(SOURCE src/linux/bpf/snapshot_source.cpp src/linux/bpf/exit_stream.cpp
+               APPEND PROPERTY INCLUDE_DIRECTORIES ${_bpf_out})
   # libbpf is private to the library: no libbpf type appears in a public header.
   # Linked by name (not the pkg-config target) so that a static libproctimes's
   # exported CMake package and pkg-config file ask consumers for -lbpf alone.
-  target_include_directories(proctimes PRIVATE ${PROCTIMES_LIBBPF_INCLUDE_DIRS})
   target_link_libraries(proctimes PRIVATE bpf)
   set(PROCTIMES_BPF_PC_LIBS " -lbpf")
 else()
   target_sources(proctimes PRIVATE src/linux/bpf/unavailable.cpp)
 endif()
-target_sources(proctimes PRIVATE src/parse/bpf_records.cpp src/linux/bpf/names.cpp)
+target_sources(proctimes PRIVATE src/parse/bpf_records.cpp src/linux/bpf/names.cpp src/linux/bpf/recent_exits.cpp)

@@ -109,7 +109,8 @@ enum class snapshot_source : std::uint8_t {
     /// take_snapshot(): procfs (a one-shot snapshot never pays the ~50 ms
     /// it costs to load the BPF program). snapshotter: bpf where it can be
     /// used, else procfs — a snapshotter takes many snapshots, and each from
-    /// bpf costs a fraction of a millisecond.
+    /// bpf costs a fraction of a millisecond — unless `workers` or
+    /// `reuse_idle_threads_for` is set, which only the /proc walk uses.
     automatic,
     /// The /proc walk described at the top of this header.
     procfs,

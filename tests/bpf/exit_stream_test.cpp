@@ -22,6 +22,8 @@
 
 #include "bpf_skip.hpp"
 #include "linux/bpf/exit_stream.hpp"
+#include "linux/bpf/recent_exits.hpp"
+#include "proctimes/snapshot.hpp"
 #include "proctimes/boot.hpp"
 #include "proctimes/clock.hpp"
 
@@ -121,6 +123,35 @@ TEST(BpfExitStream, ProcessReapedAtOnceByItsOwnParent) {
     EXPECT_LE(*e->exit - anchor->boot, t1);
     EXPECT_LE(e->creation, *e->exit);
     EXPECT_LE(*e->exit, e->released);
+}
+
+// The hook for handles: a task's end found by its identity after the fact.
+TEST(BpfExitStream, RecentExitsFindsAReapedChildByIdentity) {
+    PROCTIMES_REQUIRE_BPF_SNAPSHOT();
+    auto recent = detail::bpf_recent_exits::start(16);
+    ASSERT_TRUE(recent) << recent.error().message();
+    const pid_t kid = ::fork();
+    ASSERT_GE(kid, 0);
+    if (kid == 0) {
+        burn(20ms);
+        ::_exit(3);
+    }
+    // Its start tick, read while it lives (what a handle keeps).
+    auto snap = take_snapshot({.source = snapshot_source::procfs});
+    ASSERT_TRUE(snap);
+    const auto* p = snap->find(kid);
+    ASSERT_NE(p, nullptr);
+    const std::uint64_t ticks = p->identity.start_ticks;
+    ASSERT_EQ(::waitpid(kid, nullptr, 0), kid);
+    std::optional<bpf_task_end> e;
+    for (int i = 0; i < 1000 && !e; ++i) {
+        e = (*recent)->find(kid, ticks);
+        if (!e) std::this_thread::sleep_for(10ms);
+    }
+    ASSERT_TRUE(e) << "no end for " << kid;
+    EXPECT_EQ(e->status.code, 3);
+    EXPECT_GE(e->group_kernel + e->group_user, 20ms);
+    EXPECT_FALSE((*recent)->find(kid, ticks + 1));  // another task that had the same pid
 }
 
 TEST(BpfExitStream, ThreadThatEnded) {

@@ -138,6 +138,10 @@ bpf_snapshot_source::~bpf_snapshot_source() = default;
 bpf_snapshot_source bpf_snapshot_source::open(const snapshot_options& options, bool live) noexcept {
     bpf_snapshot_source s;
     if (options.source == snapshot_source::procfs || !live) return s;
+    // Options that only mean something to the /proc walk keep `automatic` on it.
+    if (options.source == snapshot_source::automatic &&
+        (options.workers != 0 || options.reuse_idle_threads_for.count() != 0))
+        return s;
     try {
         s.buf_ = std::make_unique<buffers>();
         s.iter_ = acquire();
