@@ -15,6 +15,7 @@ packages=(
   util-linux procps                            # unshare/setpriv for the hidden-/proc tests, ps for bench/
   libboost-chrono-dev libboost-timer-dev python3-psutil   # peers measured in bench/
   pybind11-dev python3-dev python3-pytest      # the Python module and its tests
+  libbpf-dev bpftool libelf-dev zlib1g-dev    # the eBPF source (clang above compiles it; docs/BPF.md)
   pandoc dpkg-dev lintian man-db bash-completion          # man pages, scripts/package.sh and its test
   libcpp-httplib-dev libyaml-cpp-dev                     # proctimes serve (HTTP, process-exporter config)
   prometheus prometheus-process-exporter                 # serve tests (a real Prometheus) and bench/ (the peer)

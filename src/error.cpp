@@ -71,6 +71,7 @@ std::string_view to_string(cpu_source s) noexcept {
         case cpu_source::wait_rusage: return "wait_rusage";
         case cpu_source::exit_record: return "exit_record";
         case cpu_source::thread_clock_and_rusage: return "thread_clock+rusage";
+        case cpu_source::bpf_task: return "bpf";
     }
     return "unknown";
 }

@@ -24,6 +24,8 @@ constexpr cpu_precision precision_for(cpu_source s, std::chrono::nanoseconds tic
         case cpu_source::exit_record:
         case cpu_source::thread_clock_and_rusage: return {tick, nanoseconds{1}, tick, s};
         case cpu_source::stat_ticks: return {tick, tick, tick, s};
+        // start_boottime is kept in ns: creation is exact (100 ns as a FILETIME).
+        case cpu_source::bpf_task: return {tick, nanoseconds{1}, nanoseconds{1}, s};
     }
     return {tick, tick, tick, s};
 }

@@ -117,7 +117,10 @@ result<void> snapshotter::impl::take(snapshot& out) noexcept {
 
 result<snapshot> take_snapshot(const snapshot_options& options) noexcept {
     try {
-        auto s = snapshotter::open(options);
+        // One snapshot never pays for loading the eBPF program (docs/BPF.md).
+        snapshot_options once = options;
+        if (once.source == snapshot_source::automatic) once.source = snapshot_source::procfs;
+        auto s = snapshotter::open(std::move(once));
         if (!s) return s.error();
         return s->take();
     } catch (...) {

@@ -103,7 +103,34 @@ enum class snapshot_cpu : std::uint8_t {
     precise,
 };
 
+/// Which reader fills a snapshot (docs/BPF.md). Both fill the same model; a
+/// snapshot says in snapshot::source which one it came from.
+enum class snapshot_source : std::uint8_t {
+    /// take_snapshot(): procfs (a one-shot snapshot never pays the ~50 ms
+    /// it costs to load the BPF program). snapshotter: bpf where it can be
+    /// used, else procfs — a snapshotter takes many snapshots, and each from
+    /// bpf costs a fraction of a millisecond — unless `workers` or
+    /// `reuse_idle_threads_for` is set, which only the /proc walk uses.
+    automatic,
+    /// The /proc walk described at the top of this header.
+    procfs,
+    /// The eBPF task iterator: the whole system in one read(2), creation
+    /// instants exact to 1 ns (start_boottime), CPU totals to 1 ns for
+    /// processes and threads (cpu_source::bpf_task). Needs a build with
+    /// PROCTIMES_BPF, a kernel with BTF, CAP_BPF + CAP_PERFMON (or root), the
+    /// initial pid namespace and the live /proc as proc_root. Where any is
+    /// missing the snapshot comes from procfs instead, silently;
+    /// bpf_snapshot_status() says why. `cpu`, `workers` and
+    /// `reuse_idle_threads_for` do not apply. The uid is the effective uid of
+    /// the task's credentials (what the owner of /proc/<pid> shows); a
+    /// kernel worker's name is its 15-byte comm, without the workqueue
+    /// suffix /proc adds.
+    bpf,
+};
+
 struct snapshot_options {
+    /// Which reader fills the snapshot (see snapshot_source).
+    snapshot_source source = snapshot_source::automatic;
     /// Also list every thread of every process.
     bool threads = false;
     /// Where procfs is mounted. Another mount (a container's /proc) or a
@@ -234,6 +261,8 @@ struct snapshot {
     boot_id boot{};
     /// Whether threads were requested.
     bool has_threads = false;
+    /// Which reader produced it: procfs or bpf (never automatic).
+    snapshot_source source = snapshot_source::procfs;
 
     /// Ascending by pid.
     std::vector<snapshot_process> processes;
@@ -289,6 +318,24 @@ private:
     explicit snapshotter(std::unique_ptr<impl> p) noexcept;
     std::unique_ptr<impl> impl_;
 };
+
+/// Whether the eBPF snapshot source can be used by this process, and if not,
+/// why. The first call (or the first snapshotter that asks for bpf) loads the
+/// BPF program once (about 50 ms) unless another snapshotter holds it loaded;
+/// the answer is kept for the life of the process. Thread-safe.
+struct bpf_source_status {
+    bool built = false;   ///< compiled in (CMake PROCTIMES_BPF)
+    bool usable = false;  ///< loaded and attached here
+    /// Empty when usable; else one line ("not built", "needs CAP_BPF and
+    /// CAP_PERFMON (or root): Operation not permitted", ...).
+    std::string reason;
+    /// What loading and attaching took, when it was tried.
+    std::chrono::nanoseconds load_time{};
+};
+bpf_source_status bpf_snapshot_status() noexcept;
+
+/// "automatic", "procfs" or "bpf".
+std::string_view to_string(snapshot_source s) noexcept;
 
 // ---- CPU used between two snapshots ---------------------------------------------
 

@@ -48,6 +48,12 @@ enum class cpu_source : std::uint8_t {
     /// whose own sum is only as recent as the thread's last tick or context
     /// switch (up to a tick behind while it runs), so it gives the ratio only.
     thread_clock_and_rusage,
+    /// The kernel's own counters read by the eBPF task iterator
+    /// (snapshot_source::bpf, docs/BPF.md): total from se.sum_exec_runtime
+    /// (1 ns; for a process, plus signal->sum_sched_runtime of its ended
+    /// threads), split by the tick-sampled utime:stime ratio. Creation exact to
+    /// the ns (start_boottime; 100 ns as a FILETIME), not floored to a tick.
+    bpf_task,
 };
 
 /// A short stable name for a cpu_source ("rusage", "cpu_clock+stat", ...).

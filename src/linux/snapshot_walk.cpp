@@ -24,6 +24,7 @@
 #include "linux/snapshot_proc.hpp"
 #include "parse/loadavg.hpp"
 #include "parse/procfs.hpp"
+#include "linux/bpf/snapshot_source.hpp"
 #include "precision.hpp"
 #include "platform_snapshot.hpp"
 #include "proctimes/boot.hpp"
@@ -96,7 +97,8 @@ class proc_source final : public snapshot_source {
 public:
     result<void> open(const snapshot_options& options) noexcept;
     result<void> stamp(snapshot& out) noexcept override;
-    bool exact_process_totals() const noexcept override { return live_ && cpu_ != snapshot_cpu::ticks; }
+    // With the eBPF source no thread is copied (its read is cheaper than the check).
+    bool exact_process_totals() const noexcept override { return !bpf_ && live_ && cpu_ != snapshot_cpu::ticks; }
     result<void> take(snapshot& out, const snapshot* reuse_from) noexcept override;
 
 private:
@@ -110,6 +112,9 @@ private:
     std::vector<std::unique_ptr<worker>> workers_;
     std::vector<walk_output*> outputs_;  // the used workers' outputs, for the merge
     std::int64_t start_ = 0;             // since_boot of the stamp, ns
+    snapshot_options options_;
+    // The eBPF source, when options.source allows it and it can be used (docs/BPF.md).
+    bpf_snapshot_source bpf_;
 };
 
 result<void> proc_source::open(const snapshot_options& options) noexcept {
@@ -123,6 +128,8 @@ result<void> proc_source::open(const snapshot_options& options) noexcept {
     procfs_ = ::fstatfs(proc_.get(), &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
     live_ = procfs_ && is_live_procfs(proc_.get());
     if ((root.empty() || root == detail::proc_root) && !procfs_) return errc::proc_unavailable;
+    options_ = options;
+    bpf_ = bpf_snapshot_source::open(options, live_);
     return {};
 }
 
@@ -137,6 +144,8 @@ result<void> proc_source::stamp(snapshot& out) noexcept {
 }
 
 result<void> proc_source::take(snapshot& out, const snapshot* reuse_from) noexcept {
+    if (bpf_) return bpf_.take(out, options_);
+    out.source = proctimes::snapshot_source::procfs;
     walk_config c;
     c.proc_fd = proc_.get();
     c.procfs = procfs_;

@@ -72,6 +72,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         subcommands.push_back(add_run(app));
         subcommands.push_back(add_watch(app));
         subcommands.push_back(add_serve(app));
+        subcommands.push_back(add_doctor(app));
 
         // CLI11 consumes its argument vector from the back.
         std::vector<std::string> reversed(args.rbegin(), args.rend());

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "output/output.hpp"
+#include "proctimes/snapshot.hpp"
 
 namespace CLI {
 class App;
@@ -80,10 +81,20 @@ struct ps_options {
     /// not run since the previous frame (snapshot_options::reuse_idle_threads_for).
     std::optional<double> reuse_idle;
     std::string proc_root = "/proc";
+    /// --source: auto, proc or bpf (snapshot_options::source).
+    std::string source = "auto";
     redraw_mode redraw = redraw_mode::automatic;
 };
 
 subcommand add_ps(CLI::App& root);
+
+// ---- doctor (doctor.cpp) ----------------------------------------------------------
+
+subcommand add_doctor(CLI::App& root);
+/// "auto", "proc" or "bpf" as a snapshot_source.
+snapshot_source snapshot_source_of(const std::string& name);
+/// One line on `err` when `asked` is "bpf" and `s` came from /proc, saying why.
+void note_snapshot_source(const snapshot& s, const std::string& asked, std::ostream& err);
 
 /// The whole `ps` command once its options are known.
 int run_ps(const ps_options& opts, std::ostream& out, std::ostream& err);

@@ -204,6 +204,7 @@ snapshot_options snapshot_options_of(const ps_options& opts) {
     snapshot_options so;
     so.threads = opts.threads;
     so.proc_root = opts.proc_root;
+    so.source = snapshot_source_of(opts.source);
     so.cpu = opts.precise ? snapshot_cpu::precise : snapshot_cpu::precise_processes;
     if (opts.reuse_idle)
         so.reuse_idle_threads_for = std::chrono::duration_cast<nanoseconds>(std::chrono::duration<double>(*opts.reuse_idle));
@@ -266,6 +267,7 @@ int run_once(const ps_options& opts, std::optional<uid_t> only_uid, std::ostream
         return exit_failure;
     }
     report_failures(*s, err);
+    note_snapshot_source(*s, opts.source, err);
     user_names users;
     auto records = build_records(*s, nullptr, opts, only_uid, users);
     // --top alone means the busiest: total CPU for one snapshot.
@@ -294,6 +296,7 @@ int run_interval(const ps_options& opts, std::optional<uid_t> only_uid, std::ost
         err << fmt::format("proctimes: cannot take a snapshot of {}: {}\n", opts.proc_root, r.error().message());
         return exit_failure;
     }
+    note_snapshot_source(prev, opts.source, err);
     const auto step = std::chrono::duration_cast<nanoseconds>(std::chrono::duration<double>(*opts.interval));
     bool failed = false;
     for (unsigned frame = 0; !opts.count || frame < *opts.count; ++frame) {
@@ -418,6 +421,11 @@ subcommand add_ps(CLI::App& root) {
                       ->needs(threads)
                       ->type_name("SECONDS");
     app->add_option("--proc-root", st->opts.proc_root, "Where procfs is mounted (default /proc)")->type_name("DIR");
+    app->add_option("--source", st->opts.source,
+                    "Where the snapshot comes from: auto (default: /proc for one snapshot, eBPF with --interval "
+                    "where permitted), proc, or bpf (falls back to /proc, saying why; docs/BPF.md)")
+        ->check(CLI::IsMember({"auto", "proc", "bpf"}))
+        ->type_name("SOURCE");
     app->footer(
         "JSON and CSV: the fields of 'show', then state and sampled_at_time (as in 'run'), then ppid, uid,\n"
         "user_name and proc_state; with --interval also interval_ns, interval_kernel_ns, interval_user_ns,\n"

@@ -1,0 +1,34 @@
+// The BPF record parsers (src/parse/bpf_records.hpp): the task iterator's
+// stream, one ring-buffer exit record, comm fields and state letters, on
+// arbitrary bytes.
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "check.hpp"
+#include "parse/bpf_records.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    using namespace proctimes::parse;
+    const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data), size);
+
+    std::vector<bpf_task_record> out;
+    const bool whole = parse_task_records(bytes, out);
+    FUZZ_CHECK(whole == (size % sizeof(bpf_task_record) == 0));
+    FUZZ_CHECK(out.size() == size / sizeof(bpf_task_record));
+    for (const auto& r : out) {
+        FUZZ_CHECK(comm_view(r.comm).size() <= PT_COMM_LEN);
+        FUZZ_CHECK(std::string_view("RSDTtXZPI?").find(task_state_letter(r.state, r.exit_state)) !=
+                   std::string_view::npos);
+    }
+    if (!out.empty())  // the records are the input's bytes, in order
+        FUZZ_CHECK(std::memcmp(out.data(), data, out.size() * sizeof(bpf_task_record)) == 0);
+
+    if (auto e = parse_exit_record(bytes)) {
+        FUZZ_CHECK(size == sizeof(bpf_exit_record));
+        FUZZ_CHECK(e->version == PT_TASK_RECORD_VERSION);
+    }
+    return 0;
+}

@@ -1,0 +1,272 @@
+// The eBPF snapshot source: one read of the task iterator, turned into the
+// same processes + threads model the /proc walk fills.
+//
+// What the kernel hands over per task (records.h): start_boottime (ns since
+// boot: /proc floors the same value to a 10 ms tick), se.sum_exec_runtime
+// (the schedstat/CPU-clock counter), utime/stime (tick-sampled, ns), and for
+// the thread group the counters of its ended threads (signal_struct). A
+// process's total is the group's ended threads plus its live threads — the
+// sum thread_group_cputime() forms for the process CPU clock — split by the
+// summed utime:stime ratio, as cputime_adjust() splits /proc's stat.
+#include "precision.hpp"
+#include "linux/bpf/snapshot_source.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <new>
+
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "clock_ns.hpp"
+#include "cpu_split.hpp"
+#include "linux/bpf/loader.hpp"
+#include "linux/sys.hpp"
+#include "parse/bpf_records.hpp"
+#include "proctimes/boot.hpp"
+#include "task_iter.skel.h"
+
+namespace proctimes {
+namespace detail {
+
+using std::chrono::nanoseconds;
+
+struct bpf_task_iter {
+    proctimes_task_iter* skel = nullptr;
+    bpf_link* link = nullptr;
+    ~bpf_task_iter() {
+        bpf_link__destroy(link);
+        proctimes_task_iter__destroy(skel);
+    }
+};
+
+struct bpf_snapshot_source::buffers {
+    std::vector<std::byte> bytes;
+    std::vector<parse::bpf_task_record> records;
+};
+
+namespace {
+
+// The process-wide iterator and what the first attempt to load it found.
+struct shared_state {
+    std::mutex mutex;
+    std::weak_ptr<bpf_task_iter> loaded;
+    bool tried = false;
+    bool failed = false;
+    std::string reason;
+    nanoseconds load_time{};
+};
+shared_state& shared() {
+    static shared_state* s = new shared_state;  // never destroyed: usable from any static destructor
+    return *s;
+}
+
+std::shared_ptr<bpf_task_iter> load_iter(std::string& reason) {
+    if (reason = bpf::precheck(); !reason.empty()) return nullptr;
+    bpf::quiet_libbpf();
+    auto it = std::make_shared<bpf_task_iter>();
+    it->skel = proctimes_task_iter__open_and_load();
+    if (!it->skel) {
+        reason = bpf::load_failure("cannot load the task iterator", errno);
+        return nullptr;
+    }
+    it->link = bpf_program__attach_iter(it->skel->progs.proctimes_tasks, nullptr);
+    if (!it->link) {
+        reason = bpf::load_failure("cannot attach the task iterator", errno);
+        return nullptr;
+    }
+    return it;
+}
+
+// The iterator, loaded now if no one holds it. Once a load has failed, it is
+// not tried again: the reason stays for bpf_snapshot_status().
+std::shared_ptr<bpf_task_iter> acquire() {
+    auto& s = shared();
+    std::lock_guard lock(s.mutex);
+    if (auto held = s.loaded.lock()) return held;
+    if (s.failed) return nullptr;
+    const auto t0 = std::chrono::steady_clock::now();
+    std::string reason;
+    auto it = load_iter(reason);
+    s.load_time = std::chrono::steady_clock::now() - t0;
+    s.tried = true;
+    if (!it) {
+        s.failed = true;
+        s.reason = std::move(reason);
+        return nullptr;
+    }
+    s.loaded = it;
+    return it;
+}
+
+// Appends one read of an iterator link's output to bytes[used..].
+std::error_code read_link(bpf_link* link, std::vector<std::byte>& bytes, std::size_t& used) {
+    unique_fd fd(bpf_iter_create(bpf_link__fd(link)));
+    if (!fd) return errno_code(errno);
+    while (true) {
+        if (bytes.size() - used < 64 * 1024) bytes.resize(bytes.size() * 2);
+        const ssize_t n = ::read(fd.get(), bytes.data() + used, bytes.size() - used);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return errno_code(errno);
+        if (n == 0) break;
+        used += static_cast<std::size_t>(n);
+    }
+    return {};
+}
+
+// Reads the whole system: one pass of the kernel over its task list, under
+// RCU, in ascending tid order.
+std::error_code read_all(const bpf_task_iter& it, std::vector<std::byte>& bytes) {
+    if (bytes.size() < 256 * 1024) bytes.resize(256 * 1024);
+    std::size_t used = 0;
+    if (auto ec = read_link(it.link, bytes, used)) return ec;
+    bytes.resize(used);
+    return {};
+}
+
+constexpr std::int64_t ns_per_tick(std::int64_t hz) { return 1'000'000'000 / hz; }
+
+}  // namespace
+
+bpf_snapshot_source::bpf_snapshot_source() noexcept = default;
+bpf_snapshot_source::bpf_snapshot_source(bpf_snapshot_source&&) noexcept = default;
+bpf_snapshot_source& bpf_snapshot_source::operator=(bpf_snapshot_source&&) noexcept = default;
+bpf_snapshot_source::~bpf_snapshot_source() = default;
+
+bpf_snapshot_source bpf_snapshot_source::open(const snapshot_options& options, bool live) noexcept {
+    bpf_snapshot_source s;
+    if (options.source == snapshot_source::procfs || !live) return s;
+    // Options that only mean something to the /proc walk keep `automatic` on it.
+    if (options.source == snapshot_source::automatic &&
+        (options.workers != 0 || options.reuse_idle_threads_for.count() != 0))
+        return s;
+    try {
+        s.buf_ = std::make_unique<buffers>();
+        s.iter_ = acquire();
+    } catch (...) {
+        s.iter_.reset();
+    }
+    return s;
+}
+
+result<void> bpf_snapshot_source::take(snapshot& out, const snapshot_options& options) noexcept {
+    out.processes.clear();
+    out.threads.clear();
+    out.failures.clear();
+    out.vanished = 0;
+    out.reused_threads = 0;
+    auto anchor = get_boot_anchor();
+    if (!anchor) return anchor.error();
+    try {
+        const std::int64_t start = now_ns(CLOCK_BOOTTIME);
+        out.since_boot = nanoseconds{start};
+        out.taken = anchor->boot + nanoseconds{start};
+        out.boot = anchor->id;
+        out.has_threads = options.threads;
+        out.workers = 1;
+        out.source = snapshot_source::bpf;
+        if (auto ec = read_all(*iter_, buf_->bytes)) return ec;
+        out.walk_duration = nanoseconds{now_ns(CLOCK_BOOTTIME) - start};
+
+        auto& recs = buf_->records;
+        recs.clear();
+        if (!parse::parse_task_records(buf_->bytes, recs)) return make_error_code(errc::malformed_data);
+        // The iterator visits tasks by tid; the model groups threads under
+        // their process, ascending tid within.
+        std::sort(recs.begin(), recs.end(), [](const auto& a, const auto& b) {
+            return a.tgid != b.tgid ? a.tgid < b.tgid : a.pid < b.pid;
+        });
+
+        const std::int64_t tick = ns_per_tick(clock_ticks_per_second());
+        const nanoseconds tick_ns{tick};
+        const cpu_precision precision = detail::precision_for(cpu_source::bpf_task, tick_ns);
+        auto fill = [&](task_times& t, std::uint64_t start_bt, std::uint64_t runtime, std::uint64_t utime,
+                        std::uint64_t stime, bool kthread, bool ended) {
+            t = task_times{};
+            t.creation = anchor->boot + nanoseconds{static_cast<std::int64_t>(start_bt)};
+            const auto ku = split_by_ticks(nanoseconds{static_cast<std::int64_t>(runtime)}, utime, stime, kthread);
+            t.kernel = ku.kernel;
+            t.user = ku.user;
+            t.precision = precision;
+            t.state = ended ? task_state::exited : task_state::running;
+            t.sampled_at = out.taken;
+        };
+
+        out.processes.reserve(recs.size());
+        if (options.threads) out.threads.reserve(recs.size());
+        for (std::size_t i = 0; i < recs.size();) {
+            std::size_t j = i;
+            while (j < recs.size() && recs[j].tgid == recs[i].tgid) ++j;
+            // The leader is not always the lowest tid: tids wrap around.
+            std::size_t l = i;
+            while (l < j && recs[l].pid != recs[l].tgid) ++l;
+            if (l == j) {  // the leader is gone (mid-exit): the process is skipped, as /proc does
+                out.vanished += j - i;
+                i = j;
+                continue;
+            }
+            const auto& lead = recs[l];
+            std::uint64_t runtime = lead.group_runtime, utime = lead.group_utime, stime = lead.group_stime;
+            for (std::size_t k = i; k < j; ++k) {
+                runtime += recs[k].runtime;
+                utime += recs[k].utime;
+                stime += recs[k].stime;
+            }
+            const bool kthread = (lead.flags & parse::bpf_pf_kthread) != 0;
+            snapshot_process p;
+            p.identity = {anchor->id, static_cast<pid_t>(lead.tgid), lead.start_boottime / static_cast<std::uint64_t>(tick), 0};
+            p.parent_pid = static_cast<pid_t>(lead.ppid);
+            p.uid = lead.euid;
+            p.state = parse::task_state_letter(lead.state, lead.exit_state);
+            p.kernel_thread = kthread;
+            p.thread_count = lead.nr_threads;
+            p.name.assign(parse::comm_view(lead.comm));
+            // Ended: the leader is a zombie and no other thread is left.
+            fill(p.times, lead.start_boottime, runtime, utime, stime, kthread, lead.exit_state != 0 && j - i == 1);
+            if (options.threads) {
+                p.first_thread = out.threads.size();
+                p.thread_entries = j - i;
+                for (std::size_t k = i; k < j; ++k) {
+                    const auto& r = recs[k];
+                    snapshot_thread t;
+                    t.identity = {anchor->id, static_cast<pid_t>(r.pid), r.start_boottime / static_cast<std::uint64_t>(tick), 0};
+                    t.pid = static_cast<pid_t>(r.tgid);
+                    t.state = parse::task_state_letter(r.state, r.exit_state);
+                    t.name.assign(parse::comm_view(r.comm));
+                    fill(t.times, r.start_boottime, r.runtime, r.utime, r.stime, kthread, r.exit_state != 0);
+                    out.threads.push_back(t);
+                }
+            }
+            out.processes.push_back(p);
+            i = j;
+        }
+        return {};
+    } catch (...) {
+        out.processes.clear();
+        out.threads.clear();
+        return errno_code(ENOMEM);
+    }
+}
+
+}  // namespace detail
+
+bpf_source_status bpf_snapshot_status() noexcept {
+    bpf_source_status st;
+    st.built = true;
+    try {
+        auto held = detail::acquire();
+        auto& s = detail::shared();
+        std::lock_guard lock(s.mutex);
+        st.usable = held != nullptr;
+        st.reason = s.reason;
+        st.load_time = s.load_time;
+    } catch (...) {
+        st.reason = "out of memory";
+    }
+    return st;
+}
+
+}  // namespace proctimes

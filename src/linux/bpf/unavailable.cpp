@@ -1,0 +1,46 @@
+// The eBPF source when it is not built (PROCTIMES_BPF=OFF, or the build
+// machine lacked clang, bpftool or libbpf): every request for it falls back to
+// /proc, and bpf_snapshot_status() says why.
+#include "linux/bpf/snapshot_source.hpp"
+
+namespace proctimes {
+namespace detail {
+
+struct bpf_task_iter {};
+struct bpf_snapshot_source::buffers {};
+
+bpf_snapshot_source::bpf_snapshot_source() noexcept = default;
+bpf_snapshot_source::bpf_snapshot_source(bpf_snapshot_source&&) noexcept = default;
+bpf_snapshot_source& bpf_snapshot_source::operator=(bpf_snapshot_source&&) noexcept = default;
+bpf_snapshot_source::~bpf_snapshot_source() = default;
+
+bpf_snapshot_source bpf_snapshot_source::open(const snapshot_options&, bool) noexcept { return {}; }
+
+result<void> bpf_snapshot_source::take(snapshot&, const snapshot_options&) noexcept {
+    return make_error_code(errc::not_supported);
+}
+
+}  // namespace detail
+
+bpf_source_status bpf_snapshot_status() noexcept {
+    bpf_source_status st;
+    st.reason = "not built (configured with PROCTIMES_BPF=OFF, or clang, bpftool or libbpf was missing)";
+    return st;
+}
+
+}  // namespace proctimes
+
+#include "platform_exit_stream.hpp"
+
+namespace proctimes::detail {
+
+struct bpf_exit_stream::impl {};
+
+result<std::unique_ptr<bpf_exit_stream>> bpf_exit_stream::start(callback) noexcept {
+    return make_error_code(errc::not_supported);
+}
+bpf_exit_stream::~bpf_exit_stream() = default;
+std::uint64_t bpf_exit_stream::dropped() const noexcept { return 0; }
+std::uint64_t bpf_exit_stream::unstamped() const noexcept { return 0; }
+
+}  // namespace proctimes::detail

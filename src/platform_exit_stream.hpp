@@ -1,0 +1,103 @@
+// The eBPF exit stream (docs/BPF.md): the end of every task of the system —
+// processes and threads, any user, any parent — with its exact final values,
+// delivered on a thread of its own. Built only with PROCTIMES_BPF; elsewhere
+// start() fails with errc::not_supported.
+//
+// Where a value comes from (exits.bpf.c): the exit instant is stamped when the
+// task runs do_exit() (tp_btf/sched_process_exit, CLOCK_BOOTTIME, 1 ns); the
+// CPU counters are read at sched_process_free, which fires once the task has
+// been released (reaped) and has switched out for the last time, so they are
+// final. A process's record is its leader's, sent when the whole thread group
+// has been released: its group values are the totals of every thread.
+//
+// Nothing is lost silently: a record that does not fit in the ring buffer
+// (4 MiB, ~35,000 records), or a run of the program the kernel skipped (it
+// does not nest a BPF program within itself on one CPU), is counted in
+// dropped().
+//
+// Thread-safety: the callback runs on the stream's thread, one record at a
+// time; the counters may be read from any thread. Destroying the stream stops
+// the thread and detaches the programs (they belong to this process: a crash
+// detaches them too; nothing is pinned).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include <sys/types.h>
+
+#include "proctimes/result.hpp"
+#include "proctimes/snapshot.hpp"
+#include "proctimes/times.hpp"
+
+namespace proctimes::detail {
+
+/// One task's end.
+struct bpf_task_end {
+    pid_t pid = 0;      ///< the thread group (process) id
+    pid_t tid = 0;      ///< the task; == pid for a process's leader
+    pid_t parent_pid = 0;
+    uid_t uid = 0;      ///< effective uid
+    bool kernel_thread = false;
+    task_name name;
+    std::uint64_t start_ticks = 0;  ///< as /proc's field 22, for identities
+    instant creation{};             ///< exact (start_boottime + the boot anchor)
+    /// When the task ran do_exit(); empty if that was before the stream began.
+    std::optional<instant> exit;
+    /// When its final values were read (it had been reaped and switched out).
+    instant released{};
+    /// This task's own final CPU time (1 ns total, split by its tick-sampled ratio).
+    std::chrono::nanoseconds kernel{}, user{};
+    /// Leader only (tid == pid): the process's final totals, every thread included.
+    std::chrono::nanoseconds group_kernel{}, group_user{};
+    /// For the leader, what wait(2) reports for the process; for a thread,
+    /// its own exit code.
+    exit_status status{};
+
+    [[nodiscard]] bool is_process() const noexcept { return pid == tid; }
+};
+
+class bpf_exit_stream {
+public:
+    using callback = std::function<void(const bpf_task_end&)>;
+
+    /// Loads and attaches the programs and starts the thread that calls `cb`
+    /// for every end from now on. Errors: not_supported (not built), the
+    /// load's errno (EPERM without CAP_BPF + CAP_PERFMON), ENOMEM.
+    static result<std::unique_ptr<bpf_exit_stream>> start(callback cb) noexcept;
+
+    ~bpf_exit_stream();
+    bpf_exit_stream(const bpf_exit_stream&) = delete;
+    bpf_exit_stream& operator=(const bpf_exit_stream&) = delete;
+
+    /// Ends lost, system-wide, since start(): records that did not fit in the
+    /// full ring buffer, plus runs of the free program the kernel skipped
+    /// because it was already running on that CPU (an RCU callback in a
+    /// softirq interrupting it: the kernel's recursion_misses count). Never 0
+    /// while ends are missing.
+    [[nodiscard]] std::uint64_t dropped() const noexcept;
+    /// Ends whose exit instant could not be stamped (delivered without
+    /// `exit`), including runs of the exit program the kernel skipped.
+    [[nodiscard]] std::uint64_t unstamped() const noexcept;
+    /// Records delivered to the callback so far.
+    [[nodiscard]] std::uint64_t delivered() const noexcept { return delivered_.load(); }
+    /// Records that were not a well-formed record (never expected).
+    [[nodiscard]] std::uint64_t malformed() const noexcept { return malformed_.load(); }
+    /// What loading and attaching took.
+    [[nodiscard]] std::chrono::nanoseconds load_time() const noexcept { return load_time_; }
+
+    struct impl;
+
+private:
+    bpf_exit_stream() = default;
+    std::unique_ptr<impl> impl_;
+    std::atomic<std::uint64_t> delivered_{0};
+    std::atomic<std::uint64_t> malformed_{0};
+    std::chrono::nanoseconds load_time_{};
+};
+
+}  // namespace proctimes::detail

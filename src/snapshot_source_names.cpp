@@ -1,0 +1,15 @@
+// Names of the snapshot sources (always built, with or without PROCTIMES_BPF).
+#include "proctimes/snapshot.hpp"
+
+namespace proctimes {
+
+std::string_view to_string(snapshot_source s) noexcept {
+    switch (s) {
+        case snapshot_source::automatic: return "automatic";
+        case snapshot_source::procfs: return "procfs";
+        case snapshot_source::bpf: return "bpf";
+    }
+    return "unknown";
+}
+
+}  // namespace proctimes

@@ -1,0 +1,25 @@
+// The stub backend's eBPF answers: no such source here.
+#include "platform_exit_stream.hpp"
+#include "proctimes/snapshot.hpp"
+
+namespace proctimes {
+namespace detail {
+
+struct bpf_exit_stream::impl {};
+
+result<std::unique_ptr<bpf_exit_stream>> bpf_exit_stream::start(callback) noexcept {
+    return make_error_code(errc::not_supported);
+}
+bpf_exit_stream::~bpf_exit_stream() = default;
+std::uint64_t bpf_exit_stream::dropped() const noexcept { return 0; }
+std::uint64_t bpf_exit_stream::unstamped() const noexcept { return 0; }
+
+}  // namespace detail
+
+bpf_source_status bpf_snapshot_status() noexcept {
+    bpf_source_status st;
+    st.reason = "no eBPF on this platform";
+    return st;
+}
+
+}  // namespace proctimes

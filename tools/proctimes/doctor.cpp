@@ -1,0 +1,47 @@
+// `proctimes doctor`: what this machine lets proctimes use, and why not where
+// it cannot — for now the eBPF snapshot source (docs/BPF.md). Also the
+// one-line note `ps --source bpf` prints when it had to read /proc instead.
+#include <ostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "proctimes/snapshot.hpp"
+
+namespace proctimes::cli {
+
+snapshot_source snapshot_source_of(const std::string& name) {
+    if (name == "proc") return snapshot_source::procfs;
+    if (name == "bpf") return snapshot_source::bpf;
+    return snapshot_source::automatic;
+}
+
+void note_snapshot_source(const snapshot& s, const std::string& asked, std::ostream& err) {
+    if (asked != "bpf" || s.source == snapshot_source::bpf) return;
+    err << fmt::format("proctimes: the eBPF source cannot be used ({}); read /proc instead\n",
+                       bpf_snapshot_status().reason);
+}
+
+namespace {
+
+int run_doctor(std::ostream& out) {
+    const auto st = bpf_snapshot_status();
+    out << fmt::format("eBPF snapshot source: {}\n", !st.built   ? "not built"
+                                                     : st.usable ? "usable"
+                                                                 : "not usable");
+    if (!st.reason.empty()) out << fmt::format("  why: {}\n", st.reason);
+    if (st.built) out << fmt::format("  load and attach: {:.1f} ms\n", static_cast<double>(st.load_time.count()) / 1e6);
+    out << fmt::format("  ps (one snapshot), --source auto: /proc (one snapshot never pays the load)\n");
+    out << fmt::format("  ps --interval, --source auto: {}\n", st.usable ? "eBPF" : "/proc");
+    return 0;
+}
+
+}  // namespace
+
+subcommand add_doctor(CLI::App& root) {
+    auto* app = root.add_subcommand("doctor", "Report which optional sources this machine lets proctimes use, and why not");
+    return {app, [](std::ostream& out, std::ostream&) { return run_doctor(out); }};
+}
+
+}  // namespace proctimes::cli
