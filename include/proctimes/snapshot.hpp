@@ -38,7 +38,6 @@
 // Thread-safety: take_snapshot() may be called from any number of threads; a
 // snapshotter is used by one thread at a time. Snapshots are plain values.
 #pragma once
-#pragma GCC visibility push(default)  // the interface: exported; the rest of libproctimes is hidden
 
 #include <algorithm>
 #include <chrono>
@@ -53,6 +52,7 @@
 
 #include <sys/types.h>
 
+#include "proctimes/export.h"
 #include "proctimes/result.hpp"
 #include "proctimes/times.hpp"
 
@@ -220,7 +220,7 @@ struct snapshot_failure {
     friend bool operator==(const snapshot_failure&, const snapshot_failure&) = default;
 };
 
-struct snapshot {
+struct PROCTIMES_API snapshot {
     /// The instant the walk started, on the boot anchor's scale (boot + the
     /// CLOCK_BOOTTIME reading), the scale of every creation instant: a process
     /// listed here has creation <= taken + 10 ms, even after clock steps.
@@ -259,13 +259,13 @@ struct snapshot {
 /// Takes a snapshot. Errors: proc_unavailable (the default /proc is not a
 /// mounted procfs, or proc_root does not exist), the native errno of opening
 /// or listing proc_root, the boot anchor's error, ENOMEM.
-result<snapshot> take_snapshot(const snapshot_options& options = {}) noexcept;
+PROCTIMES_API result<snapshot> take_snapshot(const snapshot_options& options = {}) noexcept;
 
 /// Takes snapshot after snapshot with the same options, keeping the /proc
 /// directory open and reusing buffers and, through take(snapshot&), the
 /// memory of a previous snapshot: in a steady state a walk allocates nothing.
 /// Not thread-safe; movable.
-class snapshotter {
+class PROCTIMES_API snapshotter {
 public:
     /// Opens options.proc_root. Errors as take_snapshot.
     static result<snapshotter> open(snapshot_options options = {}) noexcept;
@@ -283,10 +283,10 @@ public:
 
     [[nodiscard]] const snapshot_options& options() const noexcept;
 
-    struct impl;
+    struct PROCTIMES_LOCAL impl;
 
 private:
-    explicit snapshotter(std::unique_ptr<impl> p) noexcept;
+    PROCTIMES_LOCAL explicit snapshotter(std::unique_ptr<impl> p) noexcept;
     std::unique_ptr<impl> impl_;
 };
 
@@ -321,7 +321,7 @@ struct cpu_delta {
     [[nodiscard]] std::chrono::nanoseconds cpu() const noexcept { return kernel + user; }
 };
 
-struct snapshot_delta {
+struct PROCTIMES_API snapshot_delta {
     /// after.since_boot − before.since_boot.
     std::chrono::nanoseconds interval{};
     /// One entry per process of `after`, in the same order (processes[i]
@@ -342,7 +342,6 @@ struct snapshot_delta {
 /// identity (boot, id, start_ticks). Errors: invalid_argument when the
 /// snapshots come from different boots or `after` was taken before `before`;
 /// ENOMEM.
-result<snapshot_delta> compute_delta(const snapshot& before, const snapshot& after) noexcept;
+PROCTIMES_API result<snapshot_delta> compute_delta(const snapshot& before, const snapshot& after) noexcept;
 
 }  // namespace proctimes
-#pragma GCC visibility pop

@@ -455,7 +455,6 @@ const process_identity& process::identity() const noexcept {
     return impl_ ? impl_->core->identity : none;
 }
 instant process::creation() const noexcept { return impl_ ? impl_->core->creation : instant{}; }
-int process::native_pidfd() const noexcept { return impl_ ? impl_->core->pidfd.get() : -1; }
 
 // ---- thread ------------------------------------------------------------------
 
@@ -571,7 +570,6 @@ const task_identity& thread::identity() const noexcept {
     return impl_ ? impl_->core->identity : none;
 }
 instant thread::creation() const noexcept { return impl_ ? impl_->core->creation : instant{}; }
-int thread::native_pidfd() const noexcept { return impl_ ? impl_->core->pidfd.get() : -1; }
 
 // ---- internal access ---------------------------------------------------------------
 

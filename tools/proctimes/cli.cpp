@@ -15,6 +15,7 @@
 
 #include "commands.hpp"
 #include "proctimes/exit.hpp"
+#include "proctimes/linux.hpp"
 #include "version_info.hpp"
 
 namespace proctimes::cli {
