@@ -85,7 +85,6 @@ PROCTIMES_API result<instant> instant_from_start_ticks(std::uint64_t start_ticks
 /// Clock ticks per second of /proc start times and CPU ticks (USER_HZ, 100).
 PROCTIMES_API std::int64_t clock_ticks_per_second() noexcept;
 
-
 // ---- pidfds ------------------------------------------------------------------------
 
 /// The pidfd of a process handle: readable (POLLIN) once the process exits, so
