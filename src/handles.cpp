@@ -99,7 +99,6 @@ const process_identity& process::identity() const noexcept {
     return impl_ ? detail::core_identity(*impl_->core) : none;
 }
 instant process::creation() const noexcept { return impl_ ? detail::core_creation(*impl_->core) : instant{}; }
-int process::native_pidfd() const noexcept { return impl_ ? detail::core_native_handle(*impl_->core) : -1; }
 
 // ---- thread ------------------------------------------------------------------
 
@@ -146,7 +145,6 @@ const task_identity& thread::identity() const noexcept {
     return impl_ ? detail::core_identity(*impl_->core) : none;
 }
 instant thread::creation() const noexcept { return impl_ ? detail::core_creation(*impl_->core) : instant{}; }
-int thread::native_pidfd() const noexcept { return impl_ ? detail::core_native_handle(*impl_->core) : -1; }
 
 // ---- the calling process and thread ---------------------------------------------
 

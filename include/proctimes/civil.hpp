@@ -15,12 +15,12 @@
 // Everything except current_utc_offset() and system_time_now() is constexpr,
 // noexcept and pure.
 #pragma once
-#pragma GCC visibility push(default)  // the interface: exported; the rest of libproctimes is hidden
 
 #include <chrono>
 #include <cstdint>
 #include <optional>
 
+#include "proctimes/export.h"
 #include "proctimes/filetime.hpp"
 #include "proctimes/result.hpp"
 
@@ -200,11 +200,10 @@ constexpr std::uint64_t utc_ticks_from_local(std::uint64_t local, std::chrono::s
 /// applies the current bias to every date, whatever the date's own DST state;
 /// so does the Win32 layer. Errors: the native errno when localtime_r fails.
 /// Thread-safe, but tzset(3) races with concurrent setenv("TZ").
-result<std::chrono::seconds> current_utc_offset() noexcept;
+PROCTIMES_API result<std::chrono::seconds> current_utc_offset() noexcept;
 
 /// Now, as a FILETIME instant (GetSystemTimeAsFileTime): CLOCK_REALTIME floored
 /// to 100 ns. Returns 0 in the impossible case of a clock before 1601.
-filetime system_time_now() noexcept;
+PROCTIMES_API filetime system_time_now() noexcept;
 
 }  // namespace proctimes
-#pragma GCC visibility pop

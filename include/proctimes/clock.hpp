@@ -14,14 +14,15 @@
 // thread runs, so never compare them with a wall clock. now() cannot fail on
 // Linux (the clock ids are always valid for the caller).
 #pragma once
-#pragma GCC visibility push(default)  // the interface: exported; the rest of libproctimes is hidden
 
 #include <chrono>
 #include <cstdint>
 
+#include "proctimes/export.h"
+
 namespace proctimes {
 
-struct process_cpu_clock {
+struct PROCTIMES_API process_cpu_clock {
     using rep = std::int64_t;
     using period = std::nano;
     using duration = std::chrono::nanoseconds;
@@ -30,7 +31,7 @@ struct process_cpu_clock {
     static time_point now() noexcept;
 };
 
-struct thread_cpu_clock {
+struct PROCTIMES_API thread_cpu_clock {
     using rep = std::int64_t;
     using period = std::nano;
     using duration = std::chrono::nanoseconds;
@@ -40,4 +41,3 @@ struct thread_cpu_clock {
 };
 
 }  // namespace proctimes
-#pragma GCC visibility pop

@@ -19,7 +19,8 @@
 // it would not be the Windows quantity even where it is permitted; (3) it is
 // refused in most deployments (perf_event_paranoid ≥ 2 without CAP_PERFMON, and
 // virtual machines without a virtual PMU). hardware_cycle_counter_status()
-// reports whether this machine would allow it, for diagnostics.
+// (proctimes/linux.hpp) reports whether this machine would allow it, for
+// diagnostics.
 //
 // The TSC rate comes from, in order of preference (tsc_rate::source):
 //   1. CPUID leaf 0x15 (crystal clock × ratio; exact, Intel since Skylake),
@@ -33,13 +34,13 @@
 //   other architectures a nominal 1 GHz (cycles = nanoseconds).
 // The rate is determined once per process and then fixed.
 #pragma once
-#pragma GCC visibility push(default)  // the interface: exported; the rest of libproctimes is hidden
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string_view>
 
+#include "proctimes/export.h"
 #include "proctimes/result.hpp"
 
 namespace proctimes {
@@ -55,7 +56,7 @@ enum class tsc_rate_source : std::uint8_t {
 };
 
 /// A short stable name: "cpuid-0x15", "calibrated", ...
-std::string_view to_string(tsc_rate_source s) noexcept;
+PROCTIMES_API std::string_view to_string(tsc_rate_source s) noexcept;
 
 struct tsc_rate {
     std::uint64_t hz = 1'000'000'000;
@@ -69,7 +70,7 @@ struct tsc_rate {
 
 /// The rate used for every cycle count of this process, determined at the first
 /// call (which may take 20 ms when it has to calibrate); thread-safe.
-const tsc_rate& get_tsc_rate() noexcept;
+PROCTIMES_API const tsc_rate& get_tsc_rate() noexcept;
 
 /// How a cycle count was obtained.
 enum class cycle_source : std::uint8_t {
@@ -114,20 +115,13 @@ namespace this_thread {
 /// the same thread: a running thread's CPU clock always advances, and the
 /// count is additionally forced to move by at least one. Restarts for the new
 /// thread of a forked child.
-std::uint64_t cycles() noexcept;
+PROCTIMES_API std::uint64_t cycles() noexcept;
 }  // namespace this_thread
 
 namespace this_process {
 /// TSC-rate cycles of all threads of the calling process, exited ones included
 /// (CLOCK_PROCESS_CPUTIME_ID × rate). Never decreases.
-std::uint64_t cycles() noexcept;
+PROCTIMES_API std::uint64_t cycles() noexcept;
 }  // namespace this_process
 
-/// Whether perf_event_open(2) would give this process a hardware cycle counter
-/// for itself: success, or the errno it fails with (ENOENT: no PMU, as in most
-/// virtual machines; EACCES/EPERM: perf_event_paranoid). Diagnostic only: see
-/// the top of this header for why counts never come from it.
-result<void> hardware_cycle_counter_status() noexcept;
-
 }  // namespace proctimes
-#pragma GCC visibility pop

@@ -12,9 +12,10 @@
 // Both kinds compare equal to the portable std::errc conditions, so one test
 // covers both:   if (r.error() == std::errc::no_such_process) ...
 #pragma once
-#pragma GCC visibility push(default)  // the interface: exported; the rest of libproctimes is hidden
 
 #include <system_error>
+
+#include "proctimes/export.h"
 
 namespace proctimes {
 
@@ -50,7 +51,7 @@ enum class errc : int {
 };
 
 /// The category of proctimes::errc codes; its name() is "proctimes".
-const std::error_category& error_category() noexcept;
+PROCTIMES_API const std::error_category& error_category() noexcept;
 
 inline std::error_code make_error_code(errc e) noexcept {
     return {static_cast<int>(e), error_category()};
@@ -60,4 +61,3 @@ inline std::error_code make_error_code(errc e) noexcept {
 
 template <>
 struct std::is_error_code_enum<proctimes::errc> : std::true_type {};
-#pragma GCC visibility pop

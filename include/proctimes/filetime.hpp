@@ -24,7 +24,6 @@
 // All functions are constexpr and noexcept; they accept durations with an
 // integral representation of at most 64 bits.
 #pragma once
-#pragma GCC visibility push(default)  // the interface: exported; the rest of libproctimes is hidden
 
 #include <chrono>
 #include <concepts>
@@ -156,4 +155,3 @@ constexpr std::optional<D> duration_from_filetime(filetime ft) noexcept {
 }
 
 }  // namespace proctimes
-#pragma GCC visibility pop

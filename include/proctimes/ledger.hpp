@@ -24,7 +24,6 @@
 // resolution per CPU; `live` and `ended` are exact to 1 ns where the snapshot
 // and the records are.
 #pragma once
-#pragma GCC visibility push(default)  // the interface: exported; the rest of libproctimes is hidden
 
 #include <chrono>
 #include <cstddef>
@@ -36,6 +35,7 @@
 
 #include <sys/types.h>
 
+#include "proctimes/export.h"
 #include "proctimes/result.hpp"
 #include "proctimes/snapshot.hpp"
 
@@ -45,7 +45,7 @@ namespace proctimes {
 
 /// The aggregate "cpu" line of /proc/stat: CPU time by state summed over all
 /// CPUs since boot, converted from USER_HZ ticks (10 ms resolution per CPU).
-struct system_cpu_times {
+struct PROCTIMES_API system_cpu_times {
     std::chrono::nanoseconds user{}, nice{}, system{}, idle{}, iowait{};
     std::chrono::nanoseconds irq{}, softirq{}, steal{};
     /// Time spent running guests (vCPUs). Already part of `user` and `nice`
@@ -64,12 +64,12 @@ struct system_cpu_times {
 
 /// Reads <proc_root>/stat. Errors: the native errno of the read,
 /// errc::malformed_data when it has no valid "cpu" line. Thread-safe.
-result<system_cpu_times> read_system_cpu_times(const std::string& proc_root = "/proc") noexcept;
+PROCTIMES_API result<system_cpu_times> read_system_cpu_times(const std::string& proc_root = "/proc") noexcept;
 
 // ---- tasks that ended (taskstats exit records) ------------------------------------
 
 /// One task (thread) that ended, as the kernel's exit record described it.
-struct ended_task {
+struct PROCTIMES_API ended_task {
     pid_t tid = 0;         ///< the thread that ended
     /// Its process (thread group); 0 when the kernel's record does not carry
     /// it (struct taskstats before version 12, Linux < 5.19).
@@ -103,7 +103,7 @@ struct ended_task {
 /// (a thread blocked in wait(), or an event loop on native_handle()), or a
 /// burst overflows it and read() says records were lost. Movable; one thread
 /// at a time.
-class exit_stream {
+class PROCTIMES_API exit_stream {
 public:
     /// Errors: std::errc::operation_not_permitted without CAP_NET_ADMIN;
     /// errc::not_supported outside the initial pid namespace or without
@@ -136,7 +136,7 @@ private:
 // ---- the ledger ----------------------------------------------------------------
 
 /// A process that ended between the two snapshots, as the ledger counted it.
-struct ended_process {
+struct PROCTIMES_API ended_process {
     pid_t pid = 0;
     /// The start tick (stat field 22) when `before` saw it; otherwise the
     /// estimate from its records (received − elapsed), floored to a tick.
@@ -158,7 +158,7 @@ struct ended_process {
     [[nodiscard]] std::chrono::nanoseconds cpu() const noexcept { return kernel + user; }
 };
 
-struct cpu_ledger {
+struct PROCTIMES_API cpu_ledger {
     /// after.since_boot − before.since_boot.
     std::chrono::nanoseconds interval{};
     /// stat_after.since_boot − stat_before.since_boot (the /proc/stat interval).
@@ -202,9 +202,8 @@ struct cpu_ledger {
 /// `before.since_boot`. Errors: invalid_argument when the snapshots come from
 /// different boots, `after` precedes `before`, or a stat reading precedes the
 /// other; ENOMEM. Pure: reads nothing, thread-safe.
-result<cpu_ledger> compute_ledger(const snapshot& before, const snapshot& after, std::span<const ended_task> exits,
+PROCTIMES_API result<cpu_ledger> compute_ledger(const snapshot& before, const snapshot& after, std::span<const ended_task> exits,
                                   const system_cpu_times& stat_before, const system_cpu_times& stat_after,
                                   std::chrono::nanoseconds reaped_children = {}) noexcept;
 
 }  // namespace proctimes
-#pragma GCC visibility pop

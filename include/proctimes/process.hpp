@@ -18,7 +18,6 @@
 // one getrusage(2); this_thread::times() one getrusage(2) and one
 // clock_gettime(2) of the thread CPU clock.
 #pragma once
-#pragma GCC visibility push(default)  // the interface: exported; the rest of libproctimes is hidden
 
 #include <memory>
 #include <optional>
@@ -27,18 +26,18 @@
 
 #include <sys/types.h>
 
+#include "proctimes/export.h"
 #include "proctimes/result.hpp"
 #include "proctimes/times.hpp"
 
 namespace proctimes {
 
-class child;
 namespace detail {
 struct handle_access;
 }  // namespace detail
 
 /// A handle to a process.
-class process {
+class PROCTIMES_API process {
 public:
     /// An empty handle: every query returns errc::invalid_handle.
     process() noexcept;
@@ -98,20 +97,16 @@ public:
     [[nodiscard]] bool valid() const noexcept { return impl_ != nullptr; }
     explicit operator bool() const noexcept { return valid(); }
 
-    /// The pidfd (readable once the process exits; poll it from an event loop),
-    /// or -1 when the kernel has no pidfd_open (before 5.3). Owned by the handle.
-    [[nodiscard]] int native_pidfd() const noexcept;
-
-    struct impl;
+    struct PROCTIMES_LOCAL impl;
 
 private:
-    explicit process(std::unique_ptr<impl> p) noexcept;
+    PROCTIMES_LOCAL explicit process(std::unique_ptr<impl> p) noexcept;
     std::unique_ptr<impl> impl_;
     friend struct detail::handle_access;
 };
 
 /// A handle to one thread (task) of any process.
-class thread {
+class PROCTIMES_API thread {
 public:
     thread() noexcept;
     thread(thread&&) noexcept;
@@ -141,13 +136,11 @@ public:
     [[nodiscard]] instant creation() const noexcept;
     [[nodiscard]] bool valid() const noexcept { return impl_ != nullptr; }
     explicit operator bool() const noexcept { return valid(); }
-    /// A PIDFD_THREAD pidfd (Linux ≥ 6.9; readable once the thread exits), or -1.
-    [[nodiscard]] int native_pidfd() const noexcept;
 
-    struct impl;
+    struct PROCTIMES_LOCAL impl;
 
 private:
-    explicit thread(std::unique_ptr<impl> p) noexcept;
+    PROCTIMES_LOCAL explicit thread(std::unique_ptr<impl> p) noexcept;
     std::unique_ptr<impl> impl_;
     friend struct detail::handle_access;
 };
@@ -155,8 +148,8 @@ private:
 namespace this_process {
 /// The calling process's times: one getrusage(RUSAGE_SELF) (1 µs, the
 /// kernel's own split) plus the creation instant cached at first use.
-result<process_times> times() noexcept;
-pid_t id() noexcept;
+PROCTIMES_API result<process_times> times() noexcept;
+PROCTIMES_API pid_t id() noexcept;
 }  // namespace this_process
 
 namespace this_thread {
@@ -165,9 +158,8 @@ namespace this_thread {
 /// one getrusage(RUSAGE_THREAD) (tick-sampled; neither side ever goes back
 /// between two calls on the thread), plus its creation instant, cached per
 /// thread at first use. cpu_source::thread_clock_and_rusage.
-result<thread_times> times() noexcept;
-pid_t id() noexcept;
+PROCTIMES_API result<thread_times> times() noexcept;
+PROCTIMES_API pid_t id() noexcept;
 }  // namespace this_thread
 
 }  // namespace proctimes
-#pragma GCC visibility pop

@@ -1,10 +1,20 @@
 // proctimes/proctimes.hpp — the whole C++ API.
+//
+// Not included here:
+//  - <proctimes/windows.h>, the Win32-compatible C layer: it defines the
+//    Windows names (BOOL, HANDLE, GetProcessTimes, ...) as types and macros,
+//    which a C++ program using this API should not get by accident. Include it
+//    on its own, in code ported from Windows.
+//  - <proctimes/boot.hpp>: kept only so that older code compiles; its contents
+//    are in <proctimes/linux.hpp>.
 #pragma once
 
-#include "proctimes/boot.hpp"
+#include "proctimes/civil.hpp"
 #include "proctimes/clock.hpp"
+#include "proctimes/cycles.hpp"
 #include "proctimes/error.hpp"
 #include "proctimes/exit.hpp"
+#include "proctimes/export.h"
 #include "proctimes/filetime.hpp"
 #include "proctimes/ledger.hpp"
 #include "proctimes/process.hpp"
@@ -13,3 +23,10 @@
 #include "proctimes/spawn.hpp"
 #include "proctimes/times.hpp"
 #include "proctimes/version.hpp"
+
+// What only has a meaning on Linux (start ticks, the boot anchor, pidfds,
+// taskstats exit records): on Linux only, so that portable code that uses it
+// fails to compile elsewhere instead of failing at run time.
+#if defined(__linux__)
+#include "proctimes/linux.hpp"
+#endif

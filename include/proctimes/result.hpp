@@ -1,7 +1,6 @@
 // proctimes/result.hpp — a value or an error, never both, never an exception
 // from the core.
 #pragma once
-#pragma GCC visibility push(default)  // the interface: exported; the rest of libproctimes is hidden
 
 #include <optional>
 #include <system_error>
@@ -77,4 +76,3 @@ private:
 };
 
 }  // namespace proctimes
-#pragma GCC visibility pop

@@ -38,7 +38,6 @@
 // Thread-safety: take_snapshot() may be called from any number of threads; a
 // snapshotter is used by one thread at a time. Snapshots are plain values.
 #pragma once
-#pragma GCC visibility push(default)  // the interface: exported; the rest of libproctimes is hidden
 
 #include <algorithm>
 #include <chrono>
@@ -53,6 +52,7 @@
 
 #include <sys/types.h>
 
+#include "proctimes/export.h"
 #include "proctimes/result.hpp"
 #include "proctimes/times.hpp"
 
@@ -247,7 +247,7 @@ struct snapshot_failure {
     friend bool operator==(const snapshot_failure&, const snapshot_failure&) = default;
 };
 
-struct snapshot {
+struct PROCTIMES_API snapshot {
     /// The instant the walk started, on the boot anchor's scale (boot + the
     /// CLOCK_BOOTTIME reading), the scale of every creation instant: a process
     /// listed here has creation <= taken + 10 ms, even after clock steps.
@@ -288,13 +288,13 @@ struct snapshot {
 /// Takes a snapshot. Errors: proc_unavailable (the default /proc is not a
 /// mounted procfs, or proc_root does not exist), the native errno of opening
 /// or listing proc_root, the boot anchor's error, ENOMEM.
-result<snapshot> take_snapshot(const snapshot_options& options = {}) noexcept;
+PROCTIMES_API result<snapshot> take_snapshot(const snapshot_options& options = {}) noexcept;
 
 /// Takes snapshot after snapshot with the same options, keeping the /proc
 /// directory open and reusing buffers and, through take(snapshot&), the
 /// memory of a previous snapshot: in a steady state a walk allocates nothing.
 /// Not thread-safe; movable.
-class snapshotter {
+class PROCTIMES_API snapshotter {
 public:
     /// Opens options.proc_root. Errors as take_snapshot.
     static result<snapshotter> open(snapshot_options options = {}) noexcept;
@@ -312,10 +312,10 @@ public:
 
     [[nodiscard]] const snapshot_options& options() const noexcept;
 
-    struct impl;
+    struct PROCTIMES_LOCAL impl;
 
 private:
-    explicit snapshotter(std::unique_ptr<impl> p) noexcept;
+    PROCTIMES_LOCAL explicit snapshotter(std::unique_ptr<impl> p) noexcept;
     std::unique_ptr<impl> impl_;
 };
 
@@ -323,7 +323,7 @@ private:
 /// why. The first call (or the first snapshotter that asks for bpf) loads the
 /// BPF program once (about 50 ms) unless another snapshotter holds it loaded;
 /// the answer is kept for the life of the process. Thread-safe.
-struct bpf_source_status {
+struct PROCTIMES_API bpf_source_status {
     bool built = false;   ///< compiled in (CMake PROCTIMES_BPF)
     bool usable = false;  ///< loaded and attached here
     /// Empty when usable; else one line ("not built", "needs CAP_BPF and
@@ -332,10 +332,10 @@ struct bpf_source_status {
     /// What loading and attaching took, when it was tried.
     std::chrono::nanoseconds load_time{};
 };
-bpf_source_status bpf_snapshot_status() noexcept;
+PROCTIMES_API bpf_source_status bpf_snapshot_status() noexcept;
 
 /// "automatic", "procfs" or "bpf".
-std::string_view to_string(snapshot_source s) noexcept;
+PROCTIMES_API std::string_view to_string(snapshot_source s) noexcept;
 
 // ---- CPU used between two snapshots ---------------------------------------------
 
@@ -368,7 +368,7 @@ struct cpu_delta {
     [[nodiscard]] std::chrono::nanoseconds cpu() const noexcept { return kernel + user; }
 };
 
-struct snapshot_delta {
+struct PROCTIMES_API snapshot_delta {
     /// after.since_boot − before.since_boot.
     std::chrono::nanoseconds interval{};
     /// One entry per process of `after`, in the same order (processes[i]
@@ -389,7 +389,6 @@ struct snapshot_delta {
 /// identity (boot, id, start_ticks). Errors: invalid_argument when the
 /// snapshots come from different boots or `after` was taken before `before`;
 /// ENOMEM.
-result<snapshot_delta> compute_delta(const snapshot& before, const snapshot& after) noexcept;
+PROCTIMES_API result<snapshot_delta> compute_delta(const snapshot& before, const snapshot& after) noexcept;
 
 }  // namespace proctimes
-#pragma GCC visibility pop

@@ -22,7 +22,6 @@
 // can take it too. wait() then reports the status as unknown (an empty
 // child_exit::status), never a made-up 0.
 #pragma once
-#pragma GCC visibility push(default)  // the interface: exported; the rest of libproctimes is hidden
 
 #include <chrono>
 #include <cstdint>
@@ -31,6 +30,7 @@
 #include <system_error>
 #include <vector>
 
+#include "proctimes/export.h"
 #include "proctimes/process.hpp"
 #include "proctimes/result.hpp"
 
@@ -108,7 +108,7 @@ struct child_exit {
 
 /// A child process started by proctimes. Destroying a child that was not waited
 /// for does not block and leaves no zombie: the exit monitor reaps it when it exits.
-class child {
+class PROCTIMES_API child {
 public:
     child() noexcept;
     child(child&&) noexcept;
@@ -143,15 +143,13 @@ public:
     /// ...). Empty when the handle is open. The child is still waited for.
     [[nodiscard]] std::error_code handle_error() const noexcept { return handle_error_; }
     [[nodiscard]] pid_t id() const noexcept { return pid_; }
-    /// Its pidfd (readable once it exits), owned by the child: the handle's,
-    /// or the child's own when there is no handle. -1 for an empty child.
-    [[nodiscard]] int native_pidfd() const noexcept { return process_.valid() ? process_.native_pidfd() : pidfd_; }
     /// A started child (with or without its handle), not yet moved from.
     [[nodiscard]] bool valid() const noexcept { return process_.valid() || pidfd_ >= 0; }
 
 private:
-    result<std::optional<child_exit>> wait_without_handle(std::chrono::nanoseconds timeout) noexcept;
-    void release() noexcept;
+    friend int native_pidfd(const child& c) noexcept;  // proctimes/linux.hpp
+    PROCTIMES_LOCAL result<std::optional<child_exit>> wait_without_handle(std::chrono::nanoseconds timeout) noexcept;
+    PROCTIMES_LOCAL void release() noexcept;
 
     process process_;
     pid_t pid_ = 0;
@@ -162,4 +160,3 @@ private:
 };
 
 }  // namespace proctimes
-#pragma GCC visibility pop

@@ -1,6 +1,5 @@
 // proctimes/times.hpp — the values a timing query returns.
 #pragma once
-#pragma GCC visibility push(default)  // the interface: exported; the rest of libproctimes is hidden
 
 #include <array>
 #include <chrono>
@@ -11,6 +10,7 @@
 
 #include <sys/types.h>
 
+#include "proctimes/export.h"
 #include "proctimes/filetime.hpp"
 
 namespace proctimes {
@@ -57,7 +57,7 @@ enum class cpu_source : std::uint8_t {
 };
 
 /// A short stable name for a cpu_source ("rusage", "cpu_clock+stat", ...).
-std::string_view to_string(cpu_source s) noexcept;
+PROCTIMES_API std::string_view to_string(cpu_source s) noexcept;
 
 /// Where an exit instant came from, and so what it promises. Linux keeps no
 /// exit instant that an unprivileged reader can ask for: an instant is either
@@ -84,7 +84,7 @@ enum class exit_source : std::uint8_t {
 };
 
 /// "none", "observed" or "exit_record".
-std::string_view to_string(exit_source s) noexcept;
+PROCTIMES_API std::string_view to_string(exit_source s) noexcept;
 
 /// How precise the values of one result are.
 struct cpu_precision {
@@ -122,7 +122,7 @@ enum class task_state : std::uint8_t {
 };
 
 /// "running", "exited" or "exited_partial".
-std::string_view to_string(task_state s) noexcept;
+PROCTIMES_API std::string_view to_string(task_state s) noexcept;
 
 /// How a process ended: its exit status, or the signal that killed it.
 struct exit_status {
@@ -166,7 +166,7 @@ using process_times = task_times;
 using thread_times = task_times;
 
 /// The 128-bit id of the running kernel boot (/proc/sys/kernel/random/boot_id).
-struct boot_id {
+struct PROCTIMES_API boot_id {
     std::array<std::uint8_t, 16> bytes{};
     /// The canonical 8-4-4-4-12 lower-case hex form.
     [[nodiscard]] std::string to_string() const;
@@ -193,4 +193,3 @@ struct task_identity {
 using process_identity = task_identity;
 
 }  // namespace proctimes
-#pragma GCC visibility pop

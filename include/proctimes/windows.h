@@ -27,11 +27,12 @@
  */
 #ifndef PROCTIMES_WINDOWS_H
 #define PROCTIMES_WINDOWS_H
-#pragma GCC visibility push(default) /* the interface: exported; the rest of libproctimes is hidden */
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h> /* ZeroMemory */
+
+#include "proctimes/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -397,54 +398,55 @@ PROCTIMES_STATIC_ASSERT(sizeof(SECURITY_ATTRIBUTES) == 24, "SECURITY_ATTRIBUTES 
 /* ---- the exported, prefixed functions ----------------------------------------------- */
 
 /* Errors */
-DWORD proctimes_GetLastError(void);
-void proctimes_SetLastError(DWORD dwErrCode);
+PROCTIMES_API DWORD proctimes_GetLastError(void);
+PROCTIMES_API void proctimes_SetLastError(DWORD dwErrCode);
 
 /* Processes and threads. Handles are process-local values (never file
  * descriptors); GetCurrentProcess() is (HANDLE)-1, GetCurrentThread() (HANDLE)-2. */
-HANDLE proctimes_GetCurrentProcess(void);
-HANDLE proctimes_GetCurrentThread(void);
-DWORD proctimes_GetCurrentProcessId(void);
-DWORD proctimes_GetCurrentThreadId(void);
-HANDLE proctimes_OpenProcess(DWORD dwDesiredAccess, BOOL bInheritHandle, DWORD dwProcessId);
-HANDLE proctimes_OpenThread(DWORD dwDesiredAccess, BOOL bInheritHandle, DWORD dwThreadId);
-BOOL proctimes_CloseHandle(HANDLE hObject);
-DWORD proctimes_GetProcessId(HANDLE Process);
-DWORD proctimes_GetThreadId(HANDLE Thread);
-BOOL proctimes_CreateProcessA(LPCSTR lpApplicationName, LPSTR lpCommandLine,
-                              LPSECURITY_ATTRIBUTES lpProcessAttributes, LPSECURITY_ATTRIBUTES lpThreadAttributes,
-                              BOOL bInheritHandles, DWORD dwCreationFlags, LPVOID lpEnvironment,
-                              LPCSTR lpCurrentDirectory, LPSTARTUPINFOA lpStartupInfo,
-                              LPPROCESS_INFORMATION lpProcessInformation);
-DWORD proctimes_WaitForSingleObject(HANDLE hHandle, DWORD dwMilliseconds);
-BOOL proctimes_GetExitCodeProcess(HANDLE hProcess, LPDWORD lpExitCode);
+PROCTIMES_API HANDLE proctimes_GetCurrentProcess(void);
+PROCTIMES_API HANDLE proctimes_GetCurrentThread(void);
+PROCTIMES_API DWORD proctimes_GetCurrentProcessId(void);
+PROCTIMES_API DWORD proctimes_GetCurrentThreadId(void);
+PROCTIMES_API HANDLE proctimes_OpenProcess(DWORD dwDesiredAccess, BOOL bInheritHandle, DWORD dwProcessId);
+PROCTIMES_API HANDLE proctimes_OpenThread(DWORD dwDesiredAccess, BOOL bInheritHandle, DWORD dwThreadId);
+PROCTIMES_API BOOL proctimes_CloseHandle(HANDLE hObject);
+PROCTIMES_API DWORD proctimes_GetProcessId(HANDLE Process);
+PROCTIMES_API DWORD proctimes_GetThreadId(HANDLE Thread);
+PROCTIMES_API BOOL proctimes_CreateProcessA(LPCSTR lpApplicationName, LPSTR lpCommandLine,
+                                            LPSECURITY_ATTRIBUTES lpProcessAttributes,
+                                            LPSECURITY_ATTRIBUTES lpThreadAttributes,
+                                            BOOL bInheritHandles, DWORD dwCreationFlags, LPVOID lpEnvironment,
+                                            LPCSTR lpCurrentDirectory, LPSTARTUPINFOA lpStartupInfo,
+                                            LPPROCESS_INFORMATION lpProcessInformation);
+PROCTIMES_API DWORD proctimes_WaitForSingleObject(HANDLE hHandle, DWORD dwMilliseconds);
+PROCTIMES_API BOOL proctimes_GetExitCodeProcess(HANDLE hProcess, LPDWORD lpExitCode);
 
 /* Timing */
-BOOL proctimes_GetProcessTimes(HANDLE hProcess, LPFILETIME lpCreationTime, LPFILETIME lpExitTime,
-                               LPFILETIME lpKernelTime, LPFILETIME lpUserTime);
-BOOL proctimes_GetThreadTimes(HANDLE hThread, LPFILETIME lpCreationTime, LPFILETIME lpExitTime,
-                              LPFILETIME lpKernelTime, LPFILETIME lpUserTime);
-BOOL proctimes_QueryProcessCycleTime(HANDLE ProcessHandle, PULONG64 CycleTime);
-BOOL proctimes_QueryThreadCycleTime(HANDLE ThreadHandle, PULONG64 CycleTime);
+PROCTIMES_API BOOL proctimes_GetProcessTimes(HANDLE hProcess, LPFILETIME lpCreationTime, LPFILETIME lpExitTime,
+                                             LPFILETIME lpKernelTime, LPFILETIME lpUserTime);
+PROCTIMES_API BOOL proctimes_GetThreadTimes(HANDLE hThread, LPFILETIME lpCreationTime, LPFILETIME lpExitTime,
+                                            LPFILETIME lpKernelTime, LPFILETIME lpUserTime);
+PROCTIMES_API BOOL proctimes_QueryProcessCycleTime(HANDLE ProcessHandle, PULONG64 CycleTime);
+PROCTIMES_API BOOL proctimes_QueryThreadCycleTime(HANDLE ThreadHandle, PULONG64 CycleTime);
 
 /* FILETIME helpers */
-void proctimes_GetSystemTimeAsFileTime(LPFILETIME lpSystemTimeAsFileTime);
-BOOL proctimes_FileTimeToSystemTime(const FILETIME* lpFileTime, LPSYSTEMTIME lpSystemTime);
-BOOL proctimes_SystemTimeToFileTime(const SYSTEMTIME* lpSystemTime, LPFILETIME lpFileTime);
-BOOL proctimes_FileTimeToLocalFileTime(const FILETIME* lpFileTime, LPFILETIME lpLocalFileTime);
-BOOL proctimes_LocalFileTimeToFileTime(const FILETIME* lpLocalFileTime, LPFILETIME lpFileTime);
-BOOL proctimes_FileTimeToDosDateTime(const FILETIME* lpFileTime, LPWORD lpFatDate, LPWORD lpFatTime);
-BOOL proctimes_DosDateTimeToFileTime(WORD wFatDate, WORD wFatTime, LPFILETIME lpFileTime);
-LONG proctimes_CompareFileTime(const FILETIME* lpFileTime1, const FILETIME* lpFileTime2);
+PROCTIMES_API void proctimes_GetSystemTimeAsFileTime(LPFILETIME lpSystemTimeAsFileTime);
+PROCTIMES_API BOOL proctimes_FileTimeToSystemTime(const FILETIME* lpFileTime, LPSYSTEMTIME lpSystemTime);
+PROCTIMES_API BOOL proctimes_SystemTimeToFileTime(const SYSTEMTIME* lpSystemTime, LPFILETIME lpFileTime);
+PROCTIMES_API BOOL proctimes_FileTimeToLocalFileTime(const FILETIME* lpFileTime, LPFILETIME lpLocalFileTime);
+PROCTIMES_API BOOL proctimes_LocalFileTimeToFileTime(const FILETIME* lpLocalFileTime, LPFILETIME lpFileTime);
+PROCTIMES_API BOOL proctimes_FileTimeToDosDateTime(const FILETIME* lpFileTime, LPWORD lpFatDate, LPWORD lpFatTime);
+PROCTIMES_API BOOL proctimes_DosDateTimeToFileTime(WORD wFatDate, WORD wFatTime, LPFILETIME lpFileTime);
+PROCTIMES_API LONG proctimes_CompareFileTime(const FILETIME* lpFileTime1, const FILETIME* lpFileTime2);
 
 /* Kernel-style calls (as a driver would use them, here in user mode) */
-PEPROCESS proctimes_PsGetCurrentProcess(void);
-NTSTATUS proctimes_PsLookupProcessByProcessId(HANDLE ProcessId, PEPROCESS* Process);
-LONG_PTR proctimes_ObReferenceObject(PVOID Object);
-LONG_PTR proctimes_ObDereferenceObject(PVOID Object);
-HANDLE proctimes_PsGetProcessId(PEPROCESS Process);
-LONGLONG proctimes_PsGetProcessCreateTimeQuadPart(PEPROCESS Process);
-void proctimes_KeQuerySystemTime(PLARGE_INTEGER CurrentTime);
+PROCTIMES_API PEPROCESS proctimes_PsGetCurrentProcess(void);
+PROCTIMES_API NTSTATUS proctimes_PsLookupProcessByProcessId(HANDLE ProcessId, PEPROCESS* Process);
+PROCTIMES_API LONG_PTR proctimes_ObReferenceObject(PVOID Object);
+PROCTIMES_API LONG_PTR proctimes_ObDereferenceObject(PVOID Object);
+PROCTIMES_API HANDLE proctimes_PsGetProcessId(PEPROCESS Process);
+PROCTIMES_API LONGLONG proctimes_PsGetProcessCreateTimeQuadPart(PEPROCESS Process);
+PROCTIMES_API void proctimes_KeQuerySystemTime(PLARGE_INTEGER CurrentTime);
 
 /* proctimes extension, no Windows counterpart: what the exit time that
  * GetProcessTimes / GetThreadTimes report for this handle promises. Linux keeps
@@ -459,7 +461,7 @@ void proctimes_KeQuerySystemTime(PLARGE_INTEGER CurrentTime);
 #define PROCTIMES_EXIT_TIME_NONE 0u
 #define PROCTIMES_EXIT_TIME_OBSERVED 1u
 #define PROCTIMES_EXIT_TIME_RECORDED 2u
-BOOL proctimes_GetExitTimeInfo(HANDLE hObject, LPDWORD lpSource, LPFILETIME lpEarliestExitTime);
+PROCTIMES_API BOOL proctimes_GetExitTimeInfo(HANDLE hObject, LPDWORD lpSource, LPFILETIME lpEarliestExitTime);
 
 /* ---- the Windows names ------------------------------------------------------------------ */
 
@@ -504,5 +506,4 @@ BOOL proctimes_GetExitTimeInfo(HANDLE hObject, LPDWORD lpSource, LPFILETIME lpEa
 } /* extern "C" */
 #endif
 
-#pragma GCC visibility pop
 #endif /* PROCTIMES_WINDOWS_H */

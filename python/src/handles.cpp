@@ -203,7 +203,7 @@ void bind_handles(py::module_& m) {
         .def("threads", &process_threads,
              "The threads alive now, as Thread handles. NoSuchProcess once the process\n"
              "has exited. Releases the GIL.")
-        .def_property_readonly("pidfd", [](const py_process& p) { return p.get()->native_pidfd(); },
+        .def_property_readonly("pidfd", [](const py_process& p) { return proctimes::native_pidfd(*p.get()); },
                                "The pidfd (readable once the process exits; owned by the handle), or -1.")
         .def_property_readonly("closed", [](const py_process& p) { return !p.h; })
         .def("close", [](py_process& p) { p.h.reset(); },

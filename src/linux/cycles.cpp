@@ -1,5 +1,6 @@
 // TSC-rate cycle counts: see include/proctimes/cycles.hpp for the contract.
 #include "proctimes/cycles.hpp"
+#include "proctimes/linux.hpp"
 
 #include <cerrno>
 #include <cstdio>

@@ -31,6 +31,7 @@
 #include "linux/exit_records.hpp"
 #include "linux/task.hpp"
 #include "proctimes/exit.hpp"
+#include "proctimes/linux.hpp"
 
 namespace proctimes {
 namespace detail {

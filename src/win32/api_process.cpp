@@ -13,6 +13,7 @@
 
 #include "platform.hpp"
 #include "proctimes/exit.hpp"
+#include "proctimes/linux.hpp"
 #include "proctimes/spawn.hpp"
 #include "win32/child.hpp"
 #include "win32/cmdline.hpp"
@@ -276,7 +277,7 @@ DWORD proctimes_WaitForSingleObject(HANDLE hHandle, DWORD dwMilliseconds) {
     }
     const auto& obj = *e->thread;
     if (obj.child) return wait_result(obj.child->wait_main_thread(wait_timeout(dwMilliseconds)));
-    if (obj.other.native_pidfd() >= 0) return wait_result(wait_for_exit(obj.other, wait_timeout(dwMilliseconds)));
+    if (native_pidfd(obj.other) >= 0) return wait_result(wait_for_exit(obj.other, wait_timeout(dwMilliseconds)));
     return wait_by_polling(obj.other, dwMilliseconds);  // no thread pidfds (Linux < 6.9)
 }
 

@@ -11,6 +11,7 @@
 
 #include "proctimes/error.hpp"
 #include "proctimes/exit.hpp"
+#include "proctimes/linux.hpp"
 
 namespace proctimes::win32 {
 
@@ -91,7 +92,7 @@ created_process::~created_process() {
 result<bool> created_process::wait_exit(std::optional<nanoseconds> timeout) noexcept {
     if (child_.handle().valid()) return wait_for_exit(child_.handle(), timeout);
     // Without a handle (child::handle_error): its pidfd alone tells the end.
-    pollfd p{child_.native_pidfd(), POLLIN, 0};
+    pollfd p{native_pidfd(child_), POLLIN, 0};
     const auto deadline = timeout ? std::chrono::steady_clock::now() + *timeout : std::chrono::steady_clock::time_point{};
     for (;;) {
         int ms = -1;
@@ -156,7 +157,7 @@ result<bool> created_process::wait(std::optional<nanoseconds> timeout) noexcept 
 
 result<bool> created_process::wait_main_thread(std::optional<nanoseconds> timeout) noexcept {
     // main_ is set once at creation and never reassigned: no lock needed to poll it.
-    if (main_.valid() && main_.native_pidfd() >= 0) return wait_for_exit(main_, timeout);
+    if (main_.valid() && native_pidfd(main_) >= 0) return wait_for_exit(main_, timeout);
     return wait(timeout);
 }
 

@@ -3,6 +3,7 @@
 // CreateProcess children, concurrency, descriptor accounting).
 #include <proctimes/windows.h>
 #include <proctimes/exit.hpp>
+#include <proctimes/linux.hpp>
 
 #include <gtest/gtest.h>
 

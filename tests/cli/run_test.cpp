@@ -20,6 +20,7 @@
 #include "cli.hpp"
 #include "run_cli.hpp"
 #include "proctimes/exit.hpp"
+#include "proctimes/linux.hpp"
 #include "proctimes/filetime.hpp"
 
 namespace {

@@ -91,7 +91,9 @@ TEST(Creation, BitIdenticalAcrossCallsAndHandles) {
     }
     for (int i = 0; i < 20; ++i) ASSERT_EQ(process::open_self().value().creation(), first);
     auto init = process::open(1);
-    if (init) EXPECT_EQ(init->creation(), process::open(1).value().creation());
+    if (init) {
+        EXPECT_EQ(init->creation(), process::open(1).value().creation());
+    }
 }
 
 TEST(Creation, BitIdenticalAcrossSeparateProcesses) {
@@ -101,7 +103,9 @@ TEST(Creation, BitIdenticalAcrossSeparateProcesses) {
         EXPECT_EQ(theirs.filetime, mine.ticks);
     }
     auto init = process::open(1);
-    if (init) EXPECT_EQ(run_probe(1).filetime, filetime_from_time(init->creation())->ticks);
+    if (init) {
+        EXPECT_EQ(run_probe(1).filetime, filetime_from_time(init->creation())->ticks);
+    }
 }
 
 TEST(Creation, AnchorIsPublishedOnceAndSharedThroughTheAnchorDir) {

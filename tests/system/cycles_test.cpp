@@ -11,6 +11,7 @@
 
 #include "proctimes/clock.hpp"
 #include "proctimes/cycles.hpp"
+#include "proctimes/linux.hpp"
 #include "system/helpers.hpp"
 
 using namespace std::chrono;

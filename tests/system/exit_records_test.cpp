@@ -46,7 +46,7 @@ protected:
 // starts a thread (and so the grandchildren of such a child). The tests whose
 // children start threads fork them first; when the test process already has
 // threads (repeated runs, or several tests in one process), they cannot.
-int own_thread_count() {
+[[maybe_unused]] int own_thread_count() {
     int n = 0;
     if (DIR* d = ::opendir("/proc/self/task")) {
         while (dirent* e = ::readdir(d)) n += e->d_name[0] != '.';
@@ -247,7 +247,9 @@ TEST_F(ExitRecords, OneThreadProcessReapedAtOnceHasItsFinalValues) {
             // threads must not be given its last thread's record. Its
             // zombie's values, or honestly its last sample.
             EXPECT_NE(r.precision.source, cpu_source::exit_record);
-            if (r.state == task_state::exited) EXPECT_GE(r.cpu(), own);
+            if (r.state == task_state::exited) {
+                EXPECT_GE(r.cpu(), own);
+            }
             ++not_one_thread;
             continue;
         }
@@ -276,7 +278,9 @@ TEST_F(ExitRecords, AProcessThatHadTwoThreadsIsNotGivenOneThreadsRecord) {
     ASSERT_TRUE(wait_for_exit(h, 20s).value());
     const auto r = h.times().value();
     EXPECT_NE(r.precision.source, cpu_source::exit_record);
-    if (r.state == task_state::exited) EXPECT_GE(r.cpu(), 30ms) << "the zombie was read: both threads' time";
+    if (r.state == task_state::exited) {
+        EXPECT_GE(r.cpu(), 30ms) << "the zombie was read: both threads' time";
+    }
 }
 
 TEST_F(ExitRecords, WithoutCapNetAdminTheListenerIsRefusedAndHandlesStillWork) {

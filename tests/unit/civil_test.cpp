@@ -104,7 +104,9 @@ TEST(Civil, RoundTripEveryDayOfSomeYears) {
             for (int d = 1; d <= civil_detail::days_in_month(y, m); ++d) {
                 const auto ft = filetime_from_civil(ymd_hms(y, m, d, 13, 14, 15, 16));
                 ASSERT_TRUE(ft) << y << "-" << m << "-" << d;
-                if (!first) ASSERT_EQ(ft->ticks - prev, 864'000'000'000ULL);
+                if (!first) {
+                    ASSERT_EQ(ft->ticks - prev, 864'000'000'000ULL);
+                }
                 first = false;
                 prev = ft->ticks;
                 auto back = civil_from_filetime(*ft);

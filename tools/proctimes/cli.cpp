@@ -16,6 +16,7 @@
 #include "commands.hpp"
 #include "proctimes/exit.hpp"
 #include "serve/serve.hpp"
+#include "proctimes/linux.hpp"
 #include "version_info.hpp"
 
 namespace proctimes::cli {

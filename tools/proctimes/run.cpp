@@ -27,6 +27,7 @@
 #include "output/writers.hpp"
 #include "proctimes/error.hpp"
 #include "proctimes/exit.hpp"
+#include "proctimes/linux.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/spawn.hpp"
 #include "thread_tracker.hpp"

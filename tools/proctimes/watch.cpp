@@ -26,6 +26,7 @@
 #include "output/writers.hpp"
 #include "proctimes/error.hpp"
 #include "proctimes/exit.hpp"
+#include "proctimes/linux.hpp"
 #include "proctimes/process.hpp"
 
 namespace proctimes::cli {
@@ -166,7 +167,7 @@ int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err) {
             failed = true;
             continue;
         }
-        if (p->native_pidfd() < 0) {
+        if (proctimes::native_pidfd(*p) < 0) {
             err << fmt::format("proctimes: pid {}: {}\n", pid, make_error_code(errc::not_supported).message());
             failed = true;
             continue;
@@ -187,7 +188,7 @@ int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err) {
     while (!procs.empty()) {
         std::vector<pollfd> fds;
         fds.push_back({signals.fd(), POLLIN, 0});
-        for (const auto& w : procs) fds.push_back({w.handle.native_pidfd(), POLLIN, 0});
+        for (const auto& w : procs) fds.push_back({proctimes::native_pidfd(w.handle), POLLIN, 0});
         // Every resample_interval without an exit, each process is sampled, so
         // that one reaped before its final values could be read (exited_partial)
         // reports a recent last sample.
