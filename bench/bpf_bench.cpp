@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The eBPF snapshot source against the minimal /proc walk, in one process:
 //   bpf_bench --samples N
 // prints, after loading the BPF program once (its cost printed apart, as

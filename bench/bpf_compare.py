@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """The eBPF snapshot source (docs/BPF.md) against the /proc readers, in one run
 with N extra idle threads started first, and the one-shot CLI with
 `--source auto` against `--source proc` at the machine's own task count and

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Times `proctimes ps --threads` in its three output formats against
 `ps -eLo pid,tid,lstart,time`, on the same system in one run, with N extra
 idle threads started first, and prints a Markdown table of medians and ratios.

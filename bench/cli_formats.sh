@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Builds the proctimes command (and snapshot_bench, whose --hold N starts the
 # idle threads) and compares, on this machine and in one run, the whole
 # command `proctimes ps --threads` in JSON, CSV and table format with

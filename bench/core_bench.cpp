@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Cost of one timing query against the syscall it cannot avoid (the baseline)
 // and against peers, in one run. bench/run.sh turns the output into ratios.
 //

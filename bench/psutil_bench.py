@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """psutil's cost for the same queries as bench/core_bench.cpp, in ns per call.
 
 Usage: psutil_bench.py PID TID   (an idle target process and one of its threads)

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """The proctimes Python binding against psutil, in one run on this machine.
 
 Per query (cost per call: CPU time of the calling thread, and wall time;

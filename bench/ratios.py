@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Turns core_bench's JSON and psutil_bench.py's JSON into the ratio table.
 
 Usage: ratios.py CORE_JSON PSUTIL_JSON

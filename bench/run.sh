@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Runs the whole performance comparison on this machine, in one go, and prints
 # ratio tables (absolute times vary between machines; ratios measured in the
 # same run hold):

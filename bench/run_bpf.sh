@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Builds bpf_bench, snapshot_bench (its thread holder) and the command, then
 # runs bench/bpf_compare.py: the eBPF snapshot source against the minimal
 # /proc walk, psutil and ps -eLo with 2,000 extra idle threads, and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Builds the snapshot benchmark and compares, on this machine and in one run, a
 # full-thread proctimes snapshot with a minimal /proc walk, `ps -eLo
 # pid,tid,lstart,time` and psutil, with 2,000 extra idle threads started first.

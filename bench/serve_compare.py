@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """One warm scrape of `proctimes serve` against one of prometheus-process-exporter.
 
 Same machine, same moment, same load: every process grouped by its name (comm),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Whole-system snapshots against the least work that can produce the same
 // data: a plain walk that opens, reads and closes each task's stat file once
 // and does nothing else (no parsing, no allocation, no identity checks).
@@ -98,9 +99,8 @@ void BM_MinimalWalk(benchmark::State& state) {
     }
     ::close(proc_fd);
     state.counters["tasks"] = static_cast<double>(files);
-    state.counters["per_task"] =
-        benchmark::Counter(static_cast<double>(files), benchmark::Counter::kIsIterationInvariantRate |
-                                                           benchmark::Counter::kInvert);
+    state.counters["per_task"] = benchmark::Counter(
+        static_cast<double>(files), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_MinimalWalk)->ArgName("threads")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 

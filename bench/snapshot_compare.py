@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Times a full-thread proctimes snapshot against a minimal /proc walk,
 `ps -eLo pid,tid,lstart,time`, `proctimes ps` and psutil, on the same system in
 one run, with N extra idle threads started first, and prints a ratio table

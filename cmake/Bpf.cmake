@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The eBPF source (docs/BPF.md): PROCTIMES_BPF=AUTO|ON|OFF.
 #
 # AUTO builds it when clang, bpftool and libbpf are all found; ON fails the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # What a packaged proctimes installs beyond the library and its CMake and
 # pkg-config files: the man pages, the bash completion, the Debian copyright
 # and changelog; and the CPack settings that turn the "runtime" and "dev"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # proctimes_warnings: the warning flags of every target built here (the
 # library, the command, tests, benchmarks, fuzzers, the Python module,
 # examples), in one place. Link it PRIVATE, so that nothing reaches the users

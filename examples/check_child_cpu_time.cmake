@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Runs examples/child_cpu_time on a shell loop that burns CPU and checks its
 # output: exit code 0, a user time of at least 30 ms, a kernel time, and an
 # elapsed time no shorter than the CPU time of the (single-threaded) child.

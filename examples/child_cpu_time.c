@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Measures the CPU time of a child process and prints it as SYSTEMTIME.
  *
  * This is the classic Windows snippet, unchanged except for the include:
@@ -10,8 +11,7 @@
 
 #include <stdio.h>
 
-static void PrintDuration(const char* label, FILETIME ft)
-{
+static void PrintDuration(const char* label, FILETIME ft) {
     SYSTEMTIME st;
 
     /* A duration below one day reads as a time of day on 1601-01-01. */
@@ -19,19 +19,17 @@ static void PrintDuration(const char* label, FILETIME ft)
     printf("%s %02d:%02d:%02d.%03d\n", label, st.wHour, st.wMinute, st.wSecond, st.wMilliseconds);
 }
 
-static void PrintLocalTime(const char* label, FILETIME ft)
-{
+static void PrintLocalTime(const char* label, FILETIME ft) {
     FILETIME local;
     SYSTEMTIME st;
 
     FileTimeToLocalFileTime(&ft, &local);
     FileTimeToSystemTime(&local, &st);
-    printf("%s %04d-%02d-%02d %02d:%02d:%02d.%03d\n", label, st.wYear, st.wMonth, st.wDay,
-           st.wHour, st.wMinute, st.wSecond, st.wMilliseconds);
+    printf("%s %04d-%02d-%02d %02d:%02d:%02d.%03d\n", label, st.wYear, st.wMonth, st.wDay, st.wHour, st.wMinute,
+           st.wSecond, st.wMilliseconds);
 }
 
-int main(int argc, char* argv[])
-{
+int main(int argc, char* argv[]) {
     STARTUPINFO si;
     PROCESS_INFORMATION pi;
     FILETIME creationTime, exitTime, kernelTime, userTime;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The BPF record parsers (src/parse/bpf_records.hpp): the task iterator's
 // stream, one ring-buffer exit record, comm fields and state letters, on
 // arbitrary bytes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Calendar and DOS conversions behind FileTimeToSystemTime,
 // SystemTimeToFileTime, FileTimeToDosDateTime and DosDateTimeToFileTime.
 #include <cstdint>

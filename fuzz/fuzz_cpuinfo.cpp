@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // /proc/cpuinfo flags (parse/cpuinfo.hpp). The first byte says where the
 // input splits into a word and a cpuinfo text. Checked: the flags line found
 // is a whole line of the text that starts "flags" and is not the first; a

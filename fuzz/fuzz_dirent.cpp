@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // getdents64(2) buffers (struct linux_dirent64 records) as the snapshot walk
 // reads them: records are consumed in order, never past the buffer, and every
 // name is NUL-free and lies inside its record.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The taskstats exit-record parser that keeps names (parse/exit_task.hpp):
 // never reads past the datagram (ASan), agrees with parse/netlink.hpp on which
 // records a datagram holds and on their CPU values, and keeps comm terminated.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // FILETIME conversions: range checks and round trips for instants and
 // durations in several std::chrono units.
 #include <chrono>

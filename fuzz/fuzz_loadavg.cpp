@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // /proc/loadavg (parse/loadavg.hpp), against a reference parser written the
 // plain way: split on single spaces, take field 4, require DIGITS/DIGITS that
 // fit int64. A parsed line also prints back to a line that parses the same.
@@ -53,8 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(r.has_value() == ref.has_value());
     if (!r) return 0;
     FUZZ_CHECK(r->running == ref->running && r->total == ref->total);
-    const std::string line =
-        "0.00 0.00 0.00 " + std::to_string(r->running) + "/" + std::to_string(r->total) + " 1\n";
+    const std::string line = "0.00 0.00 0.00 " + std::to_string(r->running) + "/" + std::to_string(r->total) + " 1\n";
     const auto again = parse_loadavg_tasks(line);
     FUZZ_CHECK(again && again->running == r->running && again->total == r->total);
     return 0;

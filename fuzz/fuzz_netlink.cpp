@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Generic-netlink datagrams of the taskstats exit listener: exit records, the
 // controller's family reply, and error/acknowledgement messages. The input's
 // first two bytes choose the family id the exit parser looks for.

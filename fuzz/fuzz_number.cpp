@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Command-line numbers (parse/number.hpp): whatever the input, the parser
 // returns a non-negative duration whose decimal form parses back to itself,
 // or nothing; it never overflows (UBSan watches the arithmetic).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The /proc/stat "cpu" line parser against a simple reference: split the first
 // "cpu " line on spaces and read each field with strtoull.
 #include <cerrno>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The small formats: schedstat, /proc/stat btime, boot_id, the shared boot
 // anchor file, and /proc directory names. The first byte picks the parser.
 #include <cstdint>

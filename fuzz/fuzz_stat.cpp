@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // /proc/<pid>/stat: whatever the bytes, the parser returns fields or nullopt,
 // never reads outside the input, comm is exactly the text between the first
 // '(' and the last ')', and the fast path for canonical lines answers exactly
@@ -15,9 +16,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(r.has_value() == ref.has_value());
     if (!r) return 0;
     FUZZ_CHECK(r->pid == ref->pid && r->comm == ref->comm && r->state == ref->state && r->ppid == ref->ppid &&
-               r->flags == ref->flags && r->utime == ref->utime && r->stime == ref->stime &&
-               r->cutime == ref->cutime && r->cstime == ref->cstime && r->num_threads == ref->num_threads &&
-               r->starttime == ref->starttime && r->exit_code == ref->exit_code);
+               r->flags == ref->flags && r->utime == ref->utime && r->stime == ref->stime && r->cutime == ref->cutime &&
+               r->cstime == ref->cstime && r->num_threads == ref->num_threads && r->starttime == ref->starttime &&
+               r->exit_code == ref->exit_code);
     FUZZ_CHECK(r->comm.data() >= text.data());
     FUZZ_CHECK(r->comm.data() + r->comm.size() <= text.data() + text.size());
     FUZZ_CHECK(text.find('(') + 1 == static_cast<std::size_t>(r->comm.data() - text.data()));

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // /proc/<pid>/status.
 #include <cstdint>
 #include <string_view>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # PROCTIMES_PYTHON: the `proctimes` Python module (python/). On by default for a
 # top-level, unsanitized build when pybind11 (Debian pybind11-dev) and Python 3's
 # headers (python3-dev) are found; off otherwise, with a message saying why.

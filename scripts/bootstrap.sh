@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs what proctimes needs on Debian 12 (apt-get), then configures and
 # builds it into ./build, and installs the Python module (python/) into the
 # site directory of Debian's /usr/bin/python3, so that `import proctimes` works
@@ -11,6 +12,7 @@ packages=(
   g++ cmake make pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev   # tests, bench/
   libcli11-dev nlohmann-json3-dev libfmt-dev   # the proctimes command
+  clang-format clang-tidy                      # scripts/lint.sh and the layout.format test
   clang libclang-rt-14-dev                     # fuzzers (libFuzzer) and sanitizer builds
   util-linux procps                            # unshare/setpriv for the hidden-/proc tests, ps for bench/
   libboost-chrono-dev libboost-timer-dev python3-psutil   # peers measured in bench/

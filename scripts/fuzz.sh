@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Builds the libFuzzer targets with clang (+ address/undefined sanitizers) and
 # runs each for SECONDS (default 15) on a copy of its seed corpus in fuzz/corpus.
 #   scripts/fuzz.sh 600        # ten minutes each

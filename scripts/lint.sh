@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Checks the tree against .clang-format and .clang-tidy without changing it.
 #   scripts/lint.sh [format|tidy]...   (default: both)
 # format: clang-format --dry-run -Werror on every C/C++ file git knows.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Builds the Debian packages of proctimes with CMake and CPack:
 #   dist/proctimes_<version>_<arch>.deb         the command, libproctimes.so.*, proctimes(1), bash completion
 #   dist/libproctimes-dev_<version>_<arch>.deb  headers, CMake package, proctimes.pc, proctimes(3)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Builds the library, tools and tests with sanitizers and runs the tests:
 #   build-asan: AddressSanitizer + UndefinedBehaviorSanitizer (gcc)
 #   build-tsan: ThreadSanitizer (gcc)

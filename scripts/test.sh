@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The whole test suite, as CI runs it: installs dependencies, builds, runs every
 # CTest test (labels unit, system, capi, example, cli, packaging, stress,
 # unprivileged), then the address+undefined and thread sanitizer builds, then

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The two non-constexpr parts of proctimes/civil.hpp: the current UTC offset
 // and the current time as a FILETIME.
 #include "proctimes/civil.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // process_cpu_clock and thread_cpu_clock (clock.hpp): the POSIX CPU-time
 // clocks, so portable: every backend builds this file.
 #include "proctimes/clock.hpp"
@@ -13,12 +14,8 @@ std::chrono::nanoseconds read(clockid_t id) noexcept {
 }
 }  // namespace
 
-process_cpu_clock::time_point process_cpu_clock::now() noexcept {
-    return time_point{read(CLOCK_PROCESS_CPUTIME_ID)};
-}
+process_cpu_clock::time_point process_cpu_clock::now() noexcept { return time_point{read(CLOCK_PROCESS_CPUTIME_ID)}; }
 
-thread_cpu_clock::time_point thread_cpu_clock::now() noexcept {
-    return time_point{read(CLOCK_THREAD_CPUTIME_ID)};
-}
+thread_cpu_clock::time_point thread_cpu_clock::now() noexcept { return time_point{read(CLOCK_THREAD_CPUTIME_ID)}; }
 
 }  // namespace proctimes

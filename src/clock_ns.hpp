@@ -1,9 +1,10 @@
+// SPDX-License-Identifier: MIT
 // One conversion from the POSIX clocks to nanoseconds, for every file that
 // reads a clock. (POSIX, not Linux: the stub backend builds with it too.)
 #pragma once
 
-#include <time.h>
 #include <sys/time.h>
+#include <time.h>
 
 #include <chrono>
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Dividing an exact CPU total into kernel and user time by the tick-sampled
 // ratio, without ever letting either side go backwards between two queries of
 // the same handle — the rule the kernel's own cputime_adjust() applies to
@@ -28,8 +29,8 @@ constexpr kernel_user split_by_ticks(std::chrono::nanoseconds total, std::uint64
     if (kernel_thread) return {total, std::chrono::nanoseconds{0}};
     if (stime == 0) return {std::chrono::nanoseconds{0}, total};
     if (utime == 0) return {total, std::chrono::nanoseconds{0}};
-    const auto k = static_cast<std::int64_t>(static_cast<uint128>(total.count()) * stime /
-                                            (static_cast<uint128>(utime) + stime));
+    const auto k =
+        static_cast<std::int64_t>(static_cast<uint128>(total.count()) * stime / (static_cast<uint128>(utime) + stime));
     return {std::chrono::nanoseconds{k}, total - std::chrono::nanoseconds{k}};
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <cstdio>
 #include <string>
 
@@ -13,16 +14,26 @@ public:
 
     std::string message(int v) const override {
         switch (static_cast<errc>(v)) {
-            case errc::no_such_process: return "no such process (it does not exist, or has exited and been reaped)";
-            case errc::no_such_thread: return "no such thread (it does not exist, or has exited)";
-            case errc::access_denied: return "access denied: /proc hides this process from the caller";
-            case errc::proc_unavailable: return "/proc is not mounted or is not procfs";
-            case errc::not_a_process: return "the id names a thread, not a process";
-            case errc::invalid_argument: return "invalid argument";
-            case errc::malformed_data: return "a /proc file did not have the expected format";
-            case errc::not_supported: return "not supported by this kernel";
-            case errc::out_of_range: return "time value out of range";
-            case errc::invalid_handle: return "invalid (empty) handle";
+            case errc::no_such_process:
+                return "no such process (it does not exist, or has exited and been reaped)";
+            case errc::no_such_thread:
+                return "no such thread (it does not exist, or has exited)";
+            case errc::access_denied:
+                return "access denied: /proc hides this process from the caller";
+            case errc::proc_unavailable:
+                return "/proc is not mounted or is not procfs";
+            case errc::not_a_process:
+                return "the id names a thread, not a process";
+            case errc::invalid_argument:
+                return "invalid argument";
+            case errc::malformed_data:
+                return "a /proc file did not have the expected format";
+            case errc::not_supported:
+                return "not supported by this kernel";
+            case errc::out_of_range:
+                return "time value out of range";
+            case errc::invalid_handle:
+                return "invalid (empty) handle";
             case errc::foreign_pid_namespace:
                 return "/proc shows another pid namespace than the caller's (mount a procfs of this namespace on "
                        "/proc): its pids would name other processes";
@@ -38,18 +49,28 @@ public:
     std::error_condition default_error_condition(int v) const noexcept override {
         switch (static_cast<errc>(v)) {
             case errc::no_such_process:
-            case errc::no_such_thread: return std::errc::no_such_process;
-            case errc::access_denied: return std::errc::permission_denied;
-            case errc::proc_unavailable: return std::errc::no_such_file_or_directory;
+            case errc::no_such_thread:
+                return std::errc::no_such_process;
+            case errc::access_denied:
+                return std::errc::permission_denied;
+            case errc::proc_unavailable:
+                return std::errc::no_such_file_or_directory;
             case errc::not_a_process:
-            case errc::invalid_argument: return std::errc::invalid_argument;
-            case errc::malformed_data: return std::errc::bad_message;
-            case errc::not_supported: return std::errc::not_supported;
-            case errc::out_of_range: return std::errc::result_out_of_range;
-            case errc::invalid_handle: return std::errc::bad_file_descriptor;
+            case errc::invalid_argument:
+                return std::errc::invalid_argument;
+            case errc::malformed_data:
+                return std::errc::bad_message;
+            case errc::not_supported:
+                return std::errc::not_supported;
+            case errc::out_of_range:
+                return std::errc::result_out_of_range;
+            case errc::invalid_handle:
+                return std::errc::bad_file_descriptor;
             case errc::foreign_pid_namespace:
-            case errc::boot_id_unavailable: return std::errc::no_such_file_or_directory;
-            case errc::not_a_regular_file: return std::errc::no_such_device_or_address;
+            case errc::boot_id_unavailable:
+                return std::errc::no_such_file_or_directory;
+            case errc::not_a_regular_file:
+                return std::errc::no_such_device_or_address;
         }
         return {v, *this};
     }
@@ -64,23 +85,34 @@ const std::error_category& error_category() noexcept {
 
 std::string_view to_string(cpu_source s) noexcept {
     switch (s) {
-        case cpu_source::rusage: return "rusage";
-        case cpu_source::cpu_clock_and_stat: return "cpu_clock+stat";
-        case cpu_source::schedstat_and_stat: return "schedstat+stat";
-        case cpu_source::stat_ticks: return "stat";
-        case cpu_source::wait_rusage: return "wait_rusage";
-        case cpu_source::exit_record: return "exit_record";
-        case cpu_source::thread_clock_and_rusage: return "thread_clock+rusage";
-        case cpu_source::bpf_task: return "bpf";
+        case cpu_source::rusage:
+            return "rusage";
+        case cpu_source::cpu_clock_and_stat:
+            return "cpu_clock+stat";
+        case cpu_source::schedstat_and_stat:
+            return "schedstat+stat";
+        case cpu_source::stat_ticks:
+            return "stat";
+        case cpu_source::wait_rusage:
+            return "wait_rusage";
+        case cpu_source::exit_record:
+            return "exit_record";
+        case cpu_source::thread_clock_and_rusage:
+            return "thread_clock+rusage";
+        case cpu_source::bpf_task:
+            return "bpf";
     }
     return "unknown";
 }
 
 std::string_view to_string(task_state s) noexcept {
     switch (s) {
-        case task_state::running: return "running";
-        case task_state::exited: return "exited";
-        case task_state::exited_partial: return "exited_partial";
+        case task_state::running:
+            return "running";
+        case task_state::exited:
+            return "exited";
+        case task_state::exited_partial:
+            return "exited_partial";
     }
     return "unknown";
 }

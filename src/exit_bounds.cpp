@@ -1,12 +1,16 @@
+// SPDX-License-Identifier: MIT
 #include "exit_bounds.hpp"
 
 namespace proctimes {
 
 std::string_view to_string(exit_source s) noexcept {
     switch (s) {
-        case exit_source::none: return "none";
-        case exit_source::observed: return "observed";
-        case exit_source::exit_record: return "exit_record";
+        case exit_source::none:
+            return "none";
+        case exit_source::observed:
+            return "observed";
+        case exit_source::exit_record:
+            return "exit_record";
     }
     return "unknown";
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What an exit instant can honestly say: the bounds of a task's end from the
 // evidence at hand. Pure, portable, unit-tested (tests/unit/exit_bounds_test.cpp).
 //
@@ -22,12 +23,12 @@
 namespace proctimes::detail {
 
 struct exit_evidence {
-    instant creation{};                       ///< floored to its tick, as reported
+    instant creation{};                        ///< floored to its tick, as reported
     std::chrono::nanoseconds creation_tick{};  ///< that tick (10 ms)
-    instant observed{};                       ///< when the end was seen (CLOCK_REALTIME)
-    std::optional<instant> last_alive;        ///< start of the last sample that saw it alive
-    std::chrono::nanoseconds cpu{};           ///< CPU time it used (a lower bound of the final value is fine)
-    unsigned parallelism = 1;                 ///< 1 for a thread; the CPUs a process can use at once
+    instant observed{};                        ///< when the end was seen (CLOCK_REALTIME)
+    std::optional<instant> last_alive;         ///< start of the last sample that saw it alive
+    std::chrono::nanoseconds cpu{};            ///< CPU time it used (a lower bound of the final value is fine)
+    unsigned parallelism = 1;                  ///< 1 for a thread; the CPUs a process can use at once
     std::optional<std::chrono::microseconds> recorded_elapsed;  ///< ac_etime of its exit record
 };
 

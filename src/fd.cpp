@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The portable file helpers (fd.hpp).
 #include "fd.hpp"
 
@@ -35,10 +36,13 @@ int open_read(int dirfd, const char* path, int extra_flags, bool dir_is_procfs) 
 
 std::error_code file_error(int err) noexcept {
     switch (err) {
-        case not_regular_file_errno: return make_error_code(errc::not_a_regular_file);
+        case not_regular_file_errno:
+            return make_error_code(errc::not_a_regular_file);
         case EACCES:
-        case EPERM: return make_error_code(errc::access_denied);
-        default: return errno_code(err);
+        case EPERM:
+            return make_error_code(errc::access_denied);
+        default:
+            return errno_code(err);
     }
 }
 

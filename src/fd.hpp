@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Owned file descriptors and the one way the library opens and reads small
 // files: POSIX only, so every backend (and the portable code) can use them.
 // The Linux specifics (/proc paths, pidfds, pid namespaces) are in

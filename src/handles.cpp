@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // proctimes::process and proctimes::thread: portable handles over a backend's
 // task cores (platform.hpp), and the lifecycle query that drives the
 // backend's sampler.

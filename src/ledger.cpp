@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The CPU ledger (proctimes/ledger.hpp): portable, pure over snapshots, exit
 // records and /proc/stat readings.
 #include "proctimes/ledger.hpp"

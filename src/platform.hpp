@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The platform seam: what a backend (src/linux/, src/stub/) supplies to the
 // portable part of the library. Portable code includes this header, never a
 // header of a backend's folder. CMake compiles exactly one backend

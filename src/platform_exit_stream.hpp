@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The eBPF exit stream (docs/BPF.md): the end of every task of the system —
 // processes and threads, any user, any parent — with its exact final values,
 // delivered on a thread of its own. Built only with PROCTIMES_BPF; elsewhere
@@ -38,10 +39,10 @@ namespace proctimes::detail {
 
 /// One task's end.
 struct bpf_task_end {
-    pid_t pid = 0;      ///< the thread group (process) id
-    pid_t tid = 0;      ///< the task; == pid for a process's leader
+    pid_t pid = 0;  ///< the thread group (process) id
+    pid_t tid = 0;  ///< the task; == pid for a process's leader
     pid_t parent_pid = 0;
-    uid_t uid = 0;      ///< effective uid
+    uid_t uid = 0;  ///< effective uid
     bool kernel_thread = false;
     task_name name;
     std::uint64_t start_ticks = 0;  ///< as /proc's field 22, for identities

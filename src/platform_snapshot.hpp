@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The platform seam, snapshots: what a backend supplies so that the portable
 // snapshotter (src/snapshot.cpp) can take whole-system snapshots. Included by
 // src/platform.hpp. Portable code includes this header, never a header of a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "recent_exits.hpp"
 
 #include <cerrno>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The hook for handles (docs/BPF.md): the exit stream kept as a bounded table
 // of recent ends, looked up by task identity. Where the exit monitor today
 // asks the taskstats exit records (src/linux/exit_records.hpp) for the final

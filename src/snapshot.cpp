@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The portable snapshotter: proctimes::take_snapshot, proctimes::snapshotter
 // and snapshot::find. It drives the backend's snapshot source (declared in
 // src/platform_snapshot.hpp) and owns the policy around it: when a snapshot

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // CPU used between two snapshots: compute_delta and snapshot_delta. Portable:
 // it reads only the two snapshots. See include/proctimes/snapshot.hpp.
 #include "proctimes/snapshot.hpp"

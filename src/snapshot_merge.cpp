@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Merging the records of a snapshot's walkers into one snapshot in pid order.
 // See src/snapshot_records.hpp.
 #include "snapshot_records.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Raw task records as one walker of a snapshot source produces them, and the
 // portable steps that turn walkers' records into one snapshot: the merge into
 // pid order (src/snapshot_merge.cpp) and the copy of an idle process's
@@ -71,7 +72,7 @@ void merge_walks(snapshot& out, std::span<walk_output* const> parts);
 /// so nothing those reads saw has moved. The copies get sampled_at = `taken`;
 /// p is appended to out.procs with threads_copied set. Returns whether it
 /// copied (if not, nothing was appended). Throws std::bad_alloc.
-bool copy_idle_threads(const snapshot& previous, snapshot_process& p, std::chrono::nanoseconds total,
-                       cpu_source exact, std::span<const pid_t> tids, instant taken, walk_output& out);
+bool copy_idle_threads(const snapshot& previous, snapshot_process& p, std::chrono::nanoseconds total, cpu_source exact,
+                       std::span<const pid_t> tids, instant taken, walk_output& out);
 
 }  // namespace proctimes::detail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Copying an idle process's threads from the previous snapshot instead of
 // reading them again (snapshot_options::reuse_idle_threads_for). See
 // src/snapshot_records.hpp.
@@ -5,8 +6,8 @@
 
 namespace proctimes::detail {
 
-bool copy_idle_threads(const snapshot& previous, snapshot_process& p, std::chrono::nanoseconds total,
-                       cpu_source exact, std::span<const pid_t> tids, instant taken, walk_output& out) {
+bool copy_idle_threads(const snapshot& previous, snapshot_process& p, std::chrono::nanoseconds total, cpu_source exact,
+                       std::span<const pid_t> tids, instant taken, walk_output& out) {
     const snapshot_process* before = previous.find(p.pid());
     // Only an exact total proves the process has not run: equal tick counts
     // hide up to 10 ms of work.

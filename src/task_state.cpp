@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The task state machine (task_state.hpp): portable, driven by a backend's
 // sampler.
 #include "task_state.hpp"
@@ -87,8 +88,8 @@ result<task_times> task_lifecycle::query(task_sampler& s) noexcept {
 
 void task_lifecycle::record_exit(task_sampler& s, instant seen) noexcept {
     bool dead = false;
-    auto r = s.sample(dead);   // the zombie, if it is not reaped yet
-    s.deliver_exit_records();  // its exit record, if one was sent: final values when gone, and the instant
+    auto r = s.sample(dead);        // the zombie, if it is not reaped yet
+    s.deliver_exit_records();       // its exit record, if one was sent: final values when gone, and the instant
     if (!r) s.await_exit_record();  // gone unread: a record it should have had, bounded
     std::lock_guard lock(mutex_);
     if (state_ != task_state::running) {  // already recorded

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What a process or thread handle knows about its task's life: running, then
 // exited (final values) or exited_partial (the last values read), the exit
 // instant and its bounds, the exit status, and the exit-monitor bookkeeping.
@@ -58,7 +59,7 @@ struct task_facts {
     bool is_thread = false;
     instant creation{};
     std::chrono::nanoseconds creation_tick{10'000'000};  ///< creation's granularity (one start tick)
-    unsigned parallelism = 1;  ///< CPUs the task's threads can use at once (1 for a thread)
+    unsigned parallelism = 1;                            ///< CPUs the task's threads can use at once (1 for a thread)
 };
 
 /// How an exit-monitor's reaping request for a closed child's handle goes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The worker pool: runs one job on the calling thread and on helper threads
 // started for the call. Portable (std::thread only); a snapshot source uses it
 // to share a walk out (src/linux/snapshot_walk.cpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Runs a check in a forked child, for process-wide state a test must not
 // leave behind in the test process: resource limits, the SIGCHLD disposition,
 // private mounts. The body returns "" when all is well, else what failed; the

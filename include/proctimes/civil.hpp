@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // proctimes/civil.hpp — FILETIME instants as calendar fields, MS-DOS
 // date/time words and local time, with Windows' range and validation rules.
 //
@@ -29,14 +30,14 @@ namespace proctimes {
 /// Calendar fields of an instant, in the layout of Win32's SYSTEMTIME but with
 /// plain ints. No time zone: the caller knows whether it is UTC or local.
 struct civil_time {
-    int year = 1601;        ///< 1601 .. 30828
-    int month = 1;          ///< 1 = January .. 12
-    int day_of_week = 1;    ///< 0 = Sunday .. 6 = Saturday (output only; ignored as input)
-    int day = 1;            ///< 1 .. 31
-    int hour = 0;           ///< 0 .. 23
-    int minute = 0;         ///< 0 .. 59
-    int second = 0;         ///< 0 .. 59
-    int millisecond = 0;    ///< 0 .. 999
+    int year = 1601;      ///< 1601 .. 30828
+    int month = 1;        ///< 1 = January .. 12
+    int day_of_week = 1;  ///< 0 = Sunday .. 6 = Saturday (output only; ignored as input)
+    int day = 1;          ///< 1 .. 31
+    int hour = 0;         ///< 0 .. 23
+    int minute = 0;       ///< 0 .. 59
+    int second = 0;       ///< 0 .. 59
+    int millisecond = 0;  ///< 0 .. 999
     friend constexpr bool operator==(const civil_time&, const civil_time&) = default;
 };
 
@@ -69,10 +70,10 @@ constexpr int days_in_month(std::int64_t y, int m) noexcept {
 constexpr std::int64_t days_from_civil(std::int64_t y, int m, int d) noexcept {
     y -= m <= 2 ? 1 : 0;
     const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-    const std::int64_t yoe = y - era * 400;                                   // [0, 399]
-    const std::int64_t mp = m > 2 ? m - 3 : m + 9;                            // March = 0
-    const std::int64_t doy = (153 * mp + 2) / 5 + d - 1;                      // [0, 365]
-    const std::int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;           // [0, 146096]
+    const std::int64_t yoe = y - era * 400;                          // [0, 399]
+    const std::int64_t mp = m > 2 ? m - 3 : m + 9;                   // March = 0
+    const std::int64_t doy = (153 * mp + 2) / 5 + d - 1;             // [0, 365]
+    const std::int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;  // [0, 146096]
     return era * 146'097 + doe - 719'468;
 }
 
@@ -86,10 +87,10 @@ struct ymd {
 constexpr ymd civil_from_days(std::int64_t z) noexcept {
     z += 719'468;
     const std::int64_t era = (z >= 0 ? z : z - 146'096) / 146'097;
-    const std::int64_t doe = z - era * 146'097;                                   // [0, 146096]
+    const std::int64_t doe = z - era * 146'097;                                        // [0, 146096]
     const std::int64_t yoe = (doe - doe / 1460 + doe / 36'524 - doe / 146'096) / 365;  // [0, 399]
-    const std::int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);             // [0, 365]
-    const std::int64_t mp = (5 * doy + 2) / 153;                                  // [0, 11]
+    const std::int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);                  // [0, 365]
+    const std::int64_t mp = (5 * doy + 2) / 153;                                       // [0, 11]
     const int d = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
     const int m = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
     return {yoe + era * 400 + (m <= 2 ? 1 : 0), m, d};
@@ -134,10 +135,10 @@ constexpr std::optional<filetime> filetime_from_civil(const civil_time& c) noexc
     if (c.year > 30828) return std::nullopt;
     if (c.day > days_in_month(c.year, c.month)) return std::nullopt;
     const std::int64_t days = days_from_civil(c.year, c.month, c.day) + days_1601_to_1970;
-    const detail::int128 ticks = static_cast<detail::int128>(days) * ticks_per_day +
-                                 ((static_cast<std::int64_t>(c.hour) * 60 + c.minute) * 60 + c.second) *
-                                     ticks_per_second +
-                                 static_cast<std::int64_t>(c.millisecond) * ticks_per_ms;
+    const detail::int128 ticks =
+        static_cast<detail::int128>(days) * ticks_per_day +
+        ((static_cast<std::int64_t>(c.hour) * 60 + c.minute) * 60 + c.second) * ticks_per_second +
+        static_cast<std::int64_t>(c.millisecond) * ticks_per_ms;
     if (ticks > static_cast<detail::int128>(filetime_max)) return std::nullopt;
     return filetime{static_cast<std::uint64_t>(ticks)};
 }
@@ -147,7 +148,8 @@ constexpr std::optional<filetime> filetime_from_civil(const civil_time& c) noexc
 inline constexpr std::uint64_t dos_filetime_min =
     filetime_from_civil(civil_time{1980, 1, 0, 1, 0, 0, 0, 0})->ticks - 2 * civil_detail::ticks_per_second + 1;
 /// The latest: 2107-12-31 23:59:58 exactly (anything later rounds into 2108).
-inline constexpr std::uint64_t dos_filetime_max = filetime_from_civil(civil_time{2107, 12, 0, 31, 23, 59, 58, 0})->ticks;
+inline constexpr std::uint64_t dos_filetime_max =
+    filetime_from_civil(civil_time{2107, 12, 0, 31, 23, 59, 58, 0})->ticks;
 
 /// FILETIME → MS-DOS date and time (FileTimeToDosDateTime). No time-zone
 /// conversion. Windows rounds UP to the next even second (it adds two seconds
@@ -188,10 +190,12 @@ constexpr std::optional<filetime> filetime_from_dos(std::uint16_t date, std::uin
 /// bias. The arithmetic is modulo 2^64 and never fails, exactly like Windows,
 /// which neither range-checks the input nor the result of these two calls.
 constexpr std::uint64_t local_ticks_from_utc(std::uint64_t utc, std::chrono::seconds offset) noexcept {
-    return utc + static_cast<std::uint64_t>(offset.count()) * static_cast<std::uint64_t>(civil_detail::ticks_per_second);
+    return utc +
+           static_cast<std::uint64_t>(offset.count()) * static_cast<std::uint64_t>(civil_detail::ticks_per_second);
 }
 constexpr std::uint64_t utc_ticks_from_local(std::uint64_t local, std::chrono::seconds offset) noexcept {
-    return local - static_cast<std::uint64_t>(offset.count()) * static_cast<std::uint64_t>(civil_detail::ticks_per_second);
+    return local -
+           static_cast<std::uint64_t>(offset.count()) * static_cast<std::uint64_t>(civil_detail::ticks_per_second);
 }
 
 /// The offset of local time from UTC in effect NOW (tm_gmtoff of localtime_r

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // proctimes/clock.hpp — CPU-time clocks that meet the std::chrono Clock
 // requirements, for timing code with std::chrono:
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // proctimes/cycles.hpp — CPU cycle counts in the sense of Windows'
 // QueryThreadCycleTime / QueryProcessCycleTime.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // proctimes/error.hpp — error codes of the proctimes library.
 //
 // Every fallible call returns a proctimes::result<T> holding either a value or a
@@ -20,16 +21,16 @@
 namespace proctimes {
 
 enum class errc : int {
-    no_such_process = 1,   ///< The process does not exist, or has exited and been reaped.
-    no_such_thread,        ///< The thread does not exist, or has exited.
-    access_denied,         ///< It exists, but the system hides it from this caller (hidepid, LSM).
-    proc_unavailable,      ///< /proc is not mounted, or is not procfs.
-    not_a_process,         ///< The id names a thread that is not a thread-group leader.
-    invalid_argument,      ///< A pid/tid of 0, a negative one, or one above the kernel's range.
-    malformed_data,        ///< A /proc file did not have the documented format.
-    not_supported,         ///< The kernel lacks a needed facility.
-    out_of_range,          ///< A time value outside what the target type can represent.
-    invalid_handle,        ///< The handle is empty (moved from or default constructed).
+    no_such_process = 1,  ///< The process does not exist, or has exited and been reaped.
+    no_such_thread,       ///< The thread does not exist, or has exited.
+    access_denied,        ///< It exists, but the system hides it from this caller (hidepid, LSM).
+    proc_unavailable,     ///< /proc is not mounted, or is not procfs.
+    not_a_process,        ///< The id names a thread that is not a thread-group leader.
+    invalid_argument,     ///< A pid/tid of 0, a negative one, or one above the kernel's range.
+    malformed_data,       ///< A /proc file did not have the documented format.
+    not_supported,        ///< The kernel lacks a needed facility.
+    out_of_range,         ///< A time value outside what the target type can represent.
+    invalid_handle,       ///< The handle is empty (moved from or default constructed).
     /// /proc shows another pid namespace than the caller's (a process in a new
     /// pid namespace that still sees its parent's /proc, e.g. `unshare -p -f`
     /// without --mount-proc): /proc/<pid> would name another process, so no
@@ -53,9 +54,7 @@ enum class errc : int {
 /// The category of proctimes::errc codes; its name() is "proctimes".
 PROCTIMES_API const std::error_category& error_category() noexcept;
 
-inline std::error_code make_error_code(errc e) noexcept {
-    return {static_cast<int>(e), error_category()};
-}
+inline std::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), error_category()}; }
 
 }  // namespace proctimes
 

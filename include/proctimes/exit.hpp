@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // proctimes/exit.hpp — waiting for processes and threads to exit, and the
 // exit monitor that records when they did.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* proctimes/export.h — PROCTIMES_API, the mark of what libproctimes exports.
  *
  * libproctimes is compiled with hidden symbol visibility: only declarations

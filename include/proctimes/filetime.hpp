@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // proctimes/filetime.hpp — Windows FILETIME values and std::chrono, both ways.
 //
 // A FILETIME is a count of 100 ns ticks. It is used for two different things,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // proctimes/ledger.hpp — where the machine's CPU time went between two
 // snapshots: a ledger that closes.
 //
@@ -70,7 +71,7 @@ PROCTIMES_API result<system_cpu_times> read_system_cpu_times(const std::string& 
 
 /// One task (thread) that ended, as the kernel's exit record described it.
 struct PROCTIMES_API ended_task {
-    pid_t tid = 0;         ///< the thread that ended
+    pid_t tid = 0;  ///< the thread that ended
     /// Its process (thread group); 0 when the kernel's record does not carry
     /// it (struct taskstats before version 12, Linux < 5.19).
     pid_t pid = 0;
@@ -202,8 +203,9 @@ struct PROCTIMES_API cpu_ledger {
 /// `before.since_boot`. Errors: invalid_argument when the snapshots come from
 /// different boots, `after` precedes `before`, or a stat reading precedes the
 /// other; ENOMEM. Pure: reads nothing, thread-safe.
-PROCTIMES_API result<cpu_ledger> compute_ledger(const snapshot& before, const snapshot& after, std::span<const ended_task> exits,
-                                  const system_cpu_times& stat_before, const system_cpu_times& stat_after,
-                                  std::chrono::nanoseconds reaped_children = {}) noexcept;
+PROCTIMES_API result<cpu_ledger> compute_ledger(const snapshot& before, const snapshot& after,
+                                                std::span<const ended_task> exits, const system_cpu_times& stat_before,
+                                                const system_cpu_times& stat_after,
+                                                std::chrono::nanoseconds reaped_children = {}) noexcept;
 
 }  // namespace proctimes

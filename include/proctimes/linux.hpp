@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // proctimes/linux.hpp — what only has a meaning on Linux: the kernel's start
 // ticks and the boot anchor that turns them into instants, the pidfds behind
 // handles, the taskstats exit records, and the perf_event diagnostic.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // proctimes/process.hpp — handles to processes and threads, and the calling
 // process's and thread's own times.
 //

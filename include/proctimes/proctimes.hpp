@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // proctimes/proctimes.hpp — the whole C++ API.
 //
 // Not included here:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // proctimes/result.hpp — a value or an error, never both, never an exception
 // from the core.
 #pragma once
@@ -21,9 +22,10 @@ class [[nodiscard]] result {
 public:
     using value_type = T;
 
-    result(const T& v) : value_(v) {}                 // NOLINT(google-explicit-constructor)
-    result(T&& v) : value_(std::move(v)) {}           // NOLINT(google-explicit-constructor)
-    result(std::error_code ec) noexcept : error_(ec)  // NOLINT(google-explicit-constructor)
+    result(const T& v) : value_(v) {}        // NOLINT(google-explicit-constructor)
+    result(T&& v) : value_(std::move(v)) {}  // NOLINT(google-explicit-constructor)
+    result(std::error_code ec) noexcept
+        : error_(ec)  // NOLINT(google-explicit-constructor)
     {
         if (!error_) error_ = make_error_code(errc::invalid_argument);
     }
@@ -34,9 +36,18 @@ public:
 
     [[nodiscard]] std::error_code error() const noexcept { return error_; }
 
-    T& value() & { check(); return *value_; }
-    const T& value() const& { check(); return *value_; }
-    T&& value() && { check(); return std::move(*value_); }
+    T& value() & {
+        check();
+        return *value_;
+    }
+    const T& value() const& {
+        check();
+        return *value_;
+    }
+    T&& value() && {
+        check();
+        return std::move(*value_);
+    }
 
     T& operator*() & noexcept { return *value_; }
     const T& operator*() const& noexcept { return *value_; }
@@ -62,7 +73,7 @@ template <>
 class [[nodiscard]] result<void> {
 public:
     result() noexcept = default;
-    result(std::error_code ec) noexcept : error_(ec) {}  // NOLINT(google-explicit-constructor)
+    result(std::error_code ec) noexcept : error_(ec) {}      // NOLINT(google-explicit-constructor)
     result(errc e) noexcept : error_(make_error_code(e)) {}  // NOLINT(google-explicit-constructor)
     [[nodiscard]] bool has_value() const noexcept { return !error_; }
     explicit operator bool() const noexcept { return has_value(); }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // proctimes/snapshot.hpp — every process (and, on request, every thread) of the
 // system at one moment, with the four Windows times of each, and the CPU time
 // each used between two snapshots.

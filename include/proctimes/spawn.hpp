@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // proctimes/spawn.hpp — start a command and measure it, exactly.
 //
 //   auto c = proctimes::child::spawn({.argv = {"make", "-j2"}}).value();

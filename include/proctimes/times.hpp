@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // proctimes/times.hpp — the values a timing query returns.
 #pragma once
 
@@ -126,8 +127,8 @@ PROCTIMES_API std::string_view to_string(task_state s) noexcept;
 
 /// How a process ended: its exit status, or the signal that killed it.
 struct exit_status {
-    int code = 0;             ///< exit code, when it exited normally
-    int signal = 0;           ///< the signal that ended it, else 0
+    int code = 0;    ///< exit code, when it exited normally
+    int signal = 0;  ///< the signal that ended it, else 0
     bool core_dumped = false;
     [[nodiscard]] bool signaled() const noexcept { return signal != 0; }
     /// The shell's convention: the exit code, or 128 + the signal.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* proctimes/windows.h — the Win32 process/thread timing API on Linux.
  *
  * Code written against <windows.h> for the functions below builds on Linux by
@@ -414,10 +415,9 @@ PROCTIMES_API DWORD proctimes_GetProcessId(HANDLE Process);
 PROCTIMES_API DWORD proctimes_GetThreadId(HANDLE Thread);
 PROCTIMES_API BOOL proctimes_CreateProcessA(LPCSTR lpApplicationName, LPSTR lpCommandLine,
                                             LPSECURITY_ATTRIBUTES lpProcessAttributes,
-                                            LPSECURITY_ATTRIBUTES lpThreadAttributes,
-                                            BOOL bInheritHandles, DWORD dwCreationFlags, LPVOID lpEnvironment,
-                                            LPCSTR lpCurrentDirectory, LPSTARTUPINFOA lpStartupInfo,
-                                            LPPROCESS_INFORMATION lpProcessInformation);
+                                            LPSECURITY_ATTRIBUTES lpThreadAttributes, BOOL bInheritHandles,
+                                            DWORD dwCreationFlags, LPVOID lpEnvironment, LPCSTR lpCurrentDirectory,
+                                            LPSTARTUPINFOA lpStartupInfo, LPPROCESS_INFORMATION lpProcessInformation);
 PROCTIMES_API DWORD proctimes_WaitForSingleObject(HANDLE hHandle, DWORD dwMilliseconds);
 PROCTIMES_API BOOL proctimes_GetExitCodeProcess(HANDLE hProcess, LPDWORD lpExitCode);
 

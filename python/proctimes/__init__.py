@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """proctimes: the Windows process and thread timing model on Linux, from Python.
 
 Creation and exit instants, kernel and user CPU times of any process or

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Type stubs of the proctimes package: the types are declared in _types.py
 # (inline annotations), the compiled functions and classes in _proctimes.pyi.
 from ._types import (AccessDenied, ChildExit, CpuTimes, Error, ExitStatus, Identity, NoSuchProcess, Precision,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Type stubs of the compiled part of proctimes (python/src/*.cpp).
 from datetime import datetime, timedelta
 from os import PathLike

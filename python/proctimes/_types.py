@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The exception and named-tuple types of proctimes.
 
 Only declarations live here: every value is computed by the C++ library and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The parts of the proctimes._proctimes extension, each bound by one function.
 //
 // Threads: every call that can block (waits, spawning) or walks /proc

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "convert.hpp"
 
 #include <datetime.h>  // after Python.h (convert.hpp); PyDateTimeAPI is per file: only this one uses it
@@ -31,9 +32,12 @@ py::object get_attr(const py::module_& m, const char* name) { return m.attr(name
 
 const py::str& state_str(proctimes::task_state s) {
     switch (s) {
-        case proctimes::task_state::running: return g_caches->running;
-        case proctimes::task_state::exited: return g_caches->exited;
-        case proctimes::task_state::exited_partial: return g_caches->exited_partial;
+        case proctimes::task_state::running:
+            return g_caches->running;
+        case proctimes::task_state::exited:
+            return g_caches->exited;
+        case proctimes::task_state::exited_partial:
+            return g_caches->exited_partial;
     }
     return g_caches->running;
 }
@@ -53,12 +57,12 @@ py::object optional_ns(const std::optional<proctimes::instant>& t) {
 double seconds(nanoseconds d) { return static_cast<double>(d.count()) / 1e9; }
 
 py::object task_times_tuple(const proctimes::task_times& t) {
-    return make_named(types().Times,
-                      py::make_tuple(to_datetime(t.creation), t.exit ? to_datetime(*t.exit) : py::object(py::none()),
-                                     seconds(t.kernel), seconds(t.user), t.creation.time_since_epoch().count(),
-                                     optional_ns(t.exit), t.kernel.count(), t.user.count(), state_str(t.state),
-                                     to_py(t.precision), t.sampled_at.time_since_epoch().count(),
-                                     optional_ns(t.exit_earliest)));
+    return make_named(
+        types().Times,
+        py::make_tuple(to_datetime(t.creation), t.exit ? to_datetime(*t.exit) : py::object(py::none()),
+                       seconds(t.kernel), seconds(t.user), t.creation.time_since_epoch().count(), optional_ns(t.exit),
+                       t.kernel.count(), t.user.count(), state_str(t.state), to_py(t.precision),
+                       t.sampled_at.time_since_epoch().count(), optional_ns(t.exit_earliest)));
 }
 
 }  // namespace
@@ -67,7 +71,8 @@ void load_types() {
     PyDateTime_IMPORT;
     if (!PyDateTimeAPI) throw py::error_already_set();
     const py::module_ m = py::module_::import("proctimes._types");
-    g_types = new python_types{  // lives as long as the interpreter: never freed
+    g_types = new python_types{
+        // lives as long as the interpreter: never freed
         get_attr(m, "Precision"),      get_attr(m, "Times"),           get_attr(m, "Identity"),
         get_attr(m, "ExitStatus"),     get_attr(m, "CpuTimes"),        get_attr(m, "ChildExit"),
         get_attr(m, "SnapshotThread"), get_attr(m, "SnapshotProcess"), get_attr(m, "SnapshotFailure"),
@@ -114,9 +119,8 @@ sys_time<microseconds> from_datetime(py::handle dt) {
         throw py::value_error("a naive datetime has no defined instant: give it a tzinfo (e.g. timezone.utc)");
     // Never destroyed: a static py::object would be released after the
     // interpreter has finalized.
-    static PyObject* const epoch = PyDateTimeAPI->DateTime_FromDateAndTime(1970, 1, 1, 0, 0, 0, 0,
-                                                                          PyDateTime_TimeZone_UTC,
-                                                                          PyDateTimeAPI->DateTimeType);
+    static PyObject* const epoch = PyDateTimeAPI->DateTime_FromDateAndTime(
+        1970, 1, 1, 0, 0, 0, 0, PyDateTime_TimeZone_UTC, PyDateTimeAPI->DateTimeType);
     if (!epoch) throw py::error_already_set();
     const py::object delta = dt - py::handle(epoch);  // exact: a timedelta of days, seconds, microseconds
     return sys_time<microseconds>{*timedelta_us(delta)};
@@ -140,11 +144,10 @@ py::str to_str(std::string_view bytes) {
 py::object to_py(const proctimes::cpu_precision& p) {
     for (const auto& [key, obj] : g_caches->precisions)
         if (key == p) return obj;
-    py::object obj = make_named(types().Precision, py::make_tuple(p.resolution.count(), p.total_resolution.count(),
-                                                                  p.creation_resolution.count(),
-                                                                  std::string(proctimes::to_string(p.source)),
-                                                                  std::string(proctimes::to_string(p.exit_source)),
-                                                                  p.exit_resolution.count()));
+    py::object obj = make_named(
+        types().Precision, py::make_tuple(p.resolution.count(), p.total_resolution.count(),
+                                          p.creation_resolution.count(), std::string(proctimes::to_string(p.source)),
+                                          std::string(proctimes::to_string(p.exit_source)), p.exit_resolution.count()));
     if (g_caches->precisions.size() < 64) g_caches->precisions.emplace_back(p, obj);
     return obj;
 }
@@ -170,7 +173,9 @@ py::object to_py(const proctimes::child_exit& e) {
 
 py::object to_cpu_times(const proctimes::task_times& t, std::optional<nanoseconds> children_user,
                         std::optional<nanoseconds> children_kernel) {
-    auto opt = [](std::optional<nanoseconds> d) { return d ? py::object(py::float_(seconds(*d))) : py::object(py::none()); };
+    auto opt = [](std::optional<nanoseconds> d) {
+        return d ? py::object(py::float_(seconds(*d))) : py::object(py::none());
+    };
     return make_named(types().CpuTimes, py::make_tuple(seconds(t.user), seconds(t.kernel), opt(children_user),
                                                        opt(children_kernel), py::none()));
 }
@@ -184,16 +189,16 @@ py::object to_py(const proctimes::snapshot& s) {
         py::list threads(span.size());
         std::size_t j = 0;
         for (const auto& t : span) {
-            threads[j++] = make_named(ty.SnapshotThread, py::make_tuple(t.tid(), t.pid, to_str(t.name.view()),
-                                                                        std::string(1, t.state), task_times_tuple(t.times),
-                                                                        to_py(t.identity)));
+            threads[j++] = make_named(ty.SnapshotThread,
+                                      py::make_tuple(t.tid(), t.pid, to_str(t.name.view()), std::string(1, t.state),
+                                                     task_times_tuple(t.times), to_py(t.identity)));
         }
-        const py::object uid = p.uid == proctimes::snapshot_process::unknown_uid ? py::object(py::none())
-                                                                                : py::object(py::int_(p.uid));
-        processes[i++] = make_named(ty.SnapshotProcess,
-                                    py::make_tuple(p.pid(), p.parent_pid, uid, to_str(p.name.view()),
-                                                   std::string(1, p.state), p.kernel_thread, p.thread_count,
-                                                   task_times_tuple(p.times), to_py(p.identity), std::move(threads)));
+        const py::object uid =
+            p.uid == proctimes::snapshot_process::unknown_uid ? py::object(py::none()) : py::object(py::int_(p.uid));
+        processes[i++] = make_named(
+            ty.SnapshotProcess,
+            py::make_tuple(p.pid(), p.parent_pid, uid, to_str(p.name.view()), std::string(1, p.state), p.kernel_thread,
+                           p.thread_count, task_times_tuple(p.times), to_py(p.identity), std::move(threads)));
     }
     py::list failures;
     for (const auto& f : s.failures) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Conversions from the library's C++ types to Python objects, one function per
 // type, all in convert.cpp: a field added to a C++ type is added in one place
 // (and in _types.py / the .pyi stubs).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Library errors → Python exceptions, in one place (errors.cpp):
 //   no such process / thread (errc or ESRCH)   → proctimes.NoSuchProcess (ProcessLookupError)
 //   access denied (errc, EACCES or EPERM)      → proctimes.AccessDenied (PermissionError)

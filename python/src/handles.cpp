@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // proctimes.Process and proctimes.Thread: thin wrappers over proctimes::process
 // and proctimes::thread. Every value comes from one library call; this file
 // only converts (convert.cpp) and raises (errors.cpp).
@@ -69,8 +70,9 @@ py_thread open_thread(const py::object& tid_obj, const py::object& pid_obj) {
     const auto tid = to_id(tid_obj, "tid");
     const auto pid = to_id(pid_obj, "pid");
     if (!tid && pid) throw py::value_error("pid needs a tid");
-    auto r = !tid ? proctimes::thread::open_self()
-                  : pid ? proctimes::thread::open(*pid, *tid) : proctimes::thread::open(*tid);
+    auto r = !tid  ? proctimes::thread::open_self()
+             : pid ? proctimes::thread::open(*pid, *tid)
+                   : proctimes::thread::open(*tid);
     auto h = std::make_shared<const proctimes::thread>(unwrap(std::move(r), pid.value_or(0), tid.value_or(0)));
     const pid_t id = h->id(), owner = h->process_id();
     return py_thread{std::move(h), id, owner};
@@ -104,8 +106,10 @@ py::list process_threads(const py_process& self) {
             }
             if (!err) {
                 auto ended = proctimes::wait_for_exit(*h, nanoseconds{0});
-                if (!ended) err = ended.error();
-                else if (*ended) err = errc::no_such_process;
+                if (!ended)
+                    err = ended.error();
+                else if (*ended)
+                    err = errc::no_such_process;
             }
         }
     }
@@ -143,22 +147,23 @@ ValueError as Process does.)";
 void bind_handles(py::module_& m) {
     py::class_<py_process>(m, "Process", process_doc)
         .def(py::init(&open_process), py::arg("pid") = py::none())
-        .def_property_readonly("pid", [](const py_process& p) { return p.pid; }, "The process id (fixed at open).")
+        .def_property_readonly(
+            "pid", [](const py_process& p) { return p.pid; }, "The process id (fixed at open).")
         .def(
-            "times",
-            [](const py_process& p) { return to_py(unwrap(p.get()->times(), p.pid)); },
+            "times", [](const py_process& p) { return to_py(unwrap(p.get()->times(), p.pid)); },
             "Times(creation, exit, kernel, user, ...): GetProcessTimes. kernel + user are\n"
             "exact to 1 ns (the process CPU clock); the split between them is tick-sampled\n"
             "(10 ms); all threads, exited ones included, children excluded. After the\n"
             "process exits: state 'exited' with the exit instant and final values.")
         .def(
-            "cpu_times",
-            [](const py_process& p) { return to_cpu_times(unwrap(p.get()->times(), p.pid)); },
+            "cpu_times", [](const py_process& p) { return to_cpu_times(unwrap(p.get()->times(), p.pid)); },
             "psutil's cpu_times(): CpuTimes(user, system, children_user, children_system,\n"
             "iowait) in seconds; the children fields and iowait are None (not known).")
         .def(
             "create_time",
-            [](const py_process& p) { return static_cast<double>(p.get()->creation().time_since_epoch().count()) / 1e9; },
+            [](const py_process& p) {
+                return static_cast<double>(p.get()->creation().time_since_epoch().count()) / 1e9;
+            },
             "psutil's create_time(): seconds since the epoch, a float (exact: times().creation_ns).")
         .def(
             "exit_status",
@@ -178,16 +183,17 @@ void bind_handles(py::module_& m) {
             "timeout. Releases the GIL.")
         .def(
             "is_running",
-            [](const py_process& p) {
-                return !handle_wait(p.get(), py::float_(0.0), p.pid, 0).cast<bool>();
-            },
+            [](const py_process& p) { return !handle_wait(p.get(), py::float_(0.0), p.pid, 0).cast<bool>(); },
             "True while the process has not exited (this process, not whatever now has its pid).")
-        .def("identity", [](const py_process& p) { return to_py(p.get()->identity()); },
-             "Identity(boot, id, start_ticks, pidfs_inode): exact across pid reuse.")
-        .def("name", [](const py_process& p) { return to_str(unwrap(p.get()->name(), p.pid)); },
-             "The command name (comm), read now.")
-        .def("ppid", [](const py_process& p) { return unwrap(p.get()->parent_id(), p.pid); },
-             "The parent pid, read now.")
+        .def(
+            "identity", [](const py_process& p) { return to_py(p.get()->identity()); },
+            "Identity(boot, id, start_ticks, pidfs_inode): exact across pid reuse.")
+        .def(
+            "name", [](const py_process& p) { return to_str(unwrap(p.get()->name(), p.pid)); },
+            "The command name (comm), read now.")
+        .def(
+            "ppid", [](const py_process& p) { return unwrap(p.get()->parent_id(), p.pid); },
+            "The parent pid, read now.")
         .def(
             "thread_ids",
             [](const py_process& p) {
@@ -203,11 +209,13 @@ void bind_handles(py::module_& m) {
         .def("threads", &process_threads,
              "The threads alive now, as Thread handles. NoSuchProcess once the process\n"
              "has exited. Releases the GIL.")
-        .def_property_readonly("pidfd", [](const py_process& p) { return proctimes::native_pidfd(*p.get()); },
-                               "The pidfd (readable once the process exits; owned by the handle), or -1.")
+        .def_property_readonly(
+            "pidfd", [](const py_process& p) { return proctimes::native_pidfd(*p.get()); },
+            "The pidfd (readable once the process exits; owned by the handle), or -1.")
         .def_property_readonly("closed", [](const py_process& p) { return !p.h; })
-        .def("close", [](py_process& p) { p.h.reset(); },
-             "Releases the handle's descriptors (once no call in flight uses them).")
+        .def(
+            "close", [](py_process& p) { p.h.reset(); },
+            "Releases the handle's descriptors (once no call in flight uses them).")
         .def("__enter__", [](py::object self) { return self; })
         .def("__exit__", [](py_process& p, const py::args&) { p.h.reset(); })
         .def("__eq__",
@@ -224,17 +232,21 @@ void bind_handles(py::module_& m) {
     py::class_<py_thread>(m, "Thread", thread_doc)
         .def(py::init(&open_thread), py::arg("tid") = py::none(), py::arg("pid") = py::none())
         .def_property_readonly("tid", [](const py_thread& t) { return t.tid; })
-        .def_property_readonly("pid", [](const py_thread& t) { return t.pid; }, "The process it belongs to.")
+        .def_property_readonly(
+            "pid", [](const py_thread& t) { return t.pid; }, "The process it belongs to.")
         .def(
             "times", [](const py_thread& t) { return to_py(unwrap(t.get()->times(), t.pid, t.tid)); },
             "Times of this thread (GetThreadTimes): kernel + user exact to 1 ns (its CPU\n"
             "clock, or schedstat for another process's thread), the split tick-sampled;\n"
             "creation from its own start tick.")
-        .def("cpu_times", [](const py_thread& t) { return to_cpu_times(unwrap(t.get()->times(), t.pid, t.tid)); },
-             "CpuTimes(user, system, None, None, None) in seconds, psutil's field names.")
+        .def(
+            "cpu_times", [](const py_thread& t) { return to_cpu_times(unwrap(t.get()->times(), t.pid, t.tid)); },
+            "CpuTimes(user, system, None, None, None) in seconds, psutil's field names.")
         .def(
             "create_time",
-            [](const py_thread& t) { return static_cast<double>(t.get()->creation().time_since_epoch().count()) / 1e9; },
+            [](const py_thread& t) {
+                return static_cast<double>(t.get()->creation().time_since_epoch().count()) / 1e9;
+            },
             "The thread's creation, seconds since the epoch (psutil has no equivalent).")
         .def(
             "wait",
@@ -243,8 +255,9 @@ void bind_handles(py::module_& m) {
             "Waits until the thread has exited (needs Linux >= 6.9). True once exited,\n"
             "False on timeout. Releases the GIL.")
         .def("identity", [](const py_thread& t) { return to_py(t.get()->identity()); })
-        .def("name", [](const py_thread& t) { return to_str(unwrap(t.get()->name(), t.pid, t.tid)); },
-             "The thread's name (comm), read now.")
+        .def(
+            "name", [](const py_thread& t) { return to_str(unwrap(t.get()->name(), t.pid, t.tid)); },
+            "The thread's name (comm), read now.")
         .def_property_readonly("closed", [](const py_thread& t) { return !t.h; })
         .def("close", [](py_thread& t) { t.h.reset(); })
         .def("__enter__", [](py::object self) { return self; })

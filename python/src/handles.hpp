@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The C++ objects behind proctimes.Process and proctimes.Thread.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // proctimes._proctimes: the compiled part of the `proctimes` Python package.
 // The package's __init__.py re-exports everything; users import proctimes.
 #include <cstdint>
@@ -39,8 +40,10 @@ T or_range_error(std::optional<T> v, const char* what) {
 
 std::uint64_t filetime_from_time(const py::object& t) {
     std::optional<proctimes::filetime> ft;
-    if (is_datetime(t)) ft = proctimes::filetime_from_time(from_datetime(t));
-    else ft = proctimes::filetime_from_time(proctimes::instant{nanoseconds{to_int64(t, "an instant in ns")}});
+    if (is_datetime(t))
+        ft = proctimes::filetime_from_time(from_datetime(t));
+    else
+        ft = proctimes::filetime_from_time(proctimes::instant{nanoseconds{to_int64(t, "an instant in ns")}});
     return or_range_error(ft, "instant outside FILETIME's range (1601-01-01 .. 30828-09-14)").ticks;
 }
 
@@ -67,8 +70,7 @@ void bind_misc(py::module_& m) {
         [] { return to_py(unwrap(proctimes::this_thread::times(), 0, proctimes::this_thread::id())); },
         "Times of the calling thread: one getrusage(RUSAGE_THREAD) (1 us) plus its creation instant.");
     m.def(
-        "process_time_ns",
-        [] { return proctimes::process_cpu_clock::now().time_since_epoch().count(); },
+        "process_time_ns", [] { return proctimes::process_cpu_clock::now().time_since_epoch().count(); },
         "CPU time of all threads of the calling process, ns (CLOCK_PROCESS_CPUTIME_ID; children excluded).");
     m.def(
         "thread_time_ns", [] { return proctimes::thread_cpu_clock::now().time_since_epoch().count(); },

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // proctimes.snapshot and proctimes.Snapshotter: proctimes::take_snapshot and
 // proctimes::snapshotter. The walk runs without the GIL; the Python list is
 // built after it.

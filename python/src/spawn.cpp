@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // proctimes.spawn and proctimes.Child: proctimes::child::spawn / wait.
 #include <mutex>
 #include <optional>
@@ -99,20 +100,26 @@ py::object child_wait(const py_child& ch, const py::object& timeout) {
                 out = st->done;
             } else if (to) {
                 auto e = st->c.wait_for(*to);
-                if (!e) err = e.error();
-                else if (*e) out = st->done = std::move(**e);
+                if (!e)
+                    err = e.error();
+                else if (*e)
+                    out = st->done = std::move(**e);
             } else {
                 auto e = st->c.wait();
-                if (!e) err = e.error();
-                else out = st->done = std::move(*e);
+                if (!e)
+                    err = e.error();
+                else
+                    out = st->done = std::move(*e);
             }
         } else if (auto ended = proctimes::wait_for_exit(st->c.handle(), to); !ended) {
             err = ended.error();
         } else if (*ended) {
             std::lock_guard lock(st->mutex);
             auto e = st->c.wait();
-            if (e) out = st->done = std::move(*e);
-            else err = e.error();
+            if (e)
+                out = st->done = std::move(*e);
+            else
+                err = e.error();
         }
     }
     if (err) raise_error(err, ch.pid);
@@ -133,8 +140,9 @@ void bind_spawn(py::module_& m) {
                 return py_process{std::shared_ptr<const proctimes::process>(c.s, &c.s->c.handle()), c.pid};
             },
             "The child as a Process (times() while it runs and after it ends).")
-        .def("times", [](const py_child& c) { return to_py(unwrap(handle_of(c).times(), c.pid)); },
-             "Times of the child (children excluded), live or final.")
+        .def(
+            "times", [](const py_child& c) { return to_py(unwrap(handle_of(c).times(), c.pid)); },
+            "Times of the child (children excluded), live or final.")
         .def("wait", &child_wait, py::arg("timeout") = py::none(),
              "Waits for it to exit and reaps it: ChildExit(status, times, children_kernel_ns,\n"
              "children_user_ns, max_rss_kib, times_error), its final values; None on timeout\n"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Shared helpers of the proctimes Python tests (run by CTest, label `python`:
 /usr/bin/python3 -m pytest with PYTHONPATH=<build>/python)."""
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The proctimes Python API: values against the C++ library (through the
 `proctimes show` command on the same process) and against clocks sampled
 around the query; exits, threads, errors, FILETIME conversions."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Hostile environments, as tests/hostile/run_in.sh prepares them for the C++
 tests: /proc mounted with hidepid=2 for user nobody, and no /proc at all.
 Preparing them needs root (a mount namespace); the checks run in a child

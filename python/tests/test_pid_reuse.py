@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A handle whose pid is given to a new process answers for its own process
 (its recorded end) or raises NoSuchProcess -- never for the new one. Forcing
 the reuse needs root: /proc/sys/kernel/ns_last_pid, written under its flock

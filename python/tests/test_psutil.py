@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """proctimes against psutil on the same processes, within the resolutions each
 states: psutil's CPU times are 10 ms ticks, its create_time is built on
 /proc/stat's whole-second btime; proctimes' totals are exact to 1 ns, its

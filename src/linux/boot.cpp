@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The boot anchor: see include/proctimes/boot.hpp for the contract.
 #include "proctimes/boot.hpp"
 

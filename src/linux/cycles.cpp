@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // TSC-rate cycle counts: see include/proctimes/cycles.hpp for the contract.
 #include "proctimes/cycles.hpp"
 #include "proctimes/linux.hpp"
@@ -21,8 +22,8 @@
 #include <x86intrin.h>
 #endif
 
-#include "linux/fork_generation.hpp"
 #include "clock_ns.hpp"
+#include "linux/fork_generation.hpp"
 #include "linux/sys.hpp"
 #include "parse/cpuinfo.hpp"
 
@@ -199,7 +200,8 @@ std::uint64_t cycles() noexcept {
         if (seen_generation.exchange(gen, std::memory_order_acq_rel) != gen) meter.reset();
     }
     const std::uint64_t hz = get_tsc_rate().hz;
-    return meter.update(cycles_from_cpu_time(std::chrono::nanoseconds{detail::now_ns(CLOCK_PROCESS_CPUTIME_ID)}, hz), false);
+    return meter.update(cycles_from_cpu_time(std::chrono::nanoseconds{detail::now_ns(CLOCK_PROCESS_CPUTIME_ID)}, hz),
+                        false);
 }
 }  // namespace this_process
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The exit monitor: one thread per process, started on first use, asleep in
 // epoll_wait(2) over the pidfds of open handles. A pidfd becomes readable when
 // its process (or, with PIDFD_THREAD, its thread) exits; the monitor then
@@ -21,8 +22,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include <pthread.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -265,7 +266,7 @@ private:
 };
 
 std::mutex g_mutex;
-monitor* g_monitor = nullptr;  // leaked on purpose: its thread outlives static destruction
+monitor* g_monitor = nullptr;    // leaked on purpose: its thread outlives static destruction
 std::atomic<int> g_enabled{-1};  // -1: not set (then PROCTIMES_EXIT_MONITOR decides)
 std::atomic<int> g_monitor_env{-2};
 
@@ -372,9 +373,7 @@ void set_exit_records_enabled(bool on) noexcept {
     detail::g_records_enabled.store(on ? 1 : 0, std::memory_order_relaxed);
 }
 bool exit_records_enabled() noexcept { return detail::records_enabled(); }
-void set_exit_records_default(bool on) noexcept {
-    detail::g_records_default.store(on, std::memory_order_relaxed);
-}
+void set_exit_records_default(bool on) noexcept { detail::g_records_default.store(on, std::memory_order_relaxed); }
 
 std::error_code exit_records_status() noexcept {
     if (!detail::enabled() || !detail::records_enabled()) return make_error_code(errc::not_supported);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "linux/exit_records.hpp"
 
 #include <cerrno>
@@ -19,15 +20,15 @@
 namespace proctimes::detail {
 namespace {
 
-constexpr std::size_t buffer_size = 64 * 1024;  // one datagram; an exit record is about 450 bytes
+constexpr std::size_t buffer_size = 64 * 1024;   // one datagram; an exit record is about 450 bytes
 constexpr int receive_buffer = 4 * 1024 * 1024;  // room for bursts of exits between two drains
 constexpr std::chrono::milliseconds reply_timeout{1000};
 
 std::size_t align4(std::size_t n) noexcept { return (n + 3) & ~std::size_t{3}; }
 
 // One generic-netlink request: header, genl header, one attribute.
-std::error_code send_request(int sock, std::uint16_t type, std::uint16_t flags, std::uint8_t cmd,
-                             std::uint16_t attr, const std::string& value) noexcept {
+std::error_code send_request(int sock, std::uint16_t type, std::uint16_t flags, std::uint8_t cmd, std::uint16_t attr,
+                             const std::string& value) noexcept {
     char msg[256] = {};
     const std::size_t attr_len = NLA_HDRLEN + value.size() + 1;  // with its NUL
     const std::size_t total = NLMSG_HDRLEN + GENL_HDRLEN + align4(attr_len);
@@ -119,8 +120,7 @@ std::unique_ptr<exit_records> exit_records::open(std::error_code& why) noexcept 
             (void)::setsockopt(sock, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
 
         // The family id of TASKSTATS.
-        if ((why = send_request(sock, GENL_ID_CTRL, 0, CTRL_CMD_GETFAMILY, CTRL_ATTR_FAMILY_NAME,
-                                TASKSTATS_GENL_NAME)))
+        if ((why = send_request(sock, GENL_ID_CTRL, 0, CTRL_CMD_GETFAMILY, CTRL_ATTR_FAMILY_NAME, TASKSTATS_GENL_NAME)))
             return nullptr;
         why = await_reply(sock, r->buf_.get(), [&r](std::string_view dgram) {
             const auto id = parse::parse_genl_family_id(dgram);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The kernel's taskstats exit records, received on a generic-netlink socket
 // registered as a listener for every CPU (needs CAP_NET_ADMIN). The kernel
 // sends one record as each task (thread) ends, in do_exit(), before the task's

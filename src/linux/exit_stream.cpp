@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // exit_stream and read_system_cpu_times (proctimes/ledger.hpp) on Linux: the
 // taskstats listener registered by exit_records, read with the parser that
 // keeps who each task was; /proc/stat through its pure parser.
@@ -104,8 +105,8 @@ result<bool> exit_stream::read(std::vector<ended_task>& out) noexcept {
         const nanoseconds received = boottime_now();
         try {
             impl_->parsed.clear();
-            parse::parse_exit_tasks(std::string_view(impl_->buf.get(), static_cast<std::size_t>(n)),
-                                    0, impl_->parsed);  // the socket hears only TASKSTATS
+            parse::parse_exit_tasks(std::string_view(impl_->buf.get(), static_cast<std::size_t>(n)), 0,
+                                    impl_->parsed);  // the socket hears only TASKSTATS
             for (const auto& r : impl_->parsed) out.push_back(to_ended(r, received));
         } catch (const std::bad_alloc&) {
             return detail::errno_code(ENOMEM);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "linux/fork_generation.hpp"
 
 #include <atomic>

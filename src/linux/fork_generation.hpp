@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One counter of fork(2) generations for the whole library.
 //
 // Caches about the calling process or thread (its creation instant, the

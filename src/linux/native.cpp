@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The pidfd accessors of proctimes/linux.hpp: the descriptors a handle already
 // holds, lent to the caller's event loop.
 #include "proctimes/linux.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Linux backend: opening a process or thread core (platform.hpp, "opening a
 // task"), what was fixed at open, and the reads of its name, parent and
 // threads. Sampling is in task_sample.cpp, the calling process in self.cpp.
@@ -60,8 +61,7 @@ std::uint64_t pidfs_inode(int pidfd) noexcept {
 }
 
 // Completes a freshly opened core: identity, creation, first sample, exit watch.
-result<task_core_ptr> finish_open(task_core_ptr c,
-                                                       const boot_id& boot) noexcept {
+result<task_core_ptr> finish_open(task_core_ptr c, const boot_id& boot) noexcept {
     stat_read s;
     if (auto ec = read_stat(c->stat.get(), s, c->is_thread)) return ec;
     if (s.rec.pid != c->id) return c->is_thread ? errc::malformed_data : errc::not_a_process;
@@ -125,8 +125,7 @@ result<task_core_ptr> open_task(pid_t tgid, pid_t tid, unique_fd pidfd) noexcept
     p->opener_pid = ::getpid();
     p->pidfd = std::move(pidfd);
     char path[96];
-    std::snprintf(path, sizeof path, "%s/%d/task/%d/stat", proc_root, static_cast<int>(tgid),
-                  static_cast<int>(tid));
+    std::snprintf(path, sizeof path, "%s/%d/task/%d/stat", proc_root, static_cast<int>(tgid), static_cast<int>(tid));
     p->stat.reset(open_read(AT_FDCWD, path));
     if (!p->stat) {
         const int err = errno;

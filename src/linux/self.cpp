@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Linux backend of this_process and this_thread (platform.hpp, "the calling
 // process and thread"): read without a handle.
 //
@@ -19,14 +20,14 @@
 #include "linux/sys.hpp"
 #include "linux/task.hpp"
 #include "parse/procfs.hpp"
-#include "proctimes/boot.hpp"
 #include "platform.hpp"
+#include "proctimes/boot.hpp"
 #include "proctimes/process.hpp"
 
 namespace proctimes {
 
-using std::chrono::nanoseconds;
 using detail::unique_fd;
+using std::chrono::nanoseconds;
 
 namespace {
 
@@ -82,7 +83,6 @@ result<process_times> self_process_times() noexcept {
     return process_rusage_times(created);
 }
 
-
 // getrusage(RUSAGE_THREAD) alone would lag: it reports the thread's runtime as
 // of its last tick or context switch (task_cputime_adjusted() reads
 // sum_exec_runtime without update_curr()), so a thread that runs for less than
@@ -108,7 +108,8 @@ result<thread_times> self_thread_times() noexcept {
     if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return detail::last_errno();
     const nanoseconds total = detail::to_ns(ts);
     const auto us = [](const timeval& tv) {
-        return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(detail::to_ns(tv)).count());
+        return static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::microseconds>(detail::to_ns(tv)).count());
     };
     const auto ku = split.apply(total, us(ru.ru_utime), us(ru.ru_stime));
     thread_times t;

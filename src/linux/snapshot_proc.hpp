@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Internals of the /proc snapshot source, shared by its two files:
 // src/linux/snapshot_read.cpp reads one task's records, and
 // src/linux/snapshot_walk.cpp walks /proc and shares the reads out over

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The /proc snapshot source, reading one task: a process's stat (and CPU
 // clock, owner, thread list) or a thread's stat (and schedstat), parsed into
 // snapshot entries. Linux only; see src/linux/snapshot_proc.hpp for how
@@ -47,9 +48,7 @@ void id_path(char* buf, std::size_t cap, pid_t id, const char* leaf) noexcept {
 
 // What an errno met while reading one task means for the walk.
 enum class outcome { vanished, failed };
-outcome classify(int err) noexcept {
-    return (err == ENOENT || err == ESRCH) ? outcome::vanished : outcome::failed;
-}
+outcome classify(int err) noexcept { return (err == ENOENT || err == ESRCH) ? outcome::vanished : outcome::failed; }
 std::error_code item_error(int err) noexcept { return detail::file_error(err); }
 
 // Records an errno met on one item: a vanished task is counted, anything

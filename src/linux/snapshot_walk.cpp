@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The /proc snapshot source: walks /proc (the pid list, each process through
 // src/linux/snapshot_read.cpp) and shares the walk out over one or two
 // walkers (src/worker_pool.hpp), then merges their records
@@ -21,12 +22,12 @@
 #include <sys/statfs.h>
 
 #include "clock_ns.hpp"
+#include "linux/bpf/snapshot_source.hpp"
 #include "linux/snapshot_proc.hpp"
 #include "parse/loadavg.hpp"
 #include "parse/procfs.hpp"
-#include "linux/bpf/snapshot_source.hpp"
-#include "precision.hpp"
 #include "platform_snapshot.hpp"
+#include "precision.hpp"
 #include "proctimes/boot.hpp"
 #include "worker_pool.hpp"
 
@@ -178,8 +179,7 @@ result<void> proc_source::take(snapshot& out, const snapshot* reuse_from) noexce
             const std::size_t cpus = usable_cpus();
             if (cpus >= 2 && live_) {
                 const auto load = system_load(proc_.get(), first.buf, sizeof first.buf);
-                const std::size_t tasks =
-                    threads_ ? std::max<std::size_t>(pids_.size(), load.total) : pids_.size();
+                const std::size_t tasks = threads_ ? std::max<std::size_t>(pids_.size(), load.total) : pids_.size();
                 if (tasks >= parallel_min_tasks && load.running > 0 && load.running < cpus) want = 2;
             }
         }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // proctimes::child and the wait functions.
 #include "proctimes/spawn.hpp"
 
@@ -25,9 +26,9 @@ extern char** environ;
 
 namespace proctimes {
 
+using detail::unique_fd;
 using std::chrono::microseconds;
 using std::chrono::nanoseconds;
-using detail::unique_fd;
 
 namespace {
 
@@ -426,7 +427,7 @@ result<bool> wait_for_exit(const thread& t, std::optional<nanoseconds> timeout) 
 }
 
 result<std::optional<std::size_t>> wait_for_any(std::span<const process* const> ps,
-                                                 std::optional<nanoseconds> timeout) noexcept {
+                                                std::optional<nanoseconds> timeout) noexcept {
     std::vector<pollfd> fds;
     try {
         fds.reserve(ps.size());

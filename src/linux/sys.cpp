@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "linux/sys.hpp"
 
 #include "linux/fork_generation.hpp"
@@ -16,13 +17,9 @@
 
 namespace proctimes::detail {
 
-int pidfd_open(pid_t pid, unsigned flags) noexcept {
-    return static_cast<int>(::syscall(SYS_pidfd_open, pid, flags));
-}
+int pidfd_open(pid_t pid, unsigned flags) noexcept { return static_cast<int>(::syscall(SYS_pidfd_open, pid, flags)); }
 
-int pidfd_alive(int pidfd) noexcept {
-    return static_cast<int>(::syscall(SYS_pidfd_send_signal, pidfd, 0, nullptr, 0));
-}
+int pidfd_alive(int pidfd) noexcept { return static_cast<int>(::syscall(SYS_pidfd_send_signal, pidfd, 0, nullptr, 0)); }
 
 bool pidfd_group_exited(int pidfd) noexcept {
     pollfd p{pidfd, POLLIN, 0};

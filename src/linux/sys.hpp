@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Linux helpers shared by the backend: raw syscalls glibc 2.36 does not wrap
 // (pidfds), /proc paths and the checks of what /proc shows. The portable
 // descriptor and file helpers are in src/fd.hpp, included here.
@@ -40,8 +41,12 @@ inline constexpr unsigned pidfd_thread_flag = 0x80;  // PIDFD_THREAD (== O_EXCL)
 /// (kernel: MAKE_PROCESS_CPUCLOCK / MAKE_THREAD_CPUCLOCK with CPUCLOCK_SCHED).
 /// They name the pid NUMBER, so a read must be confirmed by a later read of a
 /// kept descriptor (see process.cpp).
-constexpr clockid_t process_cpu_clock_id(pid_t pid) noexcept { return static_cast<clockid_t>((~static_cast<unsigned>(pid) << 3) | 2); }
-constexpr clockid_t thread_cpu_clock_id(pid_t tid) noexcept { return static_cast<clockid_t>((~static_cast<unsigned>(tid) << 3) | 2 | 4); }
+constexpr clockid_t process_cpu_clock_id(pid_t pid) noexcept {
+    return static_cast<clockid_t>((~static_cast<unsigned>(pid) << 3) | 2);
+}
+constexpr clockid_t thread_cpu_clock_id(pid_t tid) noexcept {
+    return static_cast<clockid_t>((~static_cast<unsigned>(tid) << 3) | 2 | 4);
+}
 
 /// True when proc_root is a mounted procfs.
 bool proc_is_mounted() noexcept;

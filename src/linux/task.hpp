@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The Linux backend's task core (platform.hpp): the descriptors a process
 // or thread handle keeps, and the state it shares with the exit monitor.
 #pragma once
@@ -13,10 +14,10 @@
 #include "parse/netlink.hpp"
 #include "parse/procfs.hpp"
 #include "platform.hpp"
-#include "task_state.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/result.hpp"
 #include "proctimes/times.hpp"
+#include "task_state.hpp"
 
 namespace proctimes::detail {
 
@@ -26,9 +27,8 @@ namespace proctimes::detail {
 /// total shows the same value again, the task has not run since, and stat
 /// would print the same utime, stime and state: the kernel derives the split
 /// from that run time and holds it when the run time holds (cputime_adjust),
-/// and a thread cannot end, stop or change its split without running. The stat read is then skipped, for at most `reuse_limit_ns` after
-/// it (on nohz_full CPUs a running task's time moves only with the 1 Hz
-/// residual tick).
+/// and a thread cannot end, stop or change its split without running. The stat read is then skipped, for at most
+/// `reuse_limit_ns` after it (on nohz_full CPUs a running task's time moves only with the 1 Hz residual tick).
 ///   - Threads of other processes (schedstat total): as above; a thread that
 ///     is gone fails the schedstat read itself.
 ///   - Processes (CPU-clock total): the clock is read by pid, and a thread

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Linux backend: sampling a task through the descriptors its core keeps
 // (the CPU clock or schedstat, then stat, with the stat memo), and the
 // precision of each read. The identity argument is in process.cpp: a clock

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The records the proctimes BPF programs hand to user space: one layout,
  * included by the BPF programs (C, compiled with clang -target bpf) and by
  * the C++ parser (src/parse/bpf_records.cpp). Fixed size, native byte order,
@@ -17,21 +18,21 @@
  * plus the live threads' own values, exactly what the process CPU clock and
  * /proc/<pid>/stat add up. */
 struct pt_task_record {
-    unsigned long long start_boottime;   /* task->start_boottime, ns since boot */
-    unsigned long long runtime;          /* task->se.sum_exec_runtime, ns */
-    unsigned long long utime;            /* task->utime, ns (tick-sampled) */
-    unsigned long long stime;            /* task->stime, ns (tick-sampled) */
-    unsigned long long group_runtime;    /* task->signal->sum_sched_runtime */
-    unsigned long long group_utime;      /* task->signal->utime */
-    unsigned long long group_stime;      /* task->signal->stime */
+    unsigned long long start_boottime; /* task->start_boottime, ns since boot */
+    unsigned long long runtime;        /* task->se.sum_exec_runtime, ns */
+    unsigned long long utime;          /* task->utime, ns (tick-sampled) */
+    unsigned long long stime;          /* task->stime, ns (tick-sampled) */
+    unsigned long long group_runtime;  /* task->signal->sum_sched_runtime */
+    unsigned long long group_utime;    /* task->signal->utime */
+    unsigned long long group_stime;    /* task->signal->stime */
     unsigned int tgid;
     unsigned int pid;
-    unsigned int ppid;                   /* task->real_parent->tgid */
-    unsigned int euid;                   /* task->real_cred->euid (objective) */
-    unsigned int flags;                  /* task->flags (PF_KTHREAD = 0x00200000) */
-    unsigned int state;                  /* task->__state */
-    unsigned int exit_state;             /* task->exit_state */
-    int nr_threads;                      /* task->signal->nr_threads */
+    unsigned int ppid;       /* task->real_parent->tgid */
+    unsigned int euid;       /* task->real_cred->euid (objective) */
+    unsigned int flags;      /* task->flags (PF_KTHREAD = 0x00200000) */
+    unsigned int state;      /* task->__state */
+    unsigned int exit_state; /* task->exit_state */
+    int nr_threads;          /* task->signal->nr_threads */
     char comm[PT_COMM_LEN];
 };
 
@@ -40,22 +41,22 @@ struct pt_task_record {
  * final. A process's record is its leader's, emitted when the whole group has
  * been released; its group_* fields then hold the totals of every thread. */
 struct pt_exit_record {
-    unsigned long long start_boottime;   /* ns since boot */
-    unsigned long long exit_boottime;    /* when do_exit() ran (sched_process_exit), ns since boot; 0 if unseen */
-    unsigned long long free_boottime;    /* when the record was made (sched_process_free), ns since boot */
-    unsigned long long runtime;          /* this thread's final se.sum_exec_runtime */
+    unsigned long long start_boottime; /* ns since boot */
+    unsigned long long exit_boottime;  /* when do_exit() ran (sched_process_exit), ns since boot; 0 if unseen */
+    unsigned long long free_boottime;  /* when the record was made (sched_process_free), ns since boot */
+    unsigned long long runtime;        /* this thread's final se.sum_exec_runtime */
     unsigned long long utime;
     unsigned long long stime;
-    unsigned long long group_runtime;    /* leader only: the group's final totals */
+    unsigned long long group_runtime; /* leader only: the group's final totals */
     unsigned long long group_utime;
     unsigned long long group_stime;
     unsigned int tgid;
     unsigned int pid;
     unsigned int ppid;
     unsigned int euid;
-    unsigned int flags;                  /* task->flags */
-    int exit_code;                       /* wait status: (code << 8) | signal (| 0x80 core) */
-    unsigned int version;                /* PT_TASK_RECORD_VERSION */
+    unsigned int flags;   /* task->flags */
+    int exit_code;        /* wait status: (code << 8) | signal (| 0x80 core) */
+    unsigned int version; /* PT_TASK_RECORD_VERSION */
     unsigned int reserved;
     char comm[PT_COMM_LEN];
 };

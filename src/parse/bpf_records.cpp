@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "parse/bpf_records.hpp"
 
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Pure parsers for the records the proctimes BPF programs write
 // (src/linux/bpf/records.h): the task iterator's stream and one exit record
 // from the ring buffer. No I/O; unit-tested (tests/unit/bpf_records_test.cpp)

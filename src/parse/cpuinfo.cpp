@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // /proc/cpuinfo flags: see src/parse/cpuinfo.hpp.
 #include "parse/cpuinfo.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Pure parser of the "flags" line of /proc/cpuinfo (x86: one line per CPU,
 // "flags\t\t: fpu vme de ... constant_tsc ... nonstop_tsc ..."). No I/O;
 // unit-tested (tests/unit/cpuinfo_test.cpp) and fuzzed (fuzz/fuzz_cpuinfo.cpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "parse/exit_task.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // /proc/loadavg: see src/parse/loadavg.hpp.
 #include "parse/loadavg.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Pure parser of /proc/loadavg (proc(5)): "0.20 0.18 0.12 1/80 11206\n" —
 // three load averages, then "runnable/total" scheduling entities, then the
 // last pid created. No I/O; unit-tested (tests/unit/loadavg_test.cpp) and

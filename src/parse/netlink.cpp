@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "parse/netlink.hpp"
 
 #include <cstddef>
@@ -42,8 +43,8 @@ template <class F>
 void for_each_attr(std::string_view attrs, F&& f) {
     while (attrs.size() >= sizeof(nlattr)) {
         const auto len = load<std::uint16_t>(attrs, offsetof(nlattr, nla_len));
-        const auto type = static_cast<std::uint16_t>(load<std::uint16_t>(attrs, offsetof(nlattr, nla_type)) &
-                                                     NLA_TYPE_MASK);
+        const auto type =
+            static_cast<std::uint16_t>(load<std::uint16_t>(attrs, offsetof(nlattr, nla_type)) & NLA_TYPE_MASK);
         if (len < sizeof(nlattr) || len > attrs.size()) return;
         f(type, attrs.substr(sizeof(nlattr), len - sizeof(nlattr)));
         const std::size_t next = align4(len);
@@ -71,8 +72,7 @@ bool read_stats(std::string_view v, taskstats_exit& e) noexcept {
 
 }  // namespace
 
-std::size_t parse_taskstats_exits(std::string_view datagram, std::uint16_t family,
-                                  std::vector<taskstats_exit>& out) {
+std::size_t parse_taskstats_exits(std::string_view datagram, std::uint16_t family, std::vector<taskstats_exit>& out) {
     const std::size_t before = out.size();
     for_each_message(datagram, [&](std::uint16_t type, std::string_view payload) {
         if (type != family || payload.size() < GENL_HDRLEN) return;

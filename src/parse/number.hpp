@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Numbers as people type them on a command line: pure parsers, no locale, no
 // floating point, so "nan", "inf" and "1e308" are not numbers and no value can
 // overflow on its way to a duration.

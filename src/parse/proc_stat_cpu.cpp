@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "parse/proc_stat_cpu.hpp"
 
 #include <limits>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Pure parser for the aggregate "cpu" line of /proc/stat (proc(5)): the
 // system's CPU time by state since boot, in USER_HZ ticks. No I/O; unit-tested
 // (tests/serve/ledger_test.cpp) and fuzzed (fuzz/fuzz_proc_stat_cpu.cpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "parse/procfs.hpp"
 
 #include <bit>
@@ -76,14 +77,22 @@ bool store_stat_field(stat_record& r, int field, std::string_view v) noexcept {
         case 3:
             r.state = v[0];
             return v.size() == 1;
-        case 4: return number(v, r.ppid);
-        case 9: return number(v, r.flags);
-        case 14: return number(v, r.utime);
-        case 15: return number(v, r.stime);
-        case 16: return number(v, r.cutime);
-        case 17: return number(v, r.cstime);
-        case 20: return number(v, r.num_threads);
-        case 22: return number(v, r.starttime);
+        case 4:
+            return number(v, r.ppid);
+        case 9:
+            return number(v, r.flags);
+        case 14:
+            return number(v, r.utime);
+        case 15:
+            return number(v, r.stime);
+        case 16:
+            return number(v, r.cutime);
+        case 17:
+            return number(v, r.cstime);
+        case 20:
+            return number(v, r.num_threads);
+        case 22:
+            return number(v, r.starttime);
         case 52: {
             // exit_code, printed since Linux 3.5.
             std::int64_t code = 0;
@@ -91,7 +100,8 @@ bool store_stat_field(stat_record& r, int field, std::string_view v) noexcept {
             r.exit_code = code;
             return true;
         }
-        default: return true;
+        default:
+            return true;
     }
 }
 
@@ -136,7 +146,7 @@ std::size_t find_spaces(const char* s, std::size_t n, std::uint16_t* out, std::s
         std::uint64_t w;
         std::memcpy(&w, s + i, sizeof w);
         if constexpr (std::endian::native == std::endian::big) w = __builtin_bswap64(w);
-        const std::uint64_t x = w ^ spaces;                  // a space becomes 0x00
+        const std::uint64_t x = w ^ spaces;                   // a space becomes 0x00
         std::uint64_t m = ~(((x & low7) + low7) | x | low7);  // 0x80 where x's byte is 0, exactly
         while (m != 0) {
             out[k++] = static_cast<std::uint16_t>(i + (static_cast<unsigned>(__builtin_ctzll(m)) >> 3));
@@ -202,8 +212,8 @@ std::optional<exit_status> decode_wait_status(std::int64_t status) noexcept {
         return e;
     }
     if (sig == 0x7F || (s >> 8) != 0) return std::nullopt;  // stopped or continued, not an end
-    e.signal = sig;                                           // WIFSIGNALED, WTERMSIG
-    e.core_dumped = (s & 0x80) != 0;                          // WCOREDUMP
+    e.signal = sig;                                         // WIFSIGNALED, WTERMSIG
+    e.core_dumped = (s & 0x80) != 0;                        // WCOREDUMP
     return e;
 }
 

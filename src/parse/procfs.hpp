@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Pure parsers for the /proc text formats proctimes reads. No I/O: each takes
 // the bytes of one file and returns the fields, or nullopt when the text does
 // not have the documented shape (proc(5)). They are unit-tested on fixtures
@@ -15,17 +16,17 @@ namespace proctimes::parse {
 /// Fields of /proc/<pid>/stat and /proc/<pid>/task/<tid>/stat that proctimes uses
 /// (numbering as in proc(5)).
 struct stat_record {
-    std::int64_t pid = 0;            // (1)
-    std::string_view comm;           // (2) without the parentheses; views the input
-    char state = '?';                // (3)
-    std::int64_t ppid = 0;           // (4)
-    std::uint64_t flags = 0;         // (9) PF_* flags
-    std::uint64_t utime = 0;         // (14) clock ticks
-    std::uint64_t stime = 0;         // (15) clock ticks
-    std::int64_t cutime = 0;         // (16)
-    std::int64_t cstime = 0;         // (17)
-    std::int64_t num_threads = 0;    // (20)
-    std::uint64_t starttime = 0;     // (22) clock ticks since boot
+    std::int64_t pid = 0;          // (1)
+    std::string_view comm;         // (2) without the parentheses; views the input
+    char state = '?';              // (3)
+    std::int64_t ppid = 0;         // (4)
+    std::uint64_t flags = 0;       // (9) PF_* flags
+    std::uint64_t utime = 0;       // (14) clock ticks
+    std::uint64_t stime = 0;       // (15) clock ticks
+    std::int64_t cutime = 0;       // (16)
+    std::int64_t cstime = 0;       // (17)
+    std::int64_t num_threads = 0;  // (20)
+    std::uint64_t starttime = 0;   // (22) clock ticks since boot
     /// (52) the task's exit code in wait(2) status form (exit status << 8, or
     /// the terminating signal | 0x80 for a core dump); meaningful once the
     /// task is a zombie. Empty when the kernel prints fewer than 52 fields
@@ -71,13 +72,13 @@ std::optional<schedstat_record> parse_schedstat(std::string_view text) noexcept;
 
 /// Selected lines of /proc/<pid>/status.
 struct status_record {
-    std::string_view name;        // "Name:" (escaped by the kernel: \n → "\n")
-    std::int64_t tgid = -1;       // "Tgid:"
-    std::int64_t pid = -1;        // "Pid:"
-    std::int64_t ppid = -1;       // "PPid:"
-    std::int64_t uid_real = -1;   // "Uid:" first
+    std::string_view name;            // "Name:" (escaped by the kernel: \n → "\n")
+    std::int64_t tgid = -1;           // "Tgid:"
+    std::int64_t pid = -1;            // "Pid:"
+    std::int64_t ppid = -1;           // "PPid:"
+    std::int64_t uid_real = -1;       // "Uid:" first
     std::int64_t uid_effective = -1;  // "Uid:" second
-    int nspid_levels = 0;  // "NSpid:" how many ids (1 in the initial pid namespace); 0 if absent
+    int nspid_levels = 0;             // "NSpid:" how many ids (1 in the initial pid namespace); 0 if absent
 };
 std::optional<status_record> parse_status(std::string_view text) noexcept;
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The stub backend's boot anchor (boot.hpp): without a backend there is no
 // boot identity or start-tick clock: errc::not_supported. The tick rate is
 // POSIX (sysconf(_SC_CLK_TCK)).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The stub backend's eBPF answers: no such source here.
 #include "platform_exit_stream.hpp"
 #include "proctimes/snapshot.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The stub backend's exit-monitor settings (exit.hpp): there is no monitor
 // and no exit records; the switches are kept so that a program reads back
 // what it set, and exit_records_status() says not_supported.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The stub backend's calling process and thread (platform.hpp). The ids are
 // POSIX; the times are not known without a backend: errc::not_supported.
 #include <unistd.h>

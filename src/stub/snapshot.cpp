@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Stub backend, snapshots: a platform without a snapshot source. Every
 // snapshotter::open and take_snapshot answers errc::not_supported; the
 // portable snapshot code (src/snapshot*.cpp) builds and links unchanged.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The stub backend's children and waits (spawn.hpp, exit.hpp): nothing can
 // be spawned or waited for without a backend: errc::not_supported. A child
 // object is therefore never valid; the waits check their handles first, as
@@ -67,7 +68,7 @@ result<bool> wait_for_exit(const thread& t, std::optional<std::chrono::nanosecon
 }
 
 result<std::optional<std::size_t>> wait_for_any(std::span<const process* const> ps,
-                                                 std::optional<std::chrono::nanoseconds>) noexcept {
+                                                std::optional<std::chrono::nanoseconds>) noexcept {
     for (const process* p : ps)
         if (!p || !p->valid()) return errc::invalid_handle;
     return errc::not_supported;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The stub backend's tasks (platform.hpp): a platform without a backend
 // opens nothing, and says so with errc::not_supported. No core is ever
 // created, so the hooks that take one are unreachable; they still answer

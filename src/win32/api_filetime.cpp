@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Win32 layer: the FILETIME helpers, on top of proctimes/civil.hpp.
 #include "proctimes/civil.hpp"
 #include "proctimes/filetime.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Win32 layer: the kernel-style calls a driver uses to tell processes apart
 // (PsLookupProcessByProcessId + PsGetProcessCreateTimeQuadPart), the process
 // object's reference count, and KeQuerySystemTime.

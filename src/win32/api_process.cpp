@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Win32 layer: last error, handles, processes and threads, CreateProcessA,
 // WaitForSingleObject, GetExitCodeProcess. Each entry point checks its
 // arguments, calls the core, converts, and sets the last error; nothing throws
@@ -174,10 +175,9 @@ DWORD proctimes_GetThreadId(HANDLE Thread) {
 
 // ---- creating and waiting ---------------------------------------------------------------
 
-BOOL proctimes_CreateProcessA(LPCSTR lpApplicationName, LPSTR lpCommandLine,
-                              LPSECURITY_ATTRIBUTES lpProcessAttributes, LPSECURITY_ATTRIBUTES lpThreadAttributes,
-                              BOOL bInheritHandles, DWORD dwCreationFlags, LPVOID lpEnvironment,
-                              LPCSTR lpCurrentDirectory, LPSTARTUPINFOA lpStartupInfo,
+BOOL proctimes_CreateProcessA(LPCSTR lpApplicationName, LPSTR lpCommandLine, LPSECURITY_ATTRIBUTES lpProcessAttributes,
+                              LPSECURITY_ATTRIBUTES lpThreadAttributes, BOOL bInheritHandles, DWORD dwCreationFlags,
+                              LPVOID lpEnvironment, LPCSTR lpCurrentDirectory, LPSTARTUPINFOA lpStartupInfo,
                               LPPROCESS_INFORMATION lpProcessInformation) {
     (void)lpProcessAttributes;  // security descriptors and handle inheritance do not apply
     (void)lpThreadAttributes;
@@ -185,9 +185,11 @@ BOOL proctimes_CreateProcessA(LPCSTR lpApplicationName, LPSTR lpCommandLine,
     try {
         if (!lpApplicationName && !lpCommandLine) return fail<BOOL>(FALSE, ERROR_INVALID_PARAMETER);
         // Features that would silently change what the child does are refused.
-        if (dwCreationFlags & (CREATE_SUSPENDED | DEBUG_PROCESS | DEBUG_ONLY_THIS_PROCESS | EXTENDED_STARTUPINFO_PRESENT))
+        if (dwCreationFlags &
+            (CREATE_SUSPENDED | DEBUG_PROCESS | DEBUG_ONLY_THIS_PROCESS | EXTENDED_STARTUPINFO_PRESENT))
             return fail<BOOL>(FALSE, ERROR_NOT_SUPPORTED);
-        if (lpEnvironment && (dwCreationFlags & CREATE_UNICODE_ENVIRONMENT)) return fail<BOOL>(FALSE, ERROR_NOT_SUPPORTED);
+        if (lpEnvironment && (dwCreationFlags & CREATE_UNICODE_ENVIRONMENT))
+            return fail<BOOL>(FALSE, ERROR_NOT_SUPPORTED);
         if (!lpStartupInfo || !lpProcessInformation) return fail<BOOL>(FALSE, ERROR_NOACCESS);
         if (lpStartupInfo->dwFlags & STARTF_USESTDHANDLES) return fail<BOOL>(FALSE, ERROR_NOT_SUPPORTED);
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Win32 layer: GetProcessTimes, GetThreadTimes, QueryProcessCycleTime,
 // QueryThreadCycleTime.
 #include <unistd.h>
@@ -46,8 +47,8 @@ BOOL proctimes_GetProcessTimes(HANDLE hProcess, LPFILETIME lpCreationTime, LPFIL
     return write_times(*t, lpCreationTime, lpExitTime, lpKernelTime, lpUserTime);
 }
 
-BOOL proctimes_GetThreadTimes(HANDLE hThread, LPFILETIME lpCreationTime, LPFILETIME lpExitTime,
-                              LPFILETIME lpKernelTime, LPFILETIME lpUserTime) {
+BOOL proctimes_GetThreadTimes(HANDLE hThread, LPFILETIME lpCreationTime, LPFILETIME lpExitTime, LPFILETIME lpKernelTime,
+                              LPFILETIME lpUserTime) {
     // The calling thread first, without touching the handle table: its CPU
     // clock and one getrusage(RUSAGE_THREAD) (this_thread::times), and the
     // conversions.
@@ -121,8 +122,8 @@ BOOL proctimes_QueryThreadCycleTime(HANDLE ThreadHandle, PULONG64 CycleTime) {
     if (!t) return fail<BOOL>(FALSE, error_from(t.error(), error_context::query));
     // A handle to the calling thread itself names a running thread: its count
     // must move between two calls, as Windows promises.
-    const bool running_caller =
-        !th.object->child && th.object->other.process_id() == this_process::id() && th.object->id() == this_thread::id();
+    const bool running_caller = !th.object->child && th.object->other.process_id() == this_process::id() &&
+                                th.object->id() == this_thread::id();
     *CycleTime = th.object->cycles.update(cycles_from_cpu_time(t->cpu(), get_tsc_rate().hz), running_caller);
     return TRUE;
 }

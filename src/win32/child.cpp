@@ -1,9 +1,10 @@
+// SPDX-License-Identifier: MIT
 #include "win32/child.hpp"
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdint>
 #include <csignal>
+#include <cstdint>
 #include <map>
 
 #include <poll.h>
@@ -28,8 +29,8 @@ std::map<pid_t, std::weak_ptr<created_process>>& registry() {
 // Kernel and user through a guard that keeps both from ever decreasing.
 template <class T>
 T guarded(T t, detail::monotonic_split& guard) noexcept {
-    const auto ku = guard.apply(t.cpu(), static_cast<std::uint64_t>(t.user.count()),
-                                static_cast<std::uint64_t>(t.kernel.count()));
+    const auto ku =
+        guard.apply(t.cpu(), static_cast<std::uint64_t>(t.user.count()), static_cast<std::uint64_t>(t.kernel.count()));
     t.kernel = ku.kernel;
     t.user = ku.user;
     return t;
@@ -93,7 +94,8 @@ result<bool> created_process::wait_exit(std::optional<nanoseconds> timeout) noex
     if (child_.handle().valid()) return wait_for_exit(child_.handle(), timeout);
     // Without a handle (child::handle_error): its pidfd alone tells the end.
     pollfd p{native_pidfd(child_), POLLIN, 0};
-    const auto deadline = timeout ? std::chrono::steady_clock::now() + *timeout : std::chrono::steady_clock::time_point{};
+    const auto deadline =
+        timeout ? std::chrono::steady_clock::now() + *timeout : std::chrono::steady_clock::time_point{};
     for (;;) {
         int ms = -1;
         if (timeout) {

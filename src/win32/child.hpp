@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A process started by CreateProcessA, shared by every HANDLE to it: its
 // process and main-thread handles, and the ones OpenProcess/OpenThread return
 // for its ids while any handle to it is open.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Windows command lines and environment blocks, for CreateProcessA.
 #pragma once
 
@@ -23,7 +24,6 @@ std::vector<std::string> split_command_line(std::string_view line);
 /// The strings of an ANSI environment block ("A=1\0B=2\0\0"): the entries up
 /// to the empty one. nullopt if no terminating empty entry is found within
 /// `max_bytes` (a guard against unterminated blocks).
-std::optional<std::vector<std::string>> parse_environment_block(const char* block,
-                                                                std::size_t max_bytes = 1u << 24);
+std::optional<std::vector<std::string>> parse_environment_block(const char* block, std::size_t max_bytes = 1u << 24);
 
 }  // namespace proctimes::win32

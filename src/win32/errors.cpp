@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Core errors → Win32 error codes, and the per-thread last error.
 #include "win32/win32.hpp"
 
@@ -27,41 +28,57 @@ DWORD error_from(std::error_code ec, error_context context) noexcept {
                 return context == error_context::query ? ERROR_NOT_SUPPORTED : ERROR_INVALID_PARAMETER;
             case errc::not_a_process:
             case errc::invalid_argument:
-            case errc::out_of_range: return ERROR_INVALID_PARAMETER;
-            case errc::access_denied: return ERROR_ACCESS_DENIED;
+            case errc::out_of_range:
+                return ERROR_INVALID_PARAMETER;
+            case errc::access_denied:
+                return ERROR_ACCESS_DENIED;
             case errc::proc_unavailable:
             case errc::foreign_pid_namespace:
             case errc::boot_id_unavailable:
-            case errc::not_supported: return ERROR_NOT_SUPPORTED;
-            case errc::not_a_regular_file: return ERROR_INVALID_DATA;
-            case errc::malformed_data: return ERROR_INVALID_DATA;
-            case errc::invalid_handle: return ERROR_INVALID_HANDLE;
+            case errc::not_supported:
+                return ERROR_NOT_SUPPORTED;
+            case errc::not_a_regular_file:
+                return ERROR_INVALID_DATA;
+            case errc::malformed_data:
+                return ERROR_INVALID_DATA;
+            case errc::invalid_handle:
+                return ERROR_INVALID_HANDLE;
         }
         return ERROR_GEN_FAILURE;
     }
     if (ec.category() != std::system_category() && ec.category() != std::generic_category()) return ERROR_GEN_FAILURE;
     switch (ec.value()) {
         case ENOENT:
-            return context == error_context::spawn ? ERROR_FILE_NOT_FOUND
+            return context == error_context::spawn   ? ERROR_FILE_NOT_FOUND
                    : context == error_context::query ? ERROR_NOT_SUPPORTED
                                                      : ERROR_INVALID_PARAMETER;
-        case ESRCH: return context == error_context::query ? ERROR_NOT_SUPPORTED : ERROR_INVALID_PARAMETER;
+        case ESRCH:
+            return context == error_context::query ? ERROR_NOT_SUPPORTED : ERROR_INVALID_PARAMETER;
         case ENOTDIR:
-        case ELOOP: return context == error_context::spawn ? ERROR_PATH_NOT_FOUND : ERROR_INVALID_PARAMETER;
+        case ELOOP:
+            return context == error_context::spawn ? ERROR_PATH_NOT_FOUND : ERROR_INVALID_PARAMETER;
         case EACCES:
         case EPERM:
-        case ETXTBSY: return ERROR_ACCESS_DENIED;
-        case ENOEXEC: return ERROR_BAD_EXE_FORMAT;
-        case ENAMETOOLONG: return ERROR_FILENAME_EXCED_RANGE;
+        case ETXTBSY:
+            return ERROR_ACCESS_DENIED;
+        case ENOEXEC:
+            return ERROR_BAD_EXE_FORMAT;
+        case ENAMETOOLONG:
+            return ERROR_FILENAME_EXCED_RANGE;
         case E2BIG:
-        case EINVAL: return ERROR_INVALID_PARAMETER;
+        case EINVAL:
+            return ERROR_INVALID_PARAMETER;
         case ENOMEM:
-        case EAGAIN: return ERROR_NOT_ENOUGH_MEMORY;
+        case EAGAIN:
+            return ERROR_NOT_ENOUGH_MEMORY;
         case EMFILE:
-        case ENFILE: return ERROR_TOO_MANY_OPEN_FILES;
+        case ENFILE:
+            return ERROR_TOO_MANY_OPEN_FILES;
         case ENOSYS:
-        case EOPNOTSUPP: return ERROR_NOT_SUPPORTED;
-        default: return ERROR_GEN_FAILURE;
+        case EOPNOTSUPP:
+            return ERROR_NOT_SUPPORTED;
+        default:
+            return ERROR_GEN_FAILURE;
     }
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The objects behind Win32 HANDLEs, the process-wide handle table, and access
 // masks.
 //
@@ -28,8 +29,8 @@
 
 namespace proctimes::win32 {
 
-inline constexpr std::uintptr_t current_process_handle = ~std::uintptr_t{0};      // (HANDLE)-1
-inline constexpr std::uintptr_t current_thread_handle = ~std::uintptr_t{0} - 1;   // (HANDLE)-2
+inline constexpr std::uintptr_t current_process_handle = ~std::uintptr_t{0};     // (HANDLE)-1
+inline constexpr std::uintptr_t current_thread_handle = ~std::uintptr_t{0} - 1;  // (HANDLE)-2
 
 /// A process behind a handle: a child started by CreateProcess (whose exit
 /// status and final times are recorded), or any other process.

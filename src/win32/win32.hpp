@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Internal declarations shared by the Win32 layer (src/win32). The extern "C"
 // entry points live in api_*.cpp and stay thin: check arguments, call the C++
 // core, convert, set the last error. What logic the layer needs (error

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The eBPF exit stream: exact final values and exit instants of tasks nobody
 // held, and no silent loss in a fork/exit storm (docs/BPF.md).
 #include <gtest/gtest.h>
@@ -9,8 +10,8 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
-#include <thread>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include <sys/mman.h>
@@ -23,15 +24,15 @@
 
 #include "bpf_skip.hpp"
 #include "platform_exit_stream.hpp"
-#include "recent_exits.hpp"
-#include "proctimes/snapshot.hpp"
 #include "proctimes/boot.hpp"
 #include "proctimes/clock.hpp"
+#include "proctimes/snapshot.hpp"
+#include "recent_exits.hpp"
 
 using namespace proctimes;
 using namespace std::chrono_literals;
-using std::chrono::nanoseconds;
 using detail::bpf_task_end;
+using std::chrono::nanoseconds;
 
 namespace {
 
@@ -70,9 +71,9 @@ private:
     std::map<pid_t, bpf_task_end> ends_;
 };
 
-#define START_STREAM(stream, col)                                                                  \
-    PROCTIMES_REQUIRE_BPF_SNAPSHOT();                                                              \
-    auto stream = detail::bpf_exit_stream::start([&col](const bpf_task_end& e) { col.add(e); });   \
+#define START_STREAM(stream, col)                                                                \
+    PROCTIMES_REQUIRE_BPF_SNAPSHOT();                                                            \
+    auto stream = detail::bpf_exit_stream::start([&col](const bpf_task_end& e) { col.add(e); }); \
     ASSERT_TRUE(stream) << stream.error().message()
 
 }  // namespace
@@ -260,7 +261,8 @@ void storm_test() {
         std::size_t shown = 0;
         for (pid_t p : wanted)
             if (!seen.count(p) && shown++ < 20) std::printf("no end for pid %d\n", p);
-        std::printf("%zu ends neither delivered nor counted as dropped\n", storm - std::min<std::size_t>(storm, got + dropped));
+        std::printf("%zu ends neither delivered nor counted as dropped\n",
+                    storm - std::min<std::size_t>(storm, got + dropped));
     }
     // Every lost end counted (dropped counts other tasks' too) — except for
     // a few per 20,000 ends seen on this 6.18 kernel that neither arrive nor

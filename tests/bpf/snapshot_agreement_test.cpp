@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The eBPF snapshot source against the /proc walk on the live system, with
 // processes and threads being created and ending meanwhile (docs/BPF.md).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The Win32 timing API as a Windows program uses it. Apart from the include
  * below (<windows.h> on Windows), this is plain Windows C code: it checks the
  * values and GetLastError() codes Windows gives, including its edge cases.
@@ -16,22 +17,21 @@
 static int g_checks = 0;
 static int g_failures = 0;
 
-#define CHECK(cond)                                                                         \
-    do {                                                                                    \
-        ++g_checks;                                                                         \
-        if (!(cond)) {                                                                      \
-            ++g_failures;                                                                   \
-            printf("FAILED %s:%d: %s (GetLastError()=%u)\n", __FILE__, __LINE__, #cond,     \
-                   (unsigned)GetLastError());                                               \
-        }                                                                                   \
+#define CHECK(cond)                                                                                                \
+    do {                                                                                                           \
+        ++g_checks;                                                                                                \
+        if (!(cond)) {                                                                                             \
+            ++g_failures;                                                                                          \
+            printf("FAILED %s:%d: %s (GetLastError()=%u)\n", __FILE__, __LINE__, #cond, (unsigned)GetLastError()); \
+        }                                                                                                          \
     } while (0)
 
 /* A call that must fail with a given last error. */
-#define CHECK_FAILS_WITH(call, err)                                                         \
-    do {                                                                                    \
-        SetLastError(0xDEADBEEF);                                                           \
-        CHECK(!(call));                                                                     \
-        CHECK(GetLastError() == (DWORD)(err));                                              \
+#define CHECK_FAILS_WITH(call, err)            \
+    do {                                       \
+        SetLastError(0xDEADBEEF);              \
+        CHECK(!(call));                        \
+        CHECK(GetLastError() == (DWORD)(err)); \
     } while (0)
 
 static volatile unsigned long g_sink; /* keeps the busy loop from being optimised away */
@@ -156,10 +156,10 @@ static void test_own_times(void) {
     CHECK(GetProcessTimes(GetCurrentProcess(), &pc, &pe, &pk, &pu));
     CHECK(GetLastError() == 0xDEADBEEF); /* success leaves the last error alone */
     now = now64();
-    CHECK(ft64(pe) == 0);                       /* running: no exit time */
-    CHECK(ft64(pc) < now);                      /* created in the past */
+    CHECK(ft64(pe) == 0);                             /* running: no exit time */
+    CHECK(ft64(pc) < now);                            /* created in the past */
     CHECK(ft64(pc) > now - 24ULL * 3600 * 1000 * MS); /* ... but not before yesterday */
-    CHECK(ft64(pu) >= 90 * MS);                 /* the busy loop was user time */
+    CHECK(ft64(pu) >= 90 * MS);                       /* the busy loop was user time */
     CHECK(ft64(pk) + ft64(pu) >= 100 * MS);
     /* CPU time cannot exceed wall time since creation times the CPUs (at most 4096). */
     CHECK(ft64(pk) + ft64(pu) <= (now - ft64(pc) + 10 * MS) * 4096);
@@ -168,7 +168,7 @@ static void test_own_times(void) {
     CHECK(GetThreadTimes(GetCurrentThread(), &tc, &te, &tk, &tu));
     CHECK(GetLastError() == 0xDEADBEEF);
     CHECK(ft64(te) == 0);
-    CHECK(ft64(tc) >= ft64(pc));                /* the thread started after its process */
+    CHECK(ft64(tc) >= ft64(pc)); /* the thread started after its process */
     CHECK(ft64(tu) >= 90 * MS);
     CHECK(ft64(tk) + ft64(tu) <= ft64(pk) + ft64(pu) + 1 * MS); /* a part of the process */
 
@@ -385,8 +385,8 @@ static void test_child(void) {
     CHECK(ft64(e) != 0);
     CHECK(ft64(e) >= ft64(c));
     CHECK(ft64(e) <= after);
-    CHECK(ft64(e) - ft64(c) >= 140 * MS);      /* it ran at least its 150 ms of CPU */
-    CHECK(ft64(u) > 0);                        /* final CPU times, not 0 (the split is tick-sampled) */
+    CHECK(ft64(e) - ft64(c) >= 140 * MS); /* it ran at least its 150 ms of CPU */
+    CHECK(ft64(u) > 0);                   /* final CPU times, not 0 (the split is tick-sampled) */
     CHECK(ft64(k) + ft64(u) >= 150 * MS);
     CHECK(ft64(k) + ft64(u) <= ft64(e) - ft64(c) + 10 * MS); /* one thread: CPU <= wall */
 
@@ -398,10 +398,10 @@ static void test_child(void) {
 
     /* Its main thread: exited at the same instant, after its process started. */
     CHECK(GetThreadTimes(pi.hThread, &tc, &te, &tk, &tu));
-    CHECK(ft64(te) <= ft64(e));                /* the main thread ends first, never later */
+    CHECK(ft64(te) <= ft64(e)); /* the main thread ends first, never later */
     CHECK(ft64(te) >= ft64(tc));
     CHECK(ft64(tc) >= ft64(c));
-    CHECK(ft64(tk) + ft64(tu) >= 150 * MS);    /* the total is exact; the split is tick-sampled */
+    CHECK(ft64(tk) + ft64(tu) >= 150 * MS); /* the total is exact; the split is tick-sampled */
     CHECK(ft64(tk) + ft64(tu) <= ft64(k) + ft64(u) + 1 * MS);
 
     /* Cycles: at least 140 ms at 100 MHz, and fixed once it has exited. */
@@ -580,12 +580,12 @@ static void test_filetime_helpers(void) {
     CHECK_FAILS_WITH(FileTimeToDosDateTime(&ft, NULL, NULL), ERROR_INVALID_PARAMETER);
     ft = ft_of(t30);
     CHECK_FAILS_WITH(FileTimeToDosDateTime(&ft, NULL, &fat_time), ERROR_NOACCESS);
-    CHECK_FAILS_WITH(DosDateTimeToFileTime(0x0001, 0, &ft2), ERROR_INVALID_PARAMETER);  /* month 0 */
-    CHECK_FAILS_WITH(DosDateTimeToFileTime(0x01A1, 0, &ft2), ERROR_INVALID_PARAMETER);  /* month 13 */
-    CHECK_FAILS_WITH(DosDateTimeToFileTime(0x0020, 0, &ft2), ERROR_INVALID_PARAMETER);  /* day 0 */
+    CHECK_FAILS_WITH(DosDateTimeToFileTime(0x0001, 0, &ft2), ERROR_INVALID_PARAMETER); /* month 0 */
+    CHECK_FAILS_WITH(DosDateTimeToFileTime(0x01A1, 0, &ft2), ERROR_INVALID_PARAMETER); /* month 13 */
+    CHECK_FAILS_WITH(DosDateTimeToFileTime(0x0020, 0, &ft2), ERROR_INVALID_PARAMETER); /* day 0 */
     CHECK_FAILS_WITH(DosDateTimeToFileTime(0x0021, 24 << 11, &ft2), ERROR_INVALID_PARAMETER);
     CHECK_FAILS_WITH(DosDateTimeToFileTime(0x0021, 60 << 5, &ft2), ERROR_INVALID_PARAMETER);
-    CHECK_FAILS_WITH(DosDateTimeToFileTime(0x0021, 30, &ft2), ERROR_INVALID_PARAMETER);  /* 60 seconds */
+    CHECK_FAILS_WITH(DosDateTimeToFileTime(0x0021, 30, &ft2), ERROR_INVALID_PARAMETER); /* 60 seconds */
     CHECK(DosDateTimeToFileTime(0x0021, 29, &ft2) && ft64(ft2) == 0x01A8E79FE1D58000ULL + 58 * 10000000ULL);
 
     /* CompareFileTime: unsigned, high word first. */

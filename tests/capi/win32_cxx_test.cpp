@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The Win32 layer from C++: the header under a C++ compiler, and the cases the
 // C program cannot easily set up (other threads, processes that are not
 // CreateProcess children, concurrency, descriptor accounting).
@@ -351,8 +352,9 @@ TEST(Win32Cxx, NoDescriptorsLeak) {
         ASSERT_TRUE(p && t);
         ASSERT_TRUE(CloseHandle(p) && CloseHandle(t));
         PEPROCESS ep = nullptr;
-        ASSERT_EQ(PsLookupProcessByProcessId(reinterpret_cast<HANDLE>(static_cast<ULONG_PTR>(GetCurrentProcessId())), &ep),
-                  STATUS_SUCCESS);
+        ASSERT_EQ(
+            PsLookupProcessByProcessId(reinterpret_cast<HANDLE>(static_cast<ULONG_PTR>(GetCurrentProcessId())), &ep),
+            STATUS_SUCCESS);
         ObDereferenceObject(ep);
     }
     STARTUPINFOA si{};
@@ -484,7 +486,8 @@ std::string create_process_reports_a_running_child(DWORD times_error) {
 }  // namespace
 
 TEST(Win32Cxx, CreateProcessSucceedsWhenDescriptorsRunOutAfterTheExec) {
-    if (test_in_child::descriptor_exhaustion_skip_reason) GTEST_SKIP() << test_in_child::descriptor_exhaustion_skip_reason;
+    if (test_in_child::descriptor_exhaustion_skip_reason)
+        GTEST_SKIP() << test_in_child::descriptor_exhaustion_skip_reason;
     const auto r = test_in_child::run([] {
         if (!test_in_child::leave_free_descriptors(3)) return std::string("cannot set the limit");
         return create_process_reports_a_running_child(ERROR_TOO_MANY_OPEN_FILES);
@@ -524,7 +527,8 @@ bool has_cap_net_admin() {
     std::ifstream f("/proc/self/status");
     std::string line;
     while (std::getline(f, line))
-        if (line.rfind("CapEff:", 0) == 0) return (std::stoull(line.substr(7), nullptr, 16) >> 12) & 1;  // CAP_NET_ADMIN
+        if (line.rfind("CapEff:", 0) == 0)
+            return (std::stoull(line.substr(7), nullptr, 16) >> 12) & 1;  // CAP_NET_ADMIN
     return false;
 }
 
@@ -532,10 +536,10 @@ bool in_initial_pid_namespace() {
     std::ifstream f("/proc/self/status");
     std::string line;
     while (std::getline(f, line))
-        if (line.rfind("NSpid:", 0) == 0) return line.find_first_of(" \t", line.find_first_not_of(" \t", 6)) == std::string::npos;
+        if (line.rfind("NSpid:", 0) == 0)
+            return line.find_first_of(" \t", line.find_first_not_of(" \t", 6)) == std::string::npos;
     return false;
 }
-
 
 // Why exit records cannot be used here, or "" when they can (checked without
 // the library: the tests must fail, not skip, if the layer does not turn them on).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The command under hostile conditions: descriptors running out, /proc
 // missing, SIGCHLD ignored, a full disk, numbers that are not numbers, a pid
 // watch cannot outlive. Process-wide state is changed only in forked children
@@ -34,16 +35,15 @@ using proctimes::cli::exit_usage;
 
 bool contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
 
-std::string describe(const cli_result& r) {
-    return "exit " + std::to_string(r.code) + "\nstderr:\n" + r.err;
-}
+std::string describe(const cli_result& r) { return "exit " + std::to_string(r.code) + "\nstderr:\n" + r.err; }
 
 }  // namespace
 
 // ---- run: the command runs, whatever fails after its exec -----------------------
 
 TEST(RunFaults, CommandIsReportedWhenDescriptorsRunOut) {
-    if (test_in_child::descriptor_exhaustion_skip_reason) GTEST_SKIP() << test_in_child::descriptor_exhaustion_skip_reason;
+    if (test_in_child::descriptor_exhaustion_skip_reason)
+        GTEST_SKIP() << test_in_child::descriptor_exhaustion_skip_reason;
     // `ulimit -n 6` in the issue: room for the error pipe and the pidfd, none
     // for the handle. The command ran: its status, not "cannot execute".
     const auto r = test_in_child::run([] {
@@ -190,8 +190,9 @@ TEST(NumberFaults, EveryNumericOptionRefusesWhatIsNotInItsRange) {
     const std::vector<std::vector<std::string>> options = {
         {"ps", "--interval"}, {"ps", "--top"}, {"ps", "-i", "1", "--count"}, {"ps", "-t", "-i", "1", "--reuse-idle"}};
     for (const auto& head : options) {
-        for (const std::string& bad : std::vector<std::string>{"nan", "inf", "-inf", "1e308", "1e-9", "-1", "0", "0x10", "1 ", "", "99999999999999999999999999",
-              std::string(400, '9'), "1.5e3", "+2"}) {
+        for (const std::string& bad :
+             std::vector<std::string>{"nan", "inf", "-inf", "1e308", "1e-9", "-1", "0", "0x10", "1 ", "",
+                                      "99999999999999999999999999", std::string(400, '9'), "1.5e3", "+2"}) {
             auto args = head;
             args.push_back(bad);
             const auto r = run_cli(args);
@@ -215,10 +216,10 @@ TEST(NumberFaults, ValuesAtTheEdgesOfTheRangesAreAccepted) {
     // The fixture has malformed entries (exit 1, reported); what matters here
     // is that the values are taken and frames are shown.
     const std::string root = PROCTIMES_FIXTURES "/proc";
-    for (const auto& args : std::vector<std::vector<std::string>>{
-             {"--interval", "0.001", "--count", "1"},
-             {"--interval", ".002", "--count", "1", "--top", "4294967295"},
-             {"-t", "-i", "0.01", "-c", "1", "--reuse-idle", "86400"}}) {
+    for (const auto& args :
+         std::vector<std::vector<std::string>>{{"--interval", "0.001", "--count", "1"},
+                                               {"--interval", ".002", "--count", "1", "--top", "4294967295"},
+                                               {"-t", "-i", "0.01", "-c", "1", "--reuse-idle", "86400"}}) {
         std::vector<std::string> full{"ps", "--proc-root", root};
         full.insert(full.end(), args.begin(), args.end());
         const auto r = run_cli(full);

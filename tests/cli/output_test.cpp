@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The writers and formatting helpers of the proctimes command, on synthetic
 // records (no dependence on the running system).
 #include <gtest/gtest.h>
@@ -73,10 +74,10 @@ TEST(Names, ValidUtf8KeptStrayBytesBecomeLatin1CodePoints) {
     EXPECT_EQ(to_valid_utf8("caf\xc3\xa9"), "caf\xc3\xa9");
     EXPECT_EQ(to_valid_utf8("\xf0\x9f\x98\x80"), "\xf0\x9f\x98\x80");  // U+1F600
     EXPECT_EQ(to_valid_utf8("\xff"), "\xc3\xbf");
-    EXPECT_EQ(to_valid_utf8("caf\xe9"), "caf\xc3\xa9");                    // Latin-1 é
-    EXPECT_EQ(to_valid_utf8("ab\xe2\x82"), "ab\xc3\xa2\xc2\x82");          // truncated "€"
-    EXPECT_EQ(to_valid_utf8("\xc0\xaf"), "\xc3\x80\xc2\xaf");              // overlong '/'
-    EXPECT_EQ(to_valid_utf8("\xed\xa0\x80"), "\xc3\xad\xc2\xa0\xc2\x80");  // surrogate
+    EXPECT_EQ(to_valid_utf8("caf\xe9"), "caf\xc3\xa9");                                // Latin-1 é
+    EXPECT_EQ(to_valid_utf8("ab\xe2\x82"), "ab\xc3\xa2\xc2\x82");                      // truncated "€"
+    EXPECT_EQ(to_valid_utf8("\xc0\xaf"), "\xc3\x80\xc2\xaf");                          // overlong '/'
+    EXPECT_EQ(to_valid_utf8("\xed\xa0\x80"), "\xc3\xad\xc2\xa0\xc2\x80");              // surrogate
     EXPECT_EQ(to_valid_utf8("\xf4\x90\x80\x80"), "\xc3\xb4\xc2\x90\xc2\x80\xc2\x80");  // > U+10FFFF
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `proctimes ps`, run in-process through proctimes::cli::run (and run_ps for
 // the terminal redraw): on the captured /proc tree of tests/fixtures/proc,
 // whose every value is known, and on the live system.
@@ -17,13 +18,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
-#include "run_cli.hpp"
 #include "commands.hpp"
 #include "output.hpp"
 #include "proctimes/boot.hpp"
 #include "proctimes/clock.hpp"
 #include "proctimes/filetime.hpp"
 #include "proctimes/process.hpp"
+#include "run_cli.hpp"
 
 namespace {
 
@@ -336,8 +337,8 @@ TEST(PsLive, IntervalWithThreadsCopiedFromTheLastFrame) {
         while (!stop) std::this_thread::sleep_for(1ms);
     });
     while (tid == 0) std::this_thread::sleep_for(1ms);
-    const auto r = run_cli({"ps", "--threads", "--interval", "0.05", "--count", "2", "--reuse-idle", "10",
-                            "--format", "json", "--sort", "pid"});
+    const auto r = run_cli({"ps", "--threads", "--interval", "0.05", "--count", "2", "--reuse-idle", "10", "--format",
+                            "json", "--sort", "pid"});
     stop = true;
     t.join();
     ASSERT_NE(r.code, proctimes::cli::exit_usage) << r.err;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The CLI run in-process (proctimes::cli::run), its exit status and both
 // output streams captured: shared by the CLI tests.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `proctimes run`, in-process through proctimes::cli::run: exit statuses
 // passed through, the report's fields and their consistency, -o, a missing
 // program, and --threads on a program with named threads.
@@ -12,16 +13,16 @@
 #include <string>
 #include <vector>
 
-#include <csignal>
 #include <unistd.h>
+#include <csignal>
 
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
-#include "run_cli.hpp"
 #include "proctimes/exit.hpp"
-#include "proctimes/linux.hpp"
 #include "proctimes/filetime.hpp"
+#include "proctimes/linux.hpp"
+#include "run_cli.hpp"
 
 namespace {
 
@@ -97,9 +98,9 @@ TEST(Run, CpuBurnerJsonFieldsValidate) {
     const json j = json::parse(r.err);
     ASSERT_TRUE(j.is_object());
 
-    for (const char* f : {"pid", "creation_filetime", "exit_filetime", "kernel_ns", "user_ns", "resolution_ns",
-                          "total_resolution_ns", "wall_ns", "elapsed_ns", "children_kernel_ns", "children_user_ns",
-                          "max_rss_kib", "exit_code"})
+    for (const char* f :
+         {"pid", "creation_filetime", "exit_filetime", "kernel_ns", "user_ns", "resolution_ns", "total_resolution_ns",
+          "wall_ns", "elapsed_ns", "children_kernel_ns", "children_user_ns", "max_rss_kib", "exit_code"})
         EXPECT_TRUE(j[f].is_number_integer()) << f;
     for (const char* f : {"name", "creation_time", "exit_time", "source", "state", "sampled_at_time"})
         EXPECT_TRUE(j[f].is_string()) << f;
@@ -135,8 +136,8 @@ TEST(Run, CpuBurnerJsonFieldsValidate) {
     EXPECT_GT(wall, 0);
     EXPECT_LE(cpu, wall * 2);
     // elapsed_ns is exact; the FILETIME values are floored to 100 ns each.
-    EXPECT_NEAR(static_cast<double>(j["elapsed_ns"].get<std::int64_t>()),
-                static_cast<double>(exit - creation) * 100.0, 100.0);
+    EXPECT_NEAR(static_cast<double>(j["elapsed_ns"].get<std::int64_t>()), static_cast<double>(exit - creation) * 100.0,
+                100.0);
     EXPECT_NEAR(j["cpu_percent"].get<double>(), 100.0 * static_cast<double>(cpu) / static_cast<double>(wall), 0.01);
     EXPECT_GT(j["max_rss_kib"].get<long>(), 0);
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `proctimes show`, run in-process through proctimes::cli::run, checked
 // against the contract of docs/CLI.md: field names and types, units, the
 // values the library itself computes, error reporting and exit statuses.
@@ -27,12 +28,12 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
-#include "run_cli.hpp"
 #include "output.hpp"
 #include "proctimes/boot.hpp"
 #include "proctimes/filetime.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/version.hpp"
+#include "run_cli.hpp"
 
 namespace {
 
@@ -95,10 +96,20 @@ std::string read_comm(const std::string& path) {
 }
 
 // The documented fields (docs/CLI.md).
-const std::set<std::string> process_fields = {"pid",     "name",          "creation_filetime",   "exit_filetime",
-                                              "creation_time", "exit_time", "kernel_ns",      "user_ns",
-                                              "resolution_ns", "total_resolution_ns", "source",
-                                              "exit_source",   "exit_earliest_filetime", "exit_earliest_time",
+const std::set<std::string> process_fields = {"pid",
+                                              "name",
+                                              "creation_filetime",
+                                              "exit_filetime",
+                                              "creation_time",
+                                              "exit_time",
+                                              "kernel_ns",
+                                              "user_ns",
+                                              "resolution_ns",
+                                              "total_resolution_ns",
+                                              "source",
+                                              "exit_source",
+                                              "exit_earliest_filetime",
+                                              "exit_earliest_time",
                                               "exit_resolution_ns"};
 
 std::set<std::string> keys_of(const json& j) {
@@ -172,9 +183,7 @@ void check_record(const json& j, bool is_thread, bool with_threads) {
               j.at("creation_filetime").get<std::uint64_t>());
 }
 
-std::uint64_t filetime_now() {
-    return proctimes::filetime_from_time(std::chrono::system_clock::now())->ticks;
-}
+std::uint64_t filetime_now() { return proctimes::filetime_from_time(std::chrono::system_clock::now())->ticks; }
 
 // RFC 4180 reader, strict: a quote may only open a field or be doubled inside one.
 std::vector<std::vector<std::string>> parse_csv(const std::string& s) {
@@ -265,8 +274,8 @@ TEST(ShowJson, CreationMatchesTheLibraryWithinATick) {
     timespec real{}, boot{};
     ::clock_gettime(CLOCK_REALTIME, &real);
     ::clock_gettime(CLOCK_BOOTTIME, &boot);
-    const std::int64_t anchor_100ns = (static_cast<std::int64_t>(real.tv_sec - boot.tv_sec) * 1'000'000'000 +
-                                       (real.tv_nsec - boot.tv_nsec)) / 100;
+    const std::int64_t anchor_100ns =
+        (static_cast<std::int64_t>(real.tv_sec - boot.tv_sec) * 1'000'000'000 + (real.tv_nsec - boot.tv_nsec)) / 100;
     auto anchor = proctimes::get_boot_anchor();
     ASSERT_TRUE(anchor);
     const std::int64_t step_100ns = anchor->clock_step().count() / 100;
@@ -310,7 +319,9 @@ TEST(ShowJson, ThreadsIncludeANamedThreadWithItsTid) {
 
 TEST(ShowJson, HostileNamesAreValidJson) {
     // A newline, quotes, a backslash and a byte that is not UTF-8.
-    named_thread t("q\"\\\n\xff" "z");
+    named_thread t(
+        "q\"\\\n\xff"
+        "z");
     ASSERT_GT(t.tid(), 0) << "pthread_setname_np failed: " << -t.tid();
     const auto r = run_cli({"show", "-t", "-f", "json", self_pid()});
     ASSERT_EQ(r.code, 0) << r.err;
@@ -321,7 +332,9 @@ TEST(ShowJson, HostileNamesAreValidJson) {
         if (th.at("tid").get<pid_t>() != t.tid()) continue;
         found = true;
         // The stray byte 0xFF is reported as U+00FF.
-        EXPECT_EQ(th.at("name").get<std::string>(), "q\"\\\n\xc3\xbf" "z");
+        EXPECT_EQ(th.at("name").get<std::string>(),
+                  "q\"\\\n\xc3\xbf"
+                  "z");
     }
     EXPECT_TRUE(found);
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A helper for the `proctimes run --threads` tests: starts N threads named
 // "burn-0".."burn-N-1", each of which burns CPU for MS milliseconds of its own
 // CPU time and exits; the main thread joins them and exits 0.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `proctimes --version`: the version, and each optional part of the build
 // reported as the build configured it (the PROCTIMES_BUILT_* macros, which
 // reach this test from proctimes_cli) and judged against the machine.
@@ -10,9 +11,9 @@
 
 #include <unistd.h>
 
+#include "proctimes/version.hpp"
 #include "run_cli.hpp"
 #include "version_info.hpp"
-#include "proctimes/version.hpp"
 
 namespace {
 

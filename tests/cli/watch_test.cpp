@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `proctimes watch`, in-process through proctimes::cli::run: a child and a
 // non-child (a reparented grandchild) reported with exit instants bracketed by
 // clock samples, bad pids reported while the others are still watched, JSON
@@ -22,8 +23,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
-#include "run_cli.hpp"
 #include "proctimes/filetime.hpp"
+#include "run_cli.hpp"
 
 namespace {
 
@@ -52,7 +53,8 @@ pid_t fork_sleeper(long ms, int fd, int code = 0) {
         sleep_ms(ms);
         timespec now{};
         ::clock_gettime(CLOCK_REALTIME, &now);
-        if (fd >= 0) [[maybe_unused]] auto n = ::write(fd, &now, sizeof now);
+        if (fd >= 0) [[maybe_unused]]
+            auto n = ::write(fd, &now, sizeof now);
         ::_exit(code);
     }
     return pid;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The field registry and the streaming writers (tools/proctimes/output/), on
 // synthetic records: the JSON writer's bytes against nlohmann::json's dump of
 // the same members, the registry against docs/CLI.md, the pid arguments.
@@ -30,8 +31,10 @@ std::string random_bytes(std::mt19937_64& rng, std::size_t max_len) {
     for (auto& c : s) {
         // Mostly the bytes that need care: controls, quotes, backslash, DEL, high bytes.
         const auto k = rng() % 4;
-        c = static_cast<char>(k == 0 ? rng() % 0x20 : k == 1 ? 0x7F + rng() % 0x81 : k == 2 ? "\"\\,\n"[rng() % 4]
-                                                                                           : 0x20 + rng() % 0x5F);
+        c = static_cast<char>(k == 0   ? rng() % 0x20
+                              : k == 1 ? 0x7F + rng() % 0x81
+                              : k == 2 ? "\"\\,\n"[rng() % 4]
+                                       : 0x20 + rng() % 0x5F);
     }
     return s;
 }
@@ -43,9 +46,17 @@ std::string fmt_hex(unsigned char c) {
 
 TEST(JsonWriter, StringEscapingIsNlohmannsEnsureAsciiOfTheValidUtf8) {
     std::mt19937_64 rng(7);
-    std::vector<std::string> inputs = {"",       "plain",          "\x7f",          "a\"b\\c",
-                                       "\b\f\n\r\t\x01", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xed\xa0\x80",
-                                       "\xc3",   "\xf4\x90\x80\x80", "\xe0\x80\xaf"};
+    std::vector<std::string> inputs = {"",
+                                       "plain",
+                                       "\x7f",
+                                       "a\"b\\c",
+                                       "\b\f\n\r\t\x01",
+                                       "\xe2\x82\xac",
+                                       "\xf0\x9f\x98\x80",
+                                       "\xed\xa0\x80",
+                                       "\xc3",
+                                       "\xf4\x90\x80\x80",
+                                       "\xe0\x80\xaf"};
     for (int i = 0; i < 2000; ++i) inputs.push_back(random_bytes(rng, 24));
     // Every valid code point class, as UTF-8.
     for (std::uint32_t cp : {0x7Fu, 0x80u, 0x7FFu, 0x800u, 0xFFFFu, 0x10000u, 0x10FFFFu}) {
@@ -75,7 +86,8 @@ task_record synthetic(std::mt19937_64& rng, int i) {
     task_record r;
     r.pid = 1000 + i;
     r.name = random_bytes(rng, 15);
-    r.creation = proctimes::instant{std::chrono::nanoseconds{static_cast<long long>(rng() % 2'000'000'000'000'000'000ull)}};
+    r.creation =
+        proctimes::instant{std::chrono::nanoseconds{static_cast<long long>(rng() % 2'000'000'000'000'000'000ull)}};
     if (i % 2) {
         r.exit = r.creation + std::chrono::nanoseconds{rng() % 10'000'000'000ull};
         r.exit_source = i % 3 ? "observed" : "exit_record";
@@ -89,7 +101,8 @@ task_record synthetic(std::mt19937_64& rng, int i) {
     r.source = "cpu_clock+stat";
     r.state = r.exit ? "exited" : "running";
     if (i % 4) r.sampled_at = r.creation + 1s;
-    if (i % 3) r.ps = ps_values{1, i % 2 ? std::optional<std::uint32_t>(1000) : std::nullopt, random_bytes(rng, 6), 'S'};
+    if (i % 3)
+        r.ps = ps_values{1, i % 2 ? std::optional<std::uint32_t>(1000) : std::nullopt, random_bytes(rng, 6), 'S'};
     const double percents[] = {0.0, 12.5, 1e20, std::nan(""), 100.0 / 3.0, -0.0};
     if (i % 2 == 0) r.used = interval_values{1s, 2ms, 3ms, percents[i % 6], "both"};
     return r;

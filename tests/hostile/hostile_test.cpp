@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Tests that run inside a prepared environment (tests/hostile/run_in.sh):
 //   PROCTIMES_TEST_ENV=hidepid       /proc remounted with hidepid=2, running as nobody
 //   PROCTIMES_TEST_ENV=hidepid1      /proc remounted with hidepid=1, running as nobody
@@ -8,11 +9,11 @@
 // Each suite skips itself when started in another environment.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
-#include <atomic>
 
 #include <sys/wait.h>
 #include <unistd.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Runs a test binary in a hostile environment (needs root to set it up;
 # exits 77 = skipped otherwise):
 #   run_in.sh hidepid|hidepid1|subsetpid|pidns|noproc|unprivileged BINARY [ARGS...]

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The layout rules of the source tree (docs/DESIGN.md, "Layers"):
 #  1. no file outside src/linux/ includes a header of src/linux/ (the backend
 #     is reached through src/platform.hpp only);
@@ -36,6 +37,17 @@ long=$(find src tools -type f \( -name '*.c' -o -name '*.cc' -o -name '*.cpp' -o
 if [ -n "$long" ]; then
     echo "Source files over 500 lines (split them by job):"
     echo "$long"
+    status=1
+fi
+
+# Every source file names its license (SPDX) in its first lines.
+unlicensed=$(find src include tools tests bench fuzz python examples -type f \
+               \( -name '*.c' -o -name '*.cpp' -o -name '*.h' -o -name '*.hpp' -o -name '*.py' -o -name '*.sh' \) \
+               -not -path '*/fixtures/*' 2>/dev/null |
+             while read -r f; do head -n 3 "$f" | grep -q 'SPDX-License-Identifier:' || echo "  $f"; done)
+if [ -n "$unlicensed" ]; then
+    echo "Source files without an SPDX-License-Identifier line:"
+    echo "$unlicensed"
     status=1
 fi
 

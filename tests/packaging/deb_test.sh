@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The Debian packages, end to end: scripts/package.sh builds them; their
 # contents (dpkg-deb -c) and fields are checked; lintian finds no error and
 # only the warnings docs/PACKAGING.md explains; then, unpacked into a throwaway

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Installs proctimes into a scratch prefix, then builds consumers against it:
 # one with find_package(proctimes), one that uses add_subdirectory() on the
 # source tree, and two with plain compiler command lines from pkg-config: a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The exposition writers and the process-exporter config reader of `proctimes serve`.
 #include <gtest/gtest.h>
 
@@ -44,9 +45,15 @@ TEST(Exposition, LabelValuesAreAlwaysUtf8) {
     family f;
     f.name = "g";
     f.help = "h";
-    f.samples.push_back({{{"group", std::string("a\xff" "b\xc3\xa9" "c\xed\xa0\x80" "\xe2\x82")}}, 1});
+    f.samples.push_back({{{"group", std::string("a\xff"
+                                                "b\xc3\xa9"
+                                                "c\xed\xa0\x80"
+                                                "\xe2\x82")}},
+                         1});
     const std::string s = render({f}, format::text_004);
-    EXPECT_NE(s.find("g{group=\"a\xEF\xBF\xBD" "b\xc3\xa9" "c\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"
+    EXPECT_NE(s.find("g{group=\"a\xEF\xBF\xBD"
+                     "b\xc3\xa9"
+                     "c\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"
                      "\xEF\xBF\xBD\xEF\xBF\xBD\"} 1\n"),
               std::string::npos)
         << s;

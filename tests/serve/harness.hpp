@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Helpers of the serve tests: start and stop programs, free ports, HTTP.
 #pragma once
 

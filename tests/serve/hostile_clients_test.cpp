@@ -1,16 +1,17 @@
+// SPDX-License-Identifier: MIT
 // Hostile clients against `proctimes serve`: 1,000 concurrent connections, a
 // 1 MiB header, a client sending one byte a second, malformed request lines.
 // The exporter must keep answering a well-behaved scraper, keep its descriptors
 // and memory bounded, give them back, and never crash.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <atomic>
 
 #include <httplib.h>
 
@@ -83,7 +84,8 @@ TEST(ServeHostileClients, KeepsAnsweringWithBoundedResources) {
     ::getrlimit(RLIMIT_NOFILE, &rl);
     rl.rlim_cur = rl.rlim_max;
     ::setrlimit(RLIMIT_NOFILE, &rl);
-    if (rl.rlim_cur < 1200) GTEST_SKIP() << "needs 1,200 descriptors for 1,000 connections; the hard limit is " << rl.rlim_cur;
+    if (rl.rlim_cur < 1200)
+        GTEST_SKIP() << "needs 1,200 descriptors for 1,000 connections; the hard limit is " << rl.rlim_cur;
 
     const std::string dir = temp_dir("hostile");
     const int port = free_port();
@@ -95,8 +97,10 @@ TEST(ServeHostileClients, KeepsAnsweringWithBoundedResources) {
     scraper.set_read_timeout(20, 0);
     int first = 0;
     for (int i = 0; i < 50 && first == 0; ++i) {
-        if (auto r = scraper.Get("/metrics")) first = r->status;
-        else std::this_thread::sleep_for(100ms);
+        if (auto r = scraper.Get("/metrics"))
+            first = r->status;
+        else
+            std::this_thread::sleep_for(100ms);
     }
     ASSERT_EQ(first, 200) << "serve did not start: " << read_text(dir + "/serve.log");
     const int fds0 = count_fds(serve.pid());
@@ -114,8 +118,8 @@ TEST(ServeHostileClients, KeepsAnsweringWithBoundedResources) {
     };
     for (const auto& m : malformed) {
         const int st = status_of(exchange(port, m));
-        EXPECT_TRUE(st == 0 || (st >= 400 && st < 500)) << "status " << st << " for a request of " << m.size()
-                                                        << " bytes starting " << m.substr(0, 20);
+        EXPECT_TRUE(st == 0 || (st >= 400 && st < 500))
+            << "status " << st << " for a request of " << m.size() << " bytes starting " << m.substr(0, 20);
     }
 
     // A GET's body is never read, so nonsense lengths on one are answered or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The CPU ledger and its parsers, on hand-made inputs with known answers.
 #include <gtest/gtest.h>
 
@@ -187,8 +188,8 @@ system_cpu_times stat_at(nanoseconds since_boot, nanoseconds user, nanoseconds s
 
 TEST(Ledger, AddsUpToBusyWithEndedAndUnattributed) {
     ASSERT_EQ(clock_ticks_per_second(), 100);
-    const auto before = snap(100s, {proc(100, 5000, 1s, 0s, "a"), proc(200, 6000, 500ms, 0s, "b"),
-                                    proc(600, 7000, 2s, 0s, "gone")});
+    const auto before =
+        snap(100s, {proc(100, 5000, 1s, 0s, "a"), proc(200, 6000, 500ms, 0s, "b"), proc(600, 7000, 2s, 0s, "gone")});
     const auto after = snap(102s, {proc(100, 5000, 1300ms, 0s, "a"), proc(300, 10050, 200ms, 0s, "c")});
     const std::vector<ended_task> exits = {
         record(101, 100, 50ms, 0s, 100500ms, 20s, false),          // a thread of a live process: in live already
@@ -229,8 +230,8 @@ TEST(Ledger, ReusedPidInsideTheIntervalIsTwoProcesses) {
     const auto before = snap(100s, {proc(500, 5000, 1s, 0s, "old")});
     const auto after = snap(102s, {});
     const std::vector<ended_task> exits = {
-        record(500, 500, 1100ms, 0s, 100200ms, 50s, true, "old"),    // the old one ends
-        record(500, 500, 40ms, 0s, 101s, 500ms, true, "new"),        // the pid again, started at 100.5 s
+        record(500, 500, 1100ms, 0s, 100200ms, 50s, true, "old"),  // the old one ends
+        record(500, 500, 40ms, 0s, 101s, 500ms, true, "new"),      // the pid again, started at 100.5 s
     };
     const auto s = stat_at(100s, 0s, 0s, 0s, 0s);
     auto l = compute_ledger(before, after, exits, s, stat_at(102s, 140ms, 0s, 0s, 0s));

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `proctimes serve` scraped by Debian's real Prometheus (1 s interval, loopback,
 // temporary config and storage), asked through its HTTP API:
 //   (a) a group whose one process burns a CPU: rate() matches the CPU it used;
@@ -74,8 +75,8 @@ protected:
         w = new world;
         w->dir = temp_dir("prom");
         w->serve_port = free_port();
-        w->serve = program({PROCTIMES_BIN, "serve", "--listen", "127.0.0.1:" + std::to_string(w->serve_port),
-                            "--top", "5", "--namedprocess"},
+        w->serve = program({PROCTIMES_BIN, "serve", "--listen", "127.0.0.1:" + std::to_string(w->serve_port), "--top",
+                            "5", "--namedprocess"},
                            w->dir + "/serve.log");
         w->have_pe = ::geteuid() == 0 && ::access("/usr/bin/prometheus-process-exporter", X_OK) == 0;
         std::string pe_job;
@@ -84,8 +85,9 @@ protected:
             w->pe = program({"/usr/bin/prometheus-process-exporter", "-web.listen-address",
                              "127.0.0.1:" + std::to_string(w->pe_port), "-procnames", "pt_short,pt_burn"},
                             w->dir + "/pe.log");
-            pe_job = "  - job_name: pe\n    static_configs:\n      - targets: ['127.0.0.1:" +
-                     std::to_string(w->pe_port) + "']\n";
+            pe_job =
+                "  - job_name: pe\n    static_configs:\n      - targets: ['127.0.0.1:" + std::to_string(w->pe_port) +
+                "']\n";
         }
         w->prom_port = free_port();
         std::ofstream cfg(w->dir + "/prometheus.yml");
@@ -107,8 +109,10 @@ protected:
         const int st = w->serve.stop();
         // SIGTERM ends the exporter cleanly: exit status 0.
         EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "serve wait status " << st;
-        if (!::testing::Test::HasFailure()) std::system(("rm -rf '" + w->dir + "'").c_str());
-        else std::cout << "logs kept in " << w->dir << "\n";
+        if (!::testing::Test::HasFailure())
+            std::system(("rm -rf '" + w->dir + "'").c_str());
+        else
+            std::cout << "logs kept in " << w->dir << "\n";
         delete w;
         w = nullptr;
     }
@@ -168,13 +172,12 @@ TEST_F(Prometheus, ShortProcessesBetweenScrapesAreCounted) {
     ASSERT_FALSE(ts.empty());
     const double t = ts.back();
     const int window = static_cast<int>(t - t0) + 10;
-    auto inc = scalar("sum(increase(proctimes_group_cpu_seconds_total{group=\"pt_short\"}[" + std::to_string(window) +
-                          "s]))",
-                      t);
+    auto inc = scalar(
+        "sum(increase(proctimes_group_cpu_seconds_total{group=\"pt_short\"}[" + std::to_string(window) + "s]))", t);
     ASSERT_TRUE(inc);
     const double used = children + self;
-    std::cout << count << " short processes used " << used << " s CPU (rusage: children " << children << " + parent " << self
-              << "); proctimes increase() = " << *inc << " s (" << 100 * *inc / used << " %)\n";
+    std::cout << count << " short processes used " << used << " s CPU (rusage: children " << children << " + parent "
+              << self << "); proctimes increase() = " << *inc << " s (" << 100 * *inc / used << " %)\n";
     if (w->have_pe) {
         auto pe = scalar("sum(increase(namedprocess_namegroup_cpu_seconds_total{groupname=\"pt_short\",job=\"pe\"}[" +
                              std::to_string(window) + "s]))",

@@ -1,11 +1,12 @@
+// SPDX-License-Identifier: MIT
 // `proctimes serve` run in-process through the command line: one scrape
 // (--once), and the errors of a bad configuration.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 #include "cli.hpp"
 
@@ -37,7 +38,8 @@ TEST(ServeCli, OnceGroupsByNameAndByUser) {
     EXPECT_EQ(out.find("_created"), std::string::npos);
     // Three top processes, two modes each.
     std::size_t n = 0;
-    for (std::size_t at = 0; (at = out.find("\nproctimes_process_cpu_seconds_total{", at)) != std::string::npos; ++at) ++n;
+    for (std::size_t at = 0; (at = out.find("\nproctimes_process_cpu_seconds_total{", at)) != std::string::npos; ++at)
+        ++n;
     EXPECT_EQ(n, 6u);
     ASSERT_EQ(run({"serve", "--once", "--group-by", "user", "--top", "0"}, out, err), 0) << err;
     EXPECT_NE(out.find("proctimes_group_processes{group=\"root\"}"), std::string::npos);
@@ -46,7 +48,8 @@ TEST(ServeCli, OnceGroupsByNameAndByUser) {
 
 TEST(ServeCli, IncludeExcludeAndNamedprocess) {
     std::string out, err;
-    ASSERT_EQ(run({"serve", "--once", "--include", "^" + own_comm() + "$", "--namedprocess", "--top", "0"}, out, err), 0)
+    ASSERT_EQ(run({"serve", "--once", "--include", "^" + own_comm() + "$", "--namedprocess", "--top", "0"}, out, err),
+              0)
         << err;
     EXPECT_NE(out.find("namedprocess_namegroup_cpu_seconds_total{groupname=\"" + own_comm() + "\",mode=\"system\"}"),
               std::string::npos);

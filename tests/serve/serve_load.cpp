@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A load for the serve tests and bench: named (comm) so that `proctimes serve
 // --group-by name` groups it.
 //   serve_load burn SECONDS LOG      one CPU busy; appends "realtime_s cpu_s" to LOG every 100 ms
@@ -98,7 +99,14 @@ int main(int argc, char** argv) {
         pthread_attr_init(&a);
         pthread_attr_setstacksize(&a, 64 * 1024);
         for (auto& t : ts)
-            if (pthread_create(&t, &a, [](void*) -> void* { pause(); return nullptr; }, nullptr) != 0) return 1;
+            if (pthread_create(
+                    &t, &a,
+                    [](void*) -> void* {
+                        pause();
+                        return nullptr;
+                    },
+                    nullptr) != 0)
+                return 1;
         std::this_thread::sleep_for(std::chrono::duration<double>(std::atof(argv[3])));
         _exit(0);
     }

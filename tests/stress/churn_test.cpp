@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Churn: while helpers fork and reap thousands of short-lived processes and
 // start and join thousands of threads, several threads open handles to them,
 // query them, and wait for them. For a bounded time. Asserts: no error other

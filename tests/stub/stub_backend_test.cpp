@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Compiled only in a stub build (-DPROCTIMES_PLATFORM=stub): the public task
 // API over the stub backend answers errc::not_supported, while the portable
 // checks in front of the hooks still answer as documented.

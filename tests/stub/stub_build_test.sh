@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Configures the project with the stub backend (-DPROCTIMES_PLATFORM=stub)
 # into a scratch directory, builds the library and the portable unit tests,
 # and runs them: the portable part must build and pass without src/linux/.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A child for the spawn tests: burns CPU, then exits with a chosen status.
 //   cpu_burner <user_ms> [exit_status] [kernel_ms] [sleep_ms] [report]
 // With "usage", it writes its own user time (getrusage, ns) instead.
@@ -57,7 +58,8 @@ int main(int argc, char** argv) {
             rusage ru{};
             ::getrusage(RUSAGE_SELF, &ru);
             ns = (static_cast<unsigned long long>(ru.ru_utime.tv_sec) * 1'000'000ULL +
-                  static_cast<unsigned long long>(ru.ru_utime.tv_usec)) * 1000ULL;
+                  static_cast<unsigned long long>(ru.ru_utime.tv_usec)) *
+                 1000ULL;
         }
         char buf[32];
         int i = sizeof buf;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Prints "<creation FILETIME> <anchor source>" for the pid given, using a
 // fresh process's own boot anchor: the system tests compare it with theirs.
 #include <cstdio>

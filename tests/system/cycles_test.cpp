@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Cycle counts on this machine: the TSC rate is plausible, counts track CPU
 // time at that rate, and the calling thread's count strictly increases.
 #include <gtest/gtest.h>

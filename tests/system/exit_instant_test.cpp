@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exit instants say what they are: an instant stamped when an end was seen is
 // "no later than", with the earliest the end can have been; never a late
 // observation passed off as the end (docs/EXIT.md, "Exit instants").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exit records (set_exit_records_enabled): tasks that cannot be read after
 // their end get their exact final run time from the kernel's taskstats record.
 // Needs CAP_NET_ADMIN in the initial pid namespace; skipped elsewhere.
@@ -56,11 +57,11 @@ protected:
 }
 
 #if defined(__SANITIZE_THREAD__)
-#define SKIP_IF_CHILDREN_CANNOT_START_THREADS()                                                           \
-    do {                                                                                                  \
-        if (const int n = own_thread_count(); n > 1)                                                      \
-            GTEST_SKIP() << "ThreadSanitizer refuses threads in children forked from this process (it has " \
-                         << n << " threads); run this test on its own, as ctest does";                    \
+#define SKIP_IF_CHILDREN_CANNOT_START_THREADS()                                                                  \
+    do {                                                                                                         \
+        if (const int n = own_thread_count(); n > 1)                                                             \
+            GTEST_SKIP() << "ThreadSanitizer refuses threads in children forked from this process (it has " << n \
+                         << " threads); run this test on its own, as ctest does";                                \
     } while (0)
 #else
 #define SKIP_IF_CHILDREN_CANNOT_START_THREADS() \
@@ -68,8 +69,8 @@ protected:
     } while (0)
 #endif
 
-#define REQUIRE_EXIT_RECORDS()                                                                 \
-    do {                                                                                       \
+#define REQUIRE_EXIT_RECORDS()                                                              \
+    do {                                                                                    \
         if (auto why = enable()) GTEST_SKIP() << "no exit records here: " << why.message(); \
     } while (0)
 
@@ -96,7 +97,6 @@ T receive(int fd) {
     EXPECT_EQ(::read(fd, &v, sizeof v), static_cast<ssize_t>(sizeof v));
     return v;
 }
-
 
 struct pipe_pair {
     int r = -1, w = -1;

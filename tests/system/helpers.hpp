@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Shared helpers for the system tests: children that wait for a signal from
 // the test, busy loops measured by the CPU clocks, descriptor counts.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A handle to a reaped process must never report the process that gets its pid
 // next. Forcing the reuse needs root (/proc/sys/kernel/ns_last_pid).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -67,7 +68,7 @@ TEST(Process, CallingProcessTimeIsCurrentForTheCallingThread) {
     }
     // Short only by the 1 µs truncation and the tail of the second query.
     EXPECT_GE(seen, spun * 9 / 10) << "saw " << duration<double, std::milli>(seen).count() << " ms of "
-                                  << duration<double, std::milli>(spun).count() << " ms";
+                                   << duration<double, std::milli>(spun).count() << " ms";
 }
 
 TEST(Process, ExitedThreadsStayCounted) {

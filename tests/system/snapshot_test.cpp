@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Snapshots of the live system: real processes and threads started by the
 // test, CPU burned between two snapshots, pid reuse, owners, zombies,
 // processes that vanish mid-walk, hidepid.
@@ -530,7 +531,10 @@ TEST(SnapshotLive, HidepidDeniesOthersButTheWalkGoesOn) {
         } else {
             int denied = 0, other = 0, init_denied = 0;
             for (const auto& f : s->failures) {
-                if (f.error == errc::access_denied) ++denied; else ++other;
+                if (f.error == errc::access_denied)
+                    ++denied;
+                else
+                    ++other;
                 if (f.pid == 1 && f.item == snapshot_item::process) init_denied = 1;
             }
             const auto* me = s->find(::getpid());
@@ -635,8 +639,7 @@ snapshotter reusing_snapshotter(nanoseconds reuse_for, snapshot_cpu cpu = snapsh
 // threads, and that thread wakes every 100 ms: the child is then never idle
 // between two snapshots, so its threads are rightly read again.
 #if defined(__SANITIZE_THREAD__)
-#define SKIP_IF_CHILD_CANNOT_BE_IDLE() \
-    GTEST_SKIP() << "ThreadSanitizer's own thread in the child runs every 100 ms"
+#define SKIP_IF_CHILD_CANNOT_BE_IDLE() GTEST_SKIP() << "ThreadSanitizer's own thread in the child runs every 100 ms"
 #else
 #define SKIP_IF_CHILD_CANNOT_BE_IDLE() (void)0
 #endif

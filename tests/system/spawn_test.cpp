@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // proctimes::child: children start, their exit status and exit instant are
 // recorded, their own CPU time is told apart from their descendants', and
 // nothing leaks: no zombies, no descriptors. Also process::exit_status() for
@@ -17,15 +18,15 @@
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "in_child.hpp"
 #include "proctimes/error.hpp"
 #include "proctimes/exit.hpp"
 #include "proctimes/spawn.hpp"
-#include "in_child.hpp"
 #include "system/helpers.hpp"
 
 using namespace std::chrono;
@@ -85,7 +86,7 @@ TEST(Child, TrueExitsZeroAndIsReaped) {
     ASSERT_TRUE(e) << e.error().message();
     EXPECT_EQ(e->status, (exit_status{0, 0, false}));
     EXPECT_FALSE(e->status.value().signaled());
-    EXPECT_FALSE(exists(c.id()));  // reaped by wait, not a zombie
+    EXPECT_FALSE(exists(c.id()));                   // reaped by wait, not a zombie
     EXPECT_EQ(c.wait().value().status, e->status);  // the same values again
 }
 
@@ -128,7 +129,7 @@ TEST(Child, OwnCpuAndExitInstantBracketedByTheChildsLastInstant) {
         // No descendants: the µs split of the wait rusage is the child's own.
         EXPECT_EQ(t.precision.source, cpu_source::wait_rusage);
         EXPECT_EQ(e->children_user + e->children_kernel, 0ns);
-        EXPECT_GE(t.cpu(), 190ms);  // 150 + 40 ms measured by the child's own clock (exact total)
+        EXPECT_GE(t.cpu(), 190ms);                     // 150 + 40 ms measured by the child's own clock (exact total)
         EXPECT_LE(t.cpu(), last - t.creation + 10ms);  // one thread: CPU ≤ wall (creation floored to 10 ms)
         // The exit instant: after the child's last instant, before the wait returned.
         ASSERT_TRUE(t.exit);
@@ -171,7 +172,8 @@ TEST(Child, UserTimeAgreesWithTheChildsOwnMeasurement) {
     ::close(p[0]);
     auto e = c.wait();
     ASSERT_TRUE(e) << e.error().message();
-    ASSERT_FALSE(text.empty()) << "read ended with " << n << " errno " << errno << " status " << (e->status ? e->status->shell_code() : -1);
+    ASSERT_FALSE(text.empty()) << "read ended with " << n << " errno " << errno << " status "
+                               << (e->status ? e->status->shell_code() : -1);
     const nanoseconds own{std::stoll(text)};
     ASSERT_GE(own, 150ms);  // 200 ms of CPU, nearly all of it in user mode
     const nanoseconds diff = e->times.user > own ? e->times.user - own : own - e->times.user;
@@ -316,7 +318,8 @@ TEST(Child, RelativeProgramIsResolvedAgainstTheCallersDirectory) {
 
 TEST(Child, SignalsAreInheritedAsExecKeepsThemOrReset) {
     // Ignore SIGTERM and block SIGUSR1 here.
-    struct sigaction ign {}, old {};
+    struct sigaction ign {
+    }, old{};
     ign.sa_handler = SIG_IGN;
     ::sigaction(SIGTERM, &ign, &old);
     sigset_t usr1, oldmask;
@@ -539,7 +542,8 @@ std::string check_reported_without_handle(std::optional<std::errc> expected_why)
 }  // namespace
 
 TEST(Child, CommandIsReportedWhenDescriptorsRunOutAfterTheExec) {
-    if (test_in_child::descriptor_exhaustion_skip_reason) GTEST_SKIP() << test_in_child::descriptor_exhaustion_skip_reason;
+    if (test_in_child::descriptor_exhaustion_skip_reason)
+        GTEST_SKIP() << test_in_child::descriptor_exhaustion_skip_reason;
     // The error pipe and the pidfd fit; the handle's descriptors do not.
     const auto r = test_in_child::run([] {
         if (!test_in_child::leave_free_descriptors(3)) return std::string("descriptors not contiguous");
@@ -552,8 +556,7 @@ TEST(Child, CommandIsReportedWithoutProc) {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root for a private mount namespace without /proc";
     const auto r = test_in_child::run([] {
         if (::unshare(CLONE_NEWNS) != 0) return std::string("skip: unshare: ") + std::strerror(errno);
-        if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
-            ::umount2("/proc", MNT_DETACH) != 0)
+        if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 || ::umount2("/proc", MNT_DETACH) != 0)
             return std::string("skip: cannot hide /proc: ") + std::strerror(errno);
         return check_reported_without_handle(std::nullopt);
     });

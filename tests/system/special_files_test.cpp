@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // FIFOs, sockets, devices and directories where the library expects a regular
 // file: the boot anchor in a shared directory, a --proc-root tree. Nothing may
 // block on them (another user may have planted them), nothing may read them.
@@ -78,7 +79,12 @@ TEST(SpecialFiles, OpenReadRefusesAnythingButARegularFileWithoutBlocking) {
     ASSERT_EQ(::mkfifo(held.c_str(), 0644), 0);
     const int s = bind_socket(sock);
     ASSERT_GE(s, 0);
-    { std::FILE* f = std::fopen(file.c_str(), "w"); ASSERT_NE(f, nullptr); std::fputs("x\n", f); std::fclose(f); }
+    {
+        std::FILE* f = std::fopen(file.c_str(), "w");
+        ASSERT_NE(f, nullptr);
+        std::fputs("x\n", f);
+        std::fclose(f);
+    }
     // A FIFO with a writer that never writes: a blocking read would wait forever.
     const int writer = ::open(held.c_str(), O_RDWR | O_CLOEXEC);
     ASSERT_GE(writer, 0);

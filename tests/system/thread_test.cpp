@@ -1,10 +1,11 @@
+// SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <functional>
-#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -52,9 +53,11 @@ private:
 // when this goes out of scope.
 class worker_child {
 public:
-    explicit worker_child(std::chrono::nanoseconds burn_first, std::function<void()> then = [] {
-        for (;;) ::pause();
-    })
+    explicit worker_child(
+        std::chrono::nanoseconds burn_first, std::function<void()> then =
+                                                 [] {
+                                                     for (;;) ::pause();
+                                                 })
         : pipe_(make_pipe()), child_([this, burn_first, then] {
               std::thread worker([&] {
                   pid_t tid = static_cast<pid_t>(::gettid());
@@ -146,7 +149,7 @@ TEST(Thread, CallingThreadTimeIsCurrentNotAsOfTheLastTick) {
         spun += c1 - c0;
     }
     EXPECT_GE(seen, spun * 9 / 10) << "saw " << duration<double, std::milli>(seen).count() << " ms of "
-                          << duration<double, std::milli>(spun).count() << " ms";
+                                   << duration<double, std::milli>(spun).count() << " ms";
 }
 
 TEST(Thread, NameWithParentheses) {
@@ -294,7 +297,8 @@ TEST(Thread, OneHandleQueriedFromManyThreads) {
                     ++failures;
                     continue;
                 }
-                if (t->kernel < prev.kernel || t->user < prev.user || pt->kernel < pprev.kernel || pt->user < pprev.user)
+                if (t->kernel < prev.kernel || t->user < prev.user || pt->kernel < pprev.kernel ||
+                    pt->user < pprev.user)
                     ++backwards;
                 prev = *t;
                 pprev = *pt;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The parsers of the records the BPF programs write (src/parse/bpf_records.hpp).
 #include <gtest/gtest.h>
 
@@ -71,11 +72,11 @@ TEST(BpfRecords, StateLettersAsTaskStateIndex) {
     EXPECT_EQ(task_state_letter(0x0002, 0), 'D');
     EXPECT_EQ(task_state_letter(0x0004, 0), 'T');
     EXPECT_EQ(task_state_letter(0x0008, 0), 't');
-    EXPECT_EQ(task_state_letter(0x0402, 0), 'I');   // TASK_IDLE
-    EXPECT_EQ(task_state_letter(0x0040, 0), 'P');   // TASK_PARKED
+    EXPECT_EQ(task_state_letter(0x0402, 0), 'I');     // TASK_IDLE
+    EXPECT_EQ(task_state_letter(0x0040, 0), 'P');     // TASK_PARKED
     EXPECT_EQ(task_state_letter(0x0000, 0x20), 'Z');  // EXIT_ZOMBIE
     EXPECT_EQ(task_state_letter(0x0000, 0x10), 'X');  // EXIT_DEAD
     EXPECT_EQ(task_state_letter(0x0402, 0x20), 'Z');  // exit_state wins over an idle sleep
-    EXPECT_EQ(task_state_letter(0x1000, 0), 'D');   // TASK_RTLOCK_WAIT
-    EXPECT_EQ(task_state_letter(0x0100, 0), 'R');   // bits outside TASK_REPORT (TASK_WAKEKILL alone)
+    EXPECT_EQ(task_state_letter(0x1000, 0), 'D');     // TASK_RTLOCK_WAIT
+    EXPECT_EQ(task_state_letter(0x0100, 0), 'R');     // bits outside TASK_REPORT (TASK_WAKEKILL alone)
 }

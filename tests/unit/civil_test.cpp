@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -125,7 +126,8 @@ TEST(Civil, AgreesWithTimegmOverTheUnixRange) {
         const std::time_t t = static_cast<std::time_t>(days * 86'400 + 3'723);
         std::tm tm{};
         ASSERT_NE(::gmtime_r(&t, &tm), nullptr);
-        const std::uint64_t ticks = static_cast<std::uint64_t>((days * 86'400 + 3'723) * 10'000'000LL) + filetime_unix_epoch;
+        const std::uint64_t ticks =
+            static_cast<std::uint64_t>((days * 86'400 + 3'723) * 10'000'000LL) + filetime_unix_epoch;
         auto c = civil_from_filetime(filetime{ticks});
         ASSERT_TRUE(c);
         ASSERT_EQ(c->year, tm.tm_year + 1900);
@@ -183,21 +185,22 @@ TEST(Dos, RangeEdges) {
 
 TEST(Dos, DecodeValidatesFields) {
     EXPECT_TRUE(filetime_from_dos(0x14CF, 0x55AF));
-    EXPECT_FALSE(filetime_from_dos(0x0001, 0));        // month 0
-    EXPECT_FALSE(filetime_from_dos(0x01A1, 0));        // month 13
-    EXPECT_FALSE(filetime_from_dos(0x0020, 0));        // day 0
-    EXPECT_FALSE(filetime_from_dos(0x005E, 0));        // February 30
-    EXPECT_FALSE(filetime_from_dos(0x0021, 24 << 11)); // hour 24
-    EXPECT_FALSE(filetime_from_dos(0x0021, 60 << 5));  // minute 60
-    EXPECT_FALSE(filetime_from_dos(0x0021, 30));       // seconds field 30 = 60 s
-    EXPECT_TRUE(filetime_from_dos(0x0021, 29));        // 58 s
+    EXPECT_FALSE(filetime_from_dos(0x0001, 0));         // month 0
+    EXPECT_FALSE(filetime_from_dos(0x01A1, 0));         // month 13
+    EXPECT_FALSE(filetime_from_dos(0x0020, 0));         // day 0
+    EXPECT_FALSE(filetime_from_dos(0x005E, 0));         // February 30
+    EXPECT_FALSE(filetime_from_dos(0x0021, 24 << 11));  // hour 24
+    EXPECT_FALSE(filetime_from_dos(0x0021, 60 << 5));   // minute 60
+    EXPECT_FALSE(filetime_from_dos(0x0021, 30));        // seconds field 30 = 60 s
+    EXPECT_TRUE(filetime_from_dos(0x0021, 29));         // 58 s
     // 1980 was a leap year: February 29 exists.
     EXPECT_TRUE(filetime_from_dos(static_cast<std::uint16_t>((2 << 5) | 29), 0));
 }
 
 TEST(Dos, EveryValidWordRoundTrips) {
     // Every valid time word on a few dates: encode(decode(x)) == x.
-    for (std::uint16_t date : {std::uint16_t{0x0021}, std::uint16_t{0x14CF}, std::uint16_t{0xFF9F}, std::uint16_t{0x3C3D}}) {
+    for (std::uint16_t date :
+         {std::uint16_t{0x0021}, std::uint16_t{0x14CF}, std::uint16_t{0xFF9F}, std::uint16_t{0x3C3D}}) {
         for (unsigned time = 0; time <= 0xFFFF; ++time) {
             auto ft = filetime_from_dos(date, static_cast<std::uint16_t>(time));
             const bool valid = (time & 0x1F) < 30 && ((time >> 5) & 0x3F) < 60 && (time >> 11) < 24;

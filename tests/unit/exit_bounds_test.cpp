@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bound_exit: what an exit instant may claim from the evidence at hand.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -83,7 +84,8 @@ TEST(FiletimeInstant, Edge30828) {
     EXPECT_FALSE(time_from_filetime<microseconds>(filetime{filetime_max + 1}).has_value());
     EXPECT_FALSE(time_from_filetime<seconds>(filetime{~0ULL}).has_value());
     // And back, from a 100 ns duration type, exactly.
-    const sys_time<filetime_duration> exact{filetime_duration{static_cast<std::int64_t>(filetime_max - filetime_unix_epoch)}};
+    const sys_time<filetime_duration> exact{
+        filetime_duration{static_cast<std::int64_t>(filetime_max - filetime_unix_epoch)}};
     EXPECT_EQ(filetime_from_time(exact)->ticks, filetime_max);
     EXPECT_FALSE(filetime_from_time(exact + filetime_duration{1}).has_value());
 }

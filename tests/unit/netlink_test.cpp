@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The taskstats netlink parsers, on datagrams built here field by field in the
 // layout the kernel sends (netlink header, genl header, nested attributes).
 #include <gtest/gtest.h>
@@ -145,13 +146,14 @@ TEST(Netlink, EveryTruncationIsSafeAndOnlyTheWholeMessageCounts) {
 
 TEST(Netlink, FamilyIdFromTheControllerReply) {
     const std::uint16_t id = 0x1b;
-    const std::string reply =
-        message(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY,
-                attr(CTRL_ATTR_FAMILY_NAME, std::string(TASKSTATS_GENL_NAME) + '\0') + attr(CTRL_ATTR_FAMILY_ID, bytes(id)));
+    const std::string reply = message(
+        GENL_ID_CTRL, CTRL_CMD_NEWFAMILY,
+        attr(CTRL_ATTR_FAMILY_NAME, std::string(TASKSTATS_GENL_NAME) + '\0') + attr(CTRL_ATTR_FAMILY_ID, bytes(id)));
     EXPECT_EQ(parse_genl_family_id(reply), id);
     EXPECT_FALSE(parse_genl_family_id(reply.substr(0, reply.size() - 4)));
     const std::uint16_t reserved = GENL_ID_CTRL;
-    EXPECT_FALSE(parse_genl_family_id(message(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY, attr(CTRL_ATTR_FAMILY_ID, bytes(reserved)))));
+    EXPECT_FALSE(
+        parse_genl_family_id(message(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY, attr(CTRL_ATTR_FAMILY_ID, bytes(reserved)))));
     EXPECT_FALSE(parse_genl_family_id(message(GENL_ID_CTRL, CTRL_CMD_GETFAMILY, attr(CTRL_ATTR_FAMILY_ID, bytes(id)))));
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The /proc/cpuinfo flags parser (src/parse/cpuinfo.hpp), on an excerpt of an
 // x86-64 cpuinfo and on texts without a usable flags line.
 #include <gtest/gtest.h>
@@ -31,12 +32,12 @@ TEST(ParseCpuinfo, WholeWordsOnly) {
     const auto line = *cpuinfo_flags_line(x86);
     EXPECT_TRUE(cpuinfo_has_flag(line, "constant_tsc"));
     EXPECT_TRUE(cpuinfo_has_flag(line, "nonstop_tsc"));
-    EXPECT_TRUE(cpuinfo_has_flag(line, "fpu"));    // the first word, after ": "
-    EXPECT_TRUE(cpuinfo_has_flag(line, "cpuid"));  // the last word, at the end
-    EXPECT_TRUE(cpuinfo_has_flag(line, "tsc"));    // whole word, though also inside others
-    EXPECT_FALSE(cpuinfo_has_flag(line, "stop_tsc"));  // the end of a word
-    EXPECT_FALSE(cpuinfo_has_flag(line, "constant"));  // the start of a word
-    EXPECT_FALSE(cpuinfo_has_flag(line, "flags"));     // the key is not a flag
+    EXPECT_TRUE(cpuinfo_has_flag(line, "fpu"));               // the first word, after ": "
+    EXPECT_TRUE(cpuinfo_has_flag(line, "cpuid"));             // the last word, at the end
+    EXPECT_TRUE(cpuinfo_has_flag(line, "tsc"));               // whole word, though also inside others
+    EXPECT_FALSE(cpuinfo_has_flag(line, "stop_tsc"));         // the end of a word
+    EXPECT_FALSE(cpuinfo_has_flag(line, "constant"));         // the start of a word
+    EXPECT_FALSE(cpuinfo_has_flag(line, "flags"));            // the key is not a flag
     EXPECT_FALSE(cpuinfo_has_flag(line, "sysret_ss_attrs"));  // another line
     EXPECT_FALSE(cpuinfo_has_flag(line, ""));
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The /proc/loadavg parser (src/parse/loadavg.hpp), on lines in the kernel's
 // format (fs/proc/loadavg.c: "%lu.%02lu %lu.%02lu %lu.%02lu %u/%d %d\n") and
 // on damaged ones.
@@ -25,8 +26,8 @@ TEST(ParseLoadavg, LargeCountsAndNoTrailingFields) {
 
 TEST(ParseLoadavg, RefusesDamagedLines) {
     EXPECT_FALSE(parse_loadavg_tasks(""));
-    EXPECT_FALSE(parse_loadavg_tasks("0.20 0.18 0.12"));          // three fields only
-    EXPECT_FALSE(parse_loadavg_tasks("0.20 0.18 0.12 "));         // empty field 4
+    EXPECT_FALSE(parse_loadavg_tasks("0.20 0.18 0.12"));            // three fields only
+    EXPECT_FALSE(parse_loadavg_tasks("0.20 0.18 0.12 "));           // empty field 4
     EXPECT_FALSE(parse_loadavg_tasks("0.20 0.18 0.12 180 11206"));  // no slash
     EXPECT_FALSE(parse_loadavg_tasks("0.20 0.18 0.12 /80 1"));      // no running count
     EXPECT_FALSE(parse_loadavg_tasks("0.20 0.18 0.12 1/ 1"));       // no total

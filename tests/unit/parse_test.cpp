@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -139,10 +140,10 @@ TEST(ParseStat, KernelThreadFixture) {
 TEST(ParseStat, RejectsMalformed) {
     EXPECT_FALSE(parse_stat(""));
     EXPECT_FALSE(parse_stat("12 no parens S 1"));
-    EXPECT_FALSE(parse_stat("12 (x) S 1 2 3"));                                                     // truncated
-    EXPECT_FALSE(parse_stat("x (y) S 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 3 0 0"));                // bad pid
-    EXPECT_FALSE(parse_stat("5 (y) SS 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 3 0 0"));               // state
-    EXPECT_FALSE(parse_stat("5 (y) S 1 1 1 0 -1 0 0 0 0 0 -1 2 0 0 20 0 1 0 3 0 0"));               // negative utime
+    EXPECT_FALSE(parse_stat("12 (x) S 1 2 3"));                                        // truncated
+    EXPECT_FALSE(parse_stat("x (y) S 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 3 0 0"));   // bad pid
+    EXPECT_FALSE(parse_stat("5 (y) SS 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 3 0 0"));  // state
+    EXPECT_FALSE(parse_stat("5 (y) S 1 1 1 0 -1 0 0 0 0 0 -1 2 0 0 20 0 1 0 3 0 0"));  // negative utime
     EXPECT_FALSE(parse_stat("5 (y) S 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 99999999999999999999999 0 0"));  // overflow
     EXPECT_FALSE(parse_stat("-5 (y) S 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 3 0 0"));  // found by fuzz_stat
     EXPECT_FALSE(parse_stat("+5 (y) S 1 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 3 0 0"));
@@ -186,8 +187,8 @@ TEST(ParseStat, FastPathAgreesWithTheGeneralParse) {
     std::string trailing = plain;
     trailing.insert(trailing.size() - 1, " ");  // a space before the newline
     lines.push_back(trailing);
-    lines.push_back(plain.substr(0, plain.size() - 1));        // no newline
-    lines.push_back(plain + plain);                            // two lines: the first one counts
+    lines.push_back(plain.substr(0, plain.size() - 1));             // no newline
+    lines.push_back(plain + plain);                                 // two lines: the first one counts
     lines.push_back(plain.substr(0, plain.size() - 1) + " 7 8\n");  // fields after 52
     std::string tabs = plain;
     tabs[tabs.rfind(' ')] = '\t';  // a tab is not a separator: field 51 becomes "x\ty"
@@ -371,7 +372,8 @@ TEST(ParseWholeNumber, DigitsOnlyAndNoOverflow) {
 
 TEST(ParseStat, OneDefinitionOfDeadAndOfAnEndedProcess) {
     for (char st : {'Z', 'X', 'x'}) EXPECT_TRUE(proctimes::parse::is_dead_state(st)) << st;
-    for (char st : {'R', 'S', 'D', 'T', 't', 'I', 'P', 'W', 'K', '?'}) EXPECT_FALSE(proctimes::parse::is_dead_state(st)) << st;
+    for (char st : {'R', 'S', 'D', 'T', 't', 'I', 'P', 'W', 'K', '?'})
+        EXPECT_FALSE(proctimes::parse::is_dead_state(st)) << st;
     const auto text = fixture("stat_plain.txt");  // a zombie with one thread
     auto rec = proctimes::parse::parse_stat(text);
     ASSERT_TRUE(rec);

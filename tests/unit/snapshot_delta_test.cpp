@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // compute_delta on hand-made snapshots: matching by identity, pid reuse,
 // clamping of the split, new and exited processes, threads.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Snapshots of a captured /proc tree (tests/fixtures/proc, written by
 // tests/fixtures/make_proc_tree.py): every value is known in advance.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The portable parts of a snapshot walk, without /proc: the merge of
 // walkers' records (src/snapshot_merge.cpp), the copy of an idle process's
 // threads (src/snapshot_reuse.cpp) and the worker pool (src/worker_pool.hpp).
@@ -134,7 +135,7 @@ TEST(SnapshotMerge, OneWalkerHandsOverItsVectorsAndGetsTheOldOnes) {
     walk_output* parts[] = {&a};
     merge_walks(out, parts);
     EXPECT_EQ(out.processes.data(), mine);  // no copy
-    EXPECT_EQ(a.procs.data(), old);          // the walker keeps the capacity
+    EXPECT_EQ(a.procs.data(), old);         // the walker keeps the capacity
     EXPECT_TRUE(a.procs.empty());
     EXPECT_EQ(tids_of(out, out.processes[0]), (std::vector<pid_t>{1, 2}));
     EXPECT_EQ(out.vanished, 4u);
@@ -243,8 +244,8 @@ TEST(WorkerPool, AThrowingWorkerIsReportedAndTheOthersFinish) {
 TEST(WorkerPool, ZeroOrOneWorkerRunsOnTheCallingThread) {
     for (std::size_t want : {0u, 1u}) {
         std::thread::id where;
-        EXPECT_EQ(run_on_workers(want, [&](std::size_t) { where = std::this_thread::get_id(); },
-                                 [](std::size_t) noexcept {}),
+        EXPECT_EQ(run_on_workers(
+                      want, [&](std::size_t) { where = std::this_thread::get_id(); }, [](std::size_t) noexcept {}),
                   1u);
         EXPECT_EQ(where, std::this_thread::get_id());
     }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The task state machine (src/task_state.hpp) driven by a fake sampler: no
 // process, no clock, no /proc. Each test scripts what the "backend" sees.
 #include "task_state.hpp"
@@ -29,7 +30,7 @@ struct step {
 class fake_sampler final : public detail::task_sampler {
 public:
     std::deque<step> script;
-    instant clock = t0 + seconds{1};   // now(): advances 1 ms per read
+    instant clock = t0 + seconds{1};            // now(): advances 1 ms per read
     std::deque<parse::taskstats_exit> records;  // delivered on deliver_exit_records()
     task_lifecycle* life = nullptr;
     int samples = 0, delivers = 0, awaits = 0;
@@ -242,7 +243,7 @@ TEST_F(TaskState, ExitStatusNowAnswers) {
     s.script.push_back({live(milliseconds{1}, t0 + seconds{2})});
     auto running = life.exit_status_now(s);
     ASSERT_TRUE(running);
-    EXPECT_FALSE(*running);  // runs: no status yet
+    EXPECT_FALSE(*running);               // runs: no status yet
     auto gone = life.exit_status_now(s);  // gone, unwatched, never seen
     ASSERT_FALSE(gone);
     EXPECT_EQ(gone.error(), make_error_code(errc::not_supported));
@@ -257,7 +258,7 @@ TEST_F(TaskState, ReapPlan) {
     EXPECT_EQ(life.request_reap(), detail::reap_plan::watch_again);  // not watched
     life.begin_watch(false, 0);
     EXPECT_EQ(life.request_reap(), detail::reap_plan::on_exit);
-    EXPECT_TRUE(life.end_watch());   // the monitor reaps it, once
+    EXPECT_TRUE(life.end_watch());  // the monitor reaps it, once
     EXPECT_FALSE(life.watched());
     EXPECT_EQ(life.request_reap(), detail::reap_plan::none);
     EXPECT_FALSE(life.end_watch());

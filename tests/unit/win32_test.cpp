@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The logic of the Win32 layer that does not need a running system: command
 // lines, environment blocks, error mapping, access masks, the handle table.
 #include <gtest/gtest.h>
@@ -126,7 +127,8 @@ TEST(Access, FullQueryImpliesLimited) {
 TEST(Access, OtherRightsDoNotQuery) {
     EXPECT_FALSE(can_query_process(normalize_process_access(0)));
     EXPECT_FALSE(can_query_process(normalize_process_access(PROCESS_VM_READ)));
-    EXPECT_FALSE(can_query_process(normalize_process_access(PROCESS_TERMINATE | SYNCHRONIZE | PROCESS_SET_INFORMATION)));
+    EXPECT_FALSE(
+        can_query_process(normalize_process_access(PROCESS_TERMINATE | SYNCHRONIZE | PROCESS_SET_INFORMATION)));
     EXPECT_FALSE(can_query_thread(normalize_thread_access(THREAD_SUSPEND_RESUME)));
     // Thread rights do not leak into process masks: 0x0040 is THREAD_QUERY_INFORMATION
     // but PROCESS_DUP_HANDLE.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The proctimes command line: a CLI11 app whose subcommands live one per file
 // (show.cpp, ...). Parse errors are usage errors (exit 2); everything a
 // subcommand reports about the system is exit 1 (see cli.hpp).
@@ -15,8 +16,8 @@
 
 #include "commands.hpp"
 #include "proctimes/exit.hpp"
-#include "serve/serve.hpp"
 #include "proctimes/linux.hpp"
+#include "serve/serve.hpp"
 #include "version_info.hpp"
 
 namespace proctimes::cli {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // tools/proctimes/cli.hpp — the proctimes command as a function, so tests can
 // run it in-process with string streams. main() only wires stdio to it.
 #pragma once

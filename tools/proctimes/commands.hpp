@@ -1,10 +1,11 @@
+// SPDX-License-Identifier: MIT
 // tools/proctimes/commands.hpp — the subcommands of proctimes. Each lives in
 // its own file (show.cpp, ...) and registers itself on the root CLI11 app;
 // cli.cpp calls the runner of the one that was parsed.
 #pragma once
 
-#include <functional>
 #include <cstddef>
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <string>

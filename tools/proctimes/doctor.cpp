@@ -1,10 +1,11 @@
+// SPDX-License-Identifier: MIT
 // `proctimes doctor`: what this machine lets proctimes use, and why not where
 // it cannot — for now the eBPF snapshot source (docs/BPF.md). Also the
 // one-line note `ps --source bpf` prints when it had to read /proc instead.
 #include <ostream>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "commands.hpp"
 #include "proctimes/snapshot.hpp"
@@ -27,9 +28,7 @@ namespace {
 
 int run_doctor(std::ostream& out) {
     const auto st = bpf_snapshot_status();
-    out << fmt::format("eBPF snapshot source: {}\n", !st.built   ? "not built"
-                                                     : st.usable ? "usable"
-                                                                 : "not usable");
+    out << fmt::format("eBPF snapshot source: {}\n", !st.built ? "not built" : st.usable ? "usable" : "not usable");
     if (!st.reason.empty()) out << fmt::format("  why: {}\n", st.reason);
     if (st.built) out << fmt::format("  load and attach: {:.1f} ms\n", static_cast<double>(st.load_time.count()) / 1e6);
     out << fmt::format("  ps (one snapshot), --source auto: /proc (one snapshot never pays the load)\n");
@@ -40,7 +39,8 @@ int run_doctor(std::ostream& out) {
 }  // namespace
 
 subcommand add_doctor(CLI::App& root) {
-    auto* app = root.add_subcommand("doctor", "Report which optional sources this machine lets proctimes use, and why not");
+    auto* app =
+        root.add_subcommand("doctor", "Report which optional sources this machine lets proctimes use, and why not");
     return {app, [](std::ostream& out, std::ostream&) { return run_doctor(out); }};
 }
 

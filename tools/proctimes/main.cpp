@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // proctimes — Windows process and thread times on Linux, from the shell.
 #include <iostream>
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "numbers.hpp"
 
 #include <charconv>
@@ -7,9 +8,9 @@
 #include <fmt/format.h>
 
 #include "output/output.hpp"
-#include "proctimes/error.hpp"
 #include "parse/number.hpp"
 #include "parse/procfs.hpp"
+#include "proctimes/error.hpp"
 
 namespace proctimes::cli {
 

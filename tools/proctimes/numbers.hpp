@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // tools/proctimes/numbers.hpp — one check for every numeric option: a strict
 // parse (parse/number.hpp: no "nan", "inf" or exponent, no overflow) and a
 // range named in human terms, so a bad value is a one-line usage error

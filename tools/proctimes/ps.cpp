@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // proctimes ps [--threads] [--sort KEY] [--top N] [--user NAME] [--format F] [--utc]
 //              [--precise] [--interval SECONDS [--count N] [--reuse-idle SECONDS]]
 //              [--proc-root DIR]
@@ -6,11 +7,12 @@
 // refreshing view of the CPU each process used over the last interval
 // (proctimes::compute_delta between successive snapshots). Records go to the
 // shared writers (output/writers.hpp) with the ps field list (record_fields).
+#include <time.h>
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
-#include <cstdint>
 #include <chrono>
+#include <cstdint>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -18,7 +20,6 @@
 #include <sstream>
 #include <string>
 #include <thread>
-#include <time.h>
 #include <unordered_map>
 #include <vector>
 
@@ -26,8 +27,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli.hpp"
 #include "commands.hpp"
@@ -84,9 +85,12 @@ std::optional<uid_t> resolve_user(const std::string& s) {
 
 std::string_view basis_name(delta_basis b) {
     switch (b) {
-        case delta_basis::both: return "both";
-        case delta_basis::created: return "created";
-        case delta_basis::unseen: return "unseen";
+        case delta_basis::both:
+            return "both";
+        case delta_basis::created:
+            return "created";
+        case delta_basis::unseen:
+            return "unseen";
     }
     return "?";
 }
@@ -207,7 +211,8 @@ snapshot_options snapshot_options_of(const ps_options& opts) {
     so.source = snapshot_source_of(opts.source);
     so.cpu = opts.precise ? snapshot_cpu::precise : snapshot_cpu::precise_processes;
     if (opts.reuse_idle)
-        so.reuse_idle_threads_for = std::chrono::duration_cast<nanoseconds>(std::chrono::duration<double>(*opts.reuse_idle));
+        so.reuse_idle_threads_for =
+            std::chrono::duration_cast<nanoseconds>(std::chrono::duration<double>(*opts.reuse_idle));
     return so;
 }
 
@@ -215,7 +220,6 @@ snapshot_options snapshot_options_of(const ps_options& opts) {
 void keep_top(std::vector<task_record>& records, std::optional<std::size_t> n) {
     if (n && records.size() > *n) records.resize(*n);
 }
-
 
 // One frame of --interval for a terminal: the cursor goes home, every line
 // is cut to the width and cleared to its end, and what is left of the screen
@@ -249,15 +253,14 @@ void draw_frame(std::ostream& out, const std::string& text, const terminal& term
 
 std::string header_line(const snapshot& s, const snapshot_delta& d, const ps_options& opts, std::size_t shown) {
     const double interval_s = std::chrono::duration<double>(d.interval).count();
-    const double total = d.interval.count() > 0 ? 100.0 * std::chrono::duration<double>(d.total_cpu()).count() /
-                                                      interval_s
-                                                : 0.0;
+    const double total =
+        d.interval.count() > 0 ? 100.0 * std::chrono::duration<double>(d.total_cpu()).count() / interval_s : 0.0;
     const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
-    return fmt::format("proctimes ps  {}  CPU used in the last {:.2f} s: {:.1f} % (of {} %, {} CPUs)  "
-                       "processes {}  threads {}  shown {}",
-                       table_time(s.taken, opts.output.utc), interval_s, total, cpus * 100, cpus,
-                       s.processes.size(), s.has_threads ? std::to_string(s.threads.size()) : std::string("-"),
-                       shown);
+    return fmt::format(
+        "proctimes ps  {}  CPU used in the last {:.2f} s: {:.1f} % (of {} %, {} CPUs)  "
+        "processes {}  threads {}  shown {}",
+        table_time(s.taken, opts.output.utc), interval_s, total, cpus * 100, cpus, s.processes.size(),
+        s.has_threads ? std::to_string(s.threads.size()) : std::string("-"), shown);
 }
 
 int run_once(const ps_options& opts, std::optional<uid_t> only_uid, std::ostream& out, std::ostream& err) {
@@ -327,8 +330,7 @@ int run_interval(const ps_options& opts, std::optional<uid_t> only_uid, std::ost
         std::optional<std::size_t> top = opts.top;
         // On a terminal, as many processes as fit under the two header lines
         // and the column titles.
-        if (term.is_tty && !top && term.rows > 4 && !opts.threads)
-            top = static_cast<std::size_t>(term.rows - 4);
+        if (term.is_tty && !top && term.rows > 4 && !opts.threads) top = static_cast<std::size_t>(term.rows - 4);
         keep_top(records, top);
         output_options o = opts.output;
         o.threads = opts.threads;
@@ -383,8 +385,9 @@ subcommand add_ps(CLI::App& root) {
     auto st = std::make_shared<state>();
 
     CLI::App* app = root.add_subcommand(
-        "ps", "Every process (and thread) of the system with creation, kernel and user times, from one snapshot; "
-              "with --interval, the CPU each used over the interval, refreshed.");
+        "ps",
+        "Every process (and thread) of the system with creation, kernel and user times, from one snapshot; "
+        "with --interval, the CPU each used over the interval, refreshed.");
     app->add_flag("-t,--threads", st->opts.threads, "Also list every thread of each process");
     app->add_option("-s,--sort", st->opts.sort,
                     "Order: cpu, kernel, user (busiest first), start (oldest first), pid, name "

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // proctimes run [--format table|json|csv] [--threads] [-o FILE] [--utc] -- CMD [ARGS...]
 //
 // Starts the command (proctimes::child::spawn, stdio inherited), waits for it,
@@ -19,8 +20,8 @@
 #include <optional>
 #include <ostream>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli.hpp"
 #include "commands.hpp"
@@ -71,7 +72,7 @@ public:
 
 private:
     static constexpr int signals_[2] = {SIGINT, SIGQUIT};
-    struct sigaction old_[2] {};
+    struct sigaction old_[2]{};
     bool changed_[2] = {false, false};
 };
 
@@ -149,8 +150,8 @@ void write_table_report(std::ostream& o, const run_report& r, const output_optio
     const auto line = [&](std::string_view key, const std::string& value, std::string_view note) {
         std::string l = fmt::format("{:<16} {}", key, value);
         // Columns, not bytes: "µ" is two bytes wide in UTF-8, one column.
-        const auto width = static_cast<std::size_t>(std::count_if(
-            l.begin(), l.end(), [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }));
+        const auto width = static_cast<std::size_t>(
+            std::count_if(l.begin(), l.end(), [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }));
         if (!note.empty()) l += fmt::format("{:<{}}  ({})", "", width < 48 ? 48 - width : 0, note);
         o << l << '\n';
     };
@@ -285,8 +286,8 @@ int run_run(const run_options& opts, std::ostream& out, std::ostream& err) {
     // reported on with what can still be read.
     run_report r;
     if (auto ec = c->handle_error())
-        r.warnings.push_back(fmt::format("its /proc entry cannot be read ({}): only what waitid(2) gives is reported",
-                                         ec.message()));
+        r.warnings.push_back(
+            fmt::format("its /proc entry cannot be read ({}): only what waitid(2) gives is reported", ec.message()));
     std::string name;
     if (auto n = c->handle().name()) name = std::move(*n);
     auto ex = wait_for_command(*c, opts.threads, r);
@@ -302,12 +303,14 @@ int run_run(const run_options& opts, std::ostream& out, std::ostream& err) {
     }
     if (name.empty()) name = comm_of(opts.command.front());
     if (ex->times_error && !c->handle_error())
-        r.warnings.push_back(fmt::format("its own times could not be read at its exit ({}): only what waitid(2) "
-                                         "gives is reported",
-                                         ex->times_error.message()));
+        r.warnings.push_back(
+            fmt::format("its own times could not be read at its exit ({}): only what waitid(2) "
+                        "gives is reported",
+                        ex->times_error.message()));
     if (!ex->status)
-        r.warnings.push_back("its exit status is unknown: it was reaped before proctimes could wait for it "
-                             "(SIGCHLD ignored by the caller of this library, or a handler that waits)");
+        r.warnings.push_back(
+            "its exit status is unknown: it was reaped before proctimes could wait for it "
+            "(SIGCHLD ignored by the caller of this library, or a handler that waits)");
 
     r.command = opts.command;
     r.exit = *ex;
@@ -316,9 +319,9 @@ int run_run(const run_options& opts, std::ostream& out, std::ostream& err) {
     r.process.threads = std::move(threads);
     r.wall = std::chrono::duration_cast<nanoseconds>(stop - start);
     if (r.process.exit) r.elapsed = *r.process.exit - r.process.creation;
-    r.cpu_percent = r.wall.count() > 0 ? 100.0 * static_cast<double>(ex->times.cpu().count()) /
-                                             static_cast<double>(r.wall.count())
-                                       : 0.0;
+    r.cpu_percent = r.wall.count() > 0
+                        ? 100.0 * static_cast<double>(ex->times.cpu().count()) / static_cast<double>(r.wall.count())
+                        : 0.0;
     if (opts.threads) {
         nanoseconds sum{};
         for (const auto& t : r.process.threads) sum += t.kernel + t.user;
@@ -350,10 +353,10 @@ int run_run(const run_options& opts, std::ostream& out, std::ostream& err) {
         }
     }
     if (lost) {
-        err << fmt::format("proctimes: run: error writing the report{}: {} ({})\n",
-                           opts.output_file.empty() ? std::string()
-                                                    : fmt::format(" to '{}'", escape_for_table(opts.output_file)),
-                           write_errno ? std::strerror(write_errno) : "write failed", status_note(ex->status));
+        err << fmt::format(
+            "proctimes: run: error writing the report{}: {} ({})\n",
+            opts.output_file.empty() ? std::string() : fmt::format(" to '{}'", escape_for_table(opts.output_file)),
+            write_errno ? std::strerror(write_errno) : "write failed", status_note(ex->status));
         return exit_run_report_failed;
     }
     for (const auto& w : r.warnings) err << fmt::format("proctimes: run: pid {}: {}\n", c->id(), escape_for_table(w));
@@ -371,8 +374,9 @@ subcommand add_run(CLI::App& root) {
     auto st = std::make_shared<state>();
 
     CLI::App* app = root.add_subcommand(
-        "run", "Run a command, then report its creation and exit instants, wall, kernel and user times, CPU %, "
-               "children's times and peak RSS (like /usr/bin/time, with 100 ns instants and µs CPU times).");
+        "run",
+        "Run a command, then report its creation and exit instants, wall, kernel and user times, CPU %, "
+        "children's times and peak RSS (like /usr/bin/time, with 100 ns instants and µs CPU times).");
     app->add_flag("-t,--threads", st->opts.threads,
                   "Poll the command's threads while it runs and report each one seen");
     add_format_option(*app, st->opts.output.format, "Report: table (for people, default), json or csv");

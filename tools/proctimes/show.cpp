@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // proctimes show [PID...] [--threads] [--format table|json|csv] [--utc]
 //
 // Opens each process (and, with --threads, each of its threads) with the
@@ -11,14 +12,14 @@
 
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli.hpp"
 #include "commands.hpp"
 #include "numbers.hpp"
-#include "proctimes/error.hpp"
 #include "output/writers.hpp"
+#include "proctimes/error.hpp"
 #include "proctimes/process.hpp"
 
 namespace proctimes::cli {
@@ -118,8 +119,7 @@ subcommand add_show(CLI::App& root) {
 
     CLI::App* app = root.add_subcommand(
         "show", "Show creation, exit, kernel and user times of processes (GetProcessTimes), and of their threads.");
-    app->add_option("pid", st->opts.pids,
-                    "Process ids (default: the parent of proctimes, normally the calling shell)")
+    app->add_option("pid", st->opts.pids, "Process ids (default: the parent of proctimes, normally the calling shell)")
         ->type_name("PID");
     app->add_flag("-t,--threads", st->opts.threads, "Also show every thread of each process (GetThreadTimes)");
     add_format_option(*app, st->opts.output.format, "Output: table (for people, default), json or csv (for programs)");

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "thread_tracker.hpp"
 
 #include "proctimes/error.hpp"

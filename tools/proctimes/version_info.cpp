@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `proctimes --version`: the version and the optional parts of the build.
 #include "version_info.hpp"
 

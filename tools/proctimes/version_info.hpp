@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // tools/proctimes/version_info.hpp — what `proctimes --version` prints: the
 // version, and each optional part of the build with whether it can be used on
 // this machine now.
@@ -28,10 +29,10 @@ struct machine_facts {
 machine_facts read_machine_facts();
 
 struct optional_part {
-    std::string name;    ///< e.g. "eBPF exit source"
-    bool built = false;  ///< compiled into this build (from the macros above)
-    bool usable = false; ///< built, and its prerequisites are met here now
-    std::string why;     ///< when built but not usable: what is missing
+    std::string name;     ///< e.g. "eBPF exit source"
+    bool built = false;   ///< compiled into this build (from the macros above)
+    bool usable = false;  ///< built, and its prerequisites are met here now
+    std::string why;      ///< when built but not usable: what is missing
 };
 
 /// Every optional part, in a fixed order, judged against `facts`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // proctimes watch PID... [--format table|json|csv] [--utc]
 //
 // Opens a handle for each pid, then waits for them to exit (poll(2) over their
@@ -17,8 +18,8 @@
 #include <poll.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli.hpp"
 #include "commands.hpp"
@@ -239,10 +240,9 @@ subcommand add_watch(CLI::App& root) {
 
     CLI::App* app = root.add_subcommand(
         "watch", "Wait for processes to exit and print each one's exit instant and final times as it does.");
-    app->add_option("pid", st->opts.pids, "Process ids (any process, not only children)")
-        ->required()
-        ->type_name("PID");
-    add_format_option(*app, st->opts.output.format, "Output: table (default), json (JSON Lines: one object per line) or csv");
+    app->add_option("pid", st->opts.pids, "Process ids (any process, not only children)")->required()->type_name("PID");
+    add_format_option(*app, st->opts.output.format,
+                      "Output: table (default), json (JSON Lines: one object per line) or csv");
     app->add_flag("--utc", st->opts.output.utc, "Table: print instants in UTC rather than local time");
     app->footer(
         "One record per process, written and flushed as it exits. Ctrl-C (SIGINT) or SIGTERM stops\n"

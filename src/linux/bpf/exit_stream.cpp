@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The exit stream's user-space half: a ring-buffer reader on its own thread.
 #include "platform_exit_stream.hpp"
 
@@ -64,7 +65,9 @@ struct bpf_exit_stream::impl {
         e.kernel_thread = (r.flags & parse::bpf_pf_kthread) != 0;
         e.name.assign(parse::comm_view(r.comm));
         e.start_ticks = r.start_boottime / static_cast<std::uint64_t>(tick);
-        auto at = [&](std::uint64_t boottime) { return anchor.boot + nanoseconds{static_cast<std::int64_t>(boottime)}; };
+        auto at = [&](std::uint64_t boottime) {
+            return anchor.boot + nanoseconds{static_cast<std::int64_t>(boottime)};
+        };
         e.creation = at(r.start_boottime);
         if (r.exit_boottime) e.exit = at(r.exit_boottime);
         e.released = at(r.free_boottime);

@@ -5,13 +5,13 @@
  * callback after release_task()), sends its final counters through a ring
  * buffer. A full ring buffer is never silent: each record that did not fit is
  * counted in `dropped`, which user space reads and reports. */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "bpf_record_layout.h"
+#include "vmlinux.h"
 
-char LICENSE[] SEC("license") = "Dual BSD/GPL";
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 #define SIGNAL_GROUP_EXIT 0x00000004 /* include/linux/sched/signal.h */
 
@@ -35,10 +35,9 @@ __u64 unstamped = 0;
 /* sched_process_exit's arguments changed in 2025 (a group_dead flag was
  * added); the current task is the one exiting on every kernel. */
 SEC("tp_btf/sched_process_exit")
-int BPF_PROG(proctimes_exit)
-{
-    struct task_struct *t = bpf_get_current_task_btf();
-    __u64 *stamp = bpf_task_storage_get(&proctimes_exit_stamp, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+int BPF_PROG(proctimes_exit) {
+    struct task_struct* t = bpf_get_current_task_btf();
+    __u64* stamp = bpf_task_storage_get(&proctimes_exit_stamp, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 
     if (stamp)
         *stamp = bpf_ktime_get_boot_ns();
@@ -48,10 +47,9 @@ int BPF_PROG(proctimes_exit)
 }
 
 SEC("tp_btf/sched_process_free")
-int BPF_PROG(proctimes_free, struct task_struct *t)
-{
-    struct pt_exit_record *r;
-    __u64 *stamp;
+int BPF_PROG(proctimes_free, struct task_struct* t) {
+    struct pt_exit_record* r;
+    __u64* stamp;
     unsigned int sigflags;
 
     r = bpf_ringbuf_reserve(&proctimes_exit_ring, sizeof *r, 0);
@@ -82,8 +80,7 @@ int BPF_PROG(proctimes_free, struct task_struct *t)
         r->group_stime = BPF_CORE_READ(t, signal, stime);
         sigflags = BPF_CORE_READ(t, signal, flags);
         /* What wait(2) reports for the process (wait_task_zombie()). */
-        if (sigflags & SIGNAL_GROUP_EXIT)
-            r->exit_code = BPF_CORE_READ(t, signal, group_exit_code);
+        if (sigflags & SIGNAL_GROUP_EXIT) r->exit_code = BPF_CORE_READ(t, signal, group_exit_code);
     }
     r->version = PT_TASK_RECORD_VERSION;
     BPF_CORE_READ_STR_INTO(&r->comm, t, comm);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "linux/bpf/loader.hpp"
 
 #include <cstdarg>
@@ -23,9 +24,8 @@ int print_nothing(enum libbpf_print_level, const char*, va_list) { return 0; }
 
 void quiet_libbpf() noexcept {
     static std::once_flag once;
-    std::call_once(once, [] {
-        libbpf_set_print(std::getenv("PROCTIMES_BPF_DEBUG") ? print_to_stderr : print_nothing);
-    });
+    std::call_once(once,
+                   [] { libbpf_set_print(std::getenv("PROCTIMES_BPF_DEBUG") ? print_to_stderr : print_nothing); });
 }
 
 std::string precheck() {

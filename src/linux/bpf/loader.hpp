@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What every BPF part of proctimes shares: quiet libbpf logging, the checks
 // made before loading anything, and the one-line reasons a load failed.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The eBPF snapshot source: one read of the task iterator, turned into the
 // same processes + threads model the /proc walk fills.
 //
@@ -8,8 +9,8 @@
 // process's total is the group's ended threads plus its live threads — the
 // sum thread_group_cputime() forms for the process CPU clock — split by the
 // summed utime:stime ratio, as cputime_adjust() splits /proc's stat.
-#include "precision.hpp"
 #include "linux/bpf/snapshot_source.hpp"
+#include "precision.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -176,9 +177,8 @@ result<void> bpf_snapshot_source::take(snapshot& out, const snapshot_options& op
         if (!parse::parse_task_records(buf_->bytes, recs)) return make_error_code(errc::malformed_data);
         // The iterator visits tasks by tid; the model groups threads under
         // their process, ascending tid within.
-        std::sort(recs.begin(), recs.end(), [](const auto& a, const auto& b) {
-            return a.tgid != b.tgid ? a.tgid < b.tgid : a.pid < b.pid;
-        });
+        std::sort(recs.begin(), recs.end(),
+                  [](const auto& a, const auto& b) { return a.tgid != b.tgid ? a.tgid < b.tgid : a.pid < b.pid; });
 
         const std::int64_t tick = ns_per_tick(clock_ticks_per_second());
         const nanoseconds tick_ns{tick};
@@ -217,7 +217,8 @@ result<void> bpf_snapshot_source::take(snapshot& out, const snapshot_options& op
             }
             const bool kthread = (lead.flags & parse::bpf_pf_kthread) != 0;
             snapshot_process p;
-            p.identity = {anchor->id, static_cast<pid_t>(lead.tgid), lead.start_boottime / static_cast<std::uint64_t>(tick), 0};
+            p.identity = {anchor->id, static_cast<pid_t>(lead.tgid),
+                          lead.start_boottime / static_cast<std::uint64_t>(tick), 0};
             p.parent_pid = static_cast<pid_t>(lead.ppid);
             p.uid = lead.euid;
             p.state = parse::task_state_letter(lead.state, lead.exit_state);
@@ -232,7 +233,8 @@ result<void> bpf_snapshot_source::take(snapshot& out, const snapshot_options& op
                 for (std::size_t k = i; k < j; ++k) {
                     const auto& r = recs[k];
                     snapshot_thread t;
-                    t.identity = {anchor->id, static_cast<pid_t>(r.pid), r.start_boottime / static_cast<std::uint64_t>(tick), 0};
+                    t.identity = {anchor->id, static_cast<pid_t>(r.pid),
+                                  r.start_boottime / static_cast<std::uint64_t>(tick), 0};
                     t.pid = static_cast<pid_t>(r.tgid);
                     t.state = parse::task_state_letter(r.state, r.exit_state);
                     t.name.assign(parse::comm_view(r.comm));

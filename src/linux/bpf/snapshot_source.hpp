@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The eBPF snapshot source (docs/BPF.md): fills a proctimes::snapshot from one
 // read of the bpf_iter/task program (task_iter.bpf.c). Used by the snapshotter
 // (src/linux/snapshot.cpp) when snapshot_options::source allows it; built

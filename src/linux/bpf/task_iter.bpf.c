@@ -3,23 +3,21 @@
  * pt_task_record per task into the seq_file that user space reads. One
  * read(2) of the iterator's file returns the whole system; the kernel walks
  * its task list under RCU, so no /proc file is generated. */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "bpf_record_layout.h"
+#include "vmlinux.h"
 
-char LICENSE[] SEC("license") = "Dual BSD/GPL";
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 SEC("iter/task")
-int proctimes_tasks(struct bpf_iter__task *ctx)
-{
-    struct seq_file *seq = ctx->meta->seq;
-    struct task_struct *t = ctx->task;
+int proctimes_tasks(struct bpf_iter__task* ctx) {
+    struct seq_file* seq = ctx->meta->seq;
+    struct task_struct* t = ctx->task;
     struct pt_task_record r = {};
 
-    if (!t)
-        return 0;
+    if (!t) return 0;
     r.start_boottime = BPF_CORE_READ(t, start_boottime);
     r.runtime = BPF_CORE_READ(t, se.sum_exec_runtime);
     r.utime = BPF_CORE_READ(t, utime);

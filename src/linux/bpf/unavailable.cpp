@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The eBPF source when it is not built (PROCTIMES_BPF=OFF, or the build
 // machine lacked clang, bpftool or libbpf): every request for it falls back to
 // /proc, and bpf_snapshot_status() says why.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A minimal program using the installed library: it must build and report a
 // positive creation FILETIME for itself.
 #include <proctimes/proctimes.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The CSV writer (RFC 4180): a header of the field names, then one line per
 // record, each thread's line right after its process's. Streams: lines go to
 // the stream in blocks of about 64 KiB.
@@ -58,12 +59,23 @@ private:
             switch (v_.type) {
                 case kind::absent:
                 case kind::null:
-                case kind::text_list: break;  // empty column (lists are JSON only)
-                case kind::boolean: buf_ += v_.flag ? "true" : "false"; break;
-                case kind::integer: append_number(fmt::format_int(v_.number)); break;
-                case kind::unsigned_integer: append_number(fmt::format_int(v_.unsigned_number)); break;
-                case kind::real: fmt::format_to(std::back_inserter(buf_), "{:.{}f}", v_.real, v_.decimals); break;
-                case kind::text: append_text(v_.text); break;
+                case kind::text_list:
+                    break;  // empty column (lists are JSON only)
+                case kind::boolean:
+                    buf_ += v_.flag ? "true" : "false";
+                    break;
+                case kind::integer:
+                    append_number(fmt::format_int(v_.number));
+                    break;
+                case kind::unsigned_integer:
+                    append_number(fmt::format_int(v_.unsigned_number));
+                    break;
+                case kind::real:
+                    fmt::format_to(std::back_inserter(buf_), "{:.{}f}", v_.real, v_.decimals);
+                    break;
+                case kind::text:
+                    append_text(v_.text);
+                    break;
             }
         }
         buf_ += '\n';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The field registry (fields.hpp): each field of docs/CLI.md's "Field
 // reference", once, with how to get it; then the field lists of the commands.
 #include "fields.hpp"
@@ -64,6 +65,10 @@ void with_run(const task_record& r, field_value& v, F f) {
 // Every task record.
 
 namespace fields {
+
+// The registry is a table: one field per entry, its parts on as few lines as
+// they read best, which an automatic layout would spread one argument a line.
+// clang-format off
 
 const field pid{
     "pid", "PID", align::right, 7, true, [](const task_record& r, field_value& v) { v.set_integer(r.pid); },
@@ -297,6 +302,8 @@ const field threads_unattributed_cpu_ns{
     },
     nullptr};
 
+// clang-format on
+
 }  // namespace fields
 
 // ---- the field lists -----------------------------------------------------------
@@ -305,7 +312,7 @@ field_list record_fields(const output_options& opts) {
     using namespace fields;
     field_list l;
     l.threads = opts.threads;
-    const std::initializer_list<const field*> identity = {&pid,           &tid,          &name, &creation_filetime,
+    const std::initializer_list<const field*> identity = {&pid,           &tid,           &name,     &creation_filetime,
                                                           &exit_filetime, &creation_time, &exit_time};
     const std::initializer_list<const field*> exit_detail = {&exit_source, &exit_earliest_filetime, &exit_earliest_time,
                                                              &exit_resolution_ns};
@@ -369,15 +376,47 @@ field_list watch_fields(const output_options& opts) {
 
 std::span<const field* const> all_fields() {
     using namespace fields;
-    static const std::array list{
-        &pid,         &tid,          &name,           &creation_filetime, &exit_filetime,   &creation_time,
-        &exit_time,   &exit_source,  &exit_earliest_filetime, &exit_earliest_time, &exit_resolution_ns,
-        &kernel_ns,   &user_ns,      &resolution_ns,  &total_resolution_ns, &source,        &state,
-        &sampled_at_time, &state_detail, &ppid,       &uid,               &user_name,       &proc_state,
-        &interval_ns, &interval_kernel_ns, &interval_user_ns, &cpu_percent, &basis,         &command,
-        &elapsed_ns,  &wall_ns,      &run_cpu_percent, &children_kernel_ns, &children_user_ns, &max_rss_kib,
-        &exit_code,   &exit_signal,      &core_dumped,    &warnings,          &thread_poll_interval_ns,
-        &threads_unattributed_cpu_ns};
+    static const std::array list{&pid,
+                                 &tid,
+                                 &name,
+                                 &creation_filetime,
+                                 &exit_filetime,
+                                 &creation_time,
+                                 &exit_time,
+                                 &exit_source,
+                                 &exit_earliest_filetime,
+                                 &exit_earliest_time,
+                                 &exit_resolution_ns,
+                                 &kernel_ns,
+                                 &user_ns,
+                                 &resolution_ns,
+                                 &total_resolution_ns,
+                                 &source,
+                                 &state,
+                                 &sampled_at_time,
+                                 &state_detail,
+                                 &ppid,
+                                 &uid,
+                                 &user_name,
+                                 &proc_state,
+                                 &interval_ns,
+                                 &interval_kernel_ns,
+                                 &interval_user_ns,
+                                 &cpu_percent,
+                                 &basis,
+                                 &command,
+                                 &elapsed_ns,
+                                 &wall_ns,
+                                 &run_cpu_percent,
+                                 &children_kernel_ns,
+                                 &children_user_ns,
+                                 &max_rss_kib,
+                                 &exit_code,
+                                 &exit_signal,
+                                 &core_dumped,
+                                 &warnings,
+                                 &thread_poll_interval_ns,
+                                 &threads_unattributed_cpu_ns};
     return list;
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // tools/proctimes/output/fields.hpp — the field registry: every JSON member,
 // CSV column and table column of the proctimes command, spelled once.
 //
@@ -62,7 +63,7 @@ struct field {
     /// Tables written a line at a time (watch): the column's width, as fmt
     /// pads ("{:>7}"); 0 for the last column.
     unsigned width = 0;
-    bool csv = true;         ///< false: JSON only (arrays, booleans, run's notes)
+    bool csv = true;  ///< false: JSON only (arrays, booleans, run's notes)
     /// The value for JSON and CSV; null for a table-only column.
     void (*value)(const task_record& r, field_value& out) = nullptr;
     /// The table cell (bytes printable on one line); null when not in the table.
@@ -72,7 +73,7 @@ struct field {
 /// What one command writes: its fields in order for JSON and for CSV, its
 /// table columns in order, and whether JSON nests each process's threads.
 struct field_list {
-    std::vector<const field*> json;     ///< JSON members, in order
+    std::vector<const field*> json;  ///< JSON members, in order
     /// CSV columns, in order: the JSON fields but the JSON-only ones, except
     /// that CSV has always put the exit detail after `source` (where JSON has
     /// it after `exit_time`).

@@ -1,8 +1,9 @@
+// SPDX-License-Identifier: MIT
 // The pure formatting helpers of the proctimes command's output (durations,
 // instants, names, CSV quoting) and the record every writer reads. The writers
 // themselves are table.cpp, json.cpp and csv.cpp.
-#include "output.hpp"
 #include "cli.hpp"
+#include "output.hpp"
 
 #include <ctime>
 #include <iterator>

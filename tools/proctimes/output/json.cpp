@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The JSON writer: each record is written as it comes, member by member, into
 // a buffer handed to the stream every 64 KiB — no document tree. The layout is
 // byte for byte what nlohmann::ordered_json::dump(2 or -1, ' ', true) gives
@@ -18,31 +19,54 @@ namespace {
 constexpr char hex_digits[] = "0123456789abcdef";
 
 void append_u_escape(std::string& out, unsigned unit) {
-    const char esc[6] = {'\\', 'u', hex_digits[(unit >> 12) & 0xF], hex_digits[(unit >> 8) & 0xF],
-                         hex_digits[(unit >> 4) & 0xF], hex_digits[unit & 0xF]};
+    const char esc[6] = {'\\',
+                         'u',
+                         hex_digits[(unit >> 12) & 0xF],
+                         hex_digits[(unit >> 8) & 0xF],
+                         hex_digits[(unit >> 4) & 0xF],
+                         hex_digits[unit & 0xF]};
     out.append(esc, 6);
 }
 
 // The code point of the valid UTF-8 sequence of `n` bytes at `p`.
 unsigned decode(const unsigned char* p, std::size_t n) {
     switch (n) {
-        case 1: return p[0];
-        case 2: return ((p[0] & 0x1Fu) << 6) | (p[1] & 0x3Fu);
-        case 3: return ((p[0] & 0x0Fu) << 12) | ((p[1] & 0x3Fu) << 6) | (p[2] & 0x3Fu);
-        default: return ((p[0] & 0x07u) << 18) | ((p[1] & 0x3Fu) << 12) | ((p[2] & 0x3Fu) << 6) | (p[3] & 0x3Fu);
+        case 1:
+            return p[0];
+        case 2:
+            return ((p[0] & 0x1Fu) << 6) | (p[1] & 0x3Fu);
+        case 3:
+            return ((p[0] & 0x0Fu) << 12) | ((p[1] & 0x3Fu) << 6) | (p[2] & 0x3Fu);
+        default:
+            return ((p[0] & 0x07u) << 18) | ((p[1] & 0x3Fu) << 12) | ((p[2] & 0x3Fu) << 6) | (p[3] & 0x3Fu);
     }
 }
 
 void append_code_point(std::string& out, unsigned cp) {
     switch (cp) {
-        case '"': out += "\\\""; return;
-        case '\\': out += "\\\\"; return;
-        case '\b': out += "\\b"; return;
-        case '\f': out += "\\f"; return;
-        case '\n': out += "\\n"; return;
-        case '\r': out += "\\r"; return;
-        case '\t': out += "\\t"; return;
-        default: break;
+        case '"':
+            out += "\\\"";
+            return;
+        case '\\':
+            out += "\\\\";
+            return;
+        case '\b':
+            out += "\\b";
+            return;
+        case '\f':
+            out += "\\f";
+            return;
+        case '\n':
+            out += "\\n";
+            return;
+        case '\r':
+            out += "\\r";
+            return;
+        case '\t':
+            out += "\\t";
+            return;
+        default:
+            break;
     }
     if (cp >= 0x20 && cp < 0x7F) {
         out += static_cast<char>(cp);
@@ -59,9 +83,7 @@ void append_code_point(std::string& out, unsigned cp) {
 void append_json_string(std::string& out, std::string_view bytes) {
     out += '"';
     std::size_t plain = 0;  // the run of bytes copied as they are
-    const auto copy_plain = [&](std::size_t end) {
-        out.append(bytes.data() + plain, end - plain);
-    };
+    const auto copy_plain = [&](std::size_t end) { out.append(bytes.data() + plain, end - plain); };
     for (std::size_t i = 0; i < bytes.size();) {
         const auto c = static_cast<unsigned char>(bytes[i]);
         if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
@@ -166,14 +188,26 @@ private:
         using kind = field_value::kind;
         switch (v_.type) {
             case kind::absent:
-            case kind::null: buf_ += "null"; return;
-            case kind::boolean: buf_ += v_.flag ? "true" : "false"; return;
-            case kind::integer: append_number(fmt::format_int(v_.number)); return;
-            case kind::unsigned_integer: append_number(fmt::format_int(v_.unsigned_number)); return;
+            case kind::null:
+                buf_ += "null";
+                return;
+            case kind::boolean:
+                buf_ += v_.flag ? "true" : "false";
+                return;
+            case kind::integer:
+                append_number(fmt::format_int(v_.number));
+                return;
+            case kind::unsigned_integer:
+                append_number(fmt::format_int(v_.unsigned_number));
+                return;
             // nlohmann's shortest round-trip form ("12.5", "0.0", "1e+20",
             // null for NaN): rare (cpu_percent), so not the cost.
-            case kind::real: buf_ += nlohmann::json(v_.real).dump(); return;
-            case kind::text: append_json_string(buf_, v_.text); return;
+            case kind::real:
+                buf_ += nlohmann::json(v_.real).dump();
+                return;
+            case kind::text:
+                append_json_string(buf_, v_.text);
+                return;
             case kind::text_list: {
                 const auto& list = *v_.list;
                 if (list.empty()) {

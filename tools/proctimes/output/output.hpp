@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // tools/proctimes/output/output.hpp — what the proctimes command prints, kept
 // apart from how the values are collected.
 //
@@ -19,8 +20,8 @@
 
 #include <sys/types.h>
 
-#include "proctimes/times.hpp"
 #include "proctimes/filetime.hpp"
+#include "proctimes/times.hpp"
 
 namespace proctimes::cli {
 
@@ -43,32 +44,32 @@ struct interval_values {
 
 /// What `proctimes run` adds to the command's record (docs/CLI.md, "proctimes run").
 struct run_values {
-    std::vector<std::string> command;        ///< CMD and its arguments, as typed
-    std::chrono::nanoseconds elapsed{};      ///< exit − creation
-    std::chrono::nanoseconds wall{};         ///< steady clock, spawn → wait
-    double cpu_percent = 0;                  ///< 100 × (kernel + user) / wall
+    std::vector<std::string> command;    ///< CMD and its arguments, as typed
+    std::chrono::nanoseconds elapsed{};  ///< exit − creation
+    std::chrono::nanoseconds wall{};     ///< steady clock, spawn → wait
+    double cpu_percent = 0;              ///< 100 × (kernel + user) / wall
     std::chrono::nanoseconds children_kernel{};
     std::chrono::nanoseconds children_user{};
     long max_rss_kib = 0;
-    std::optional<int> exit_code;            ///< empty when killed, or the status is unknown
-    std::optional<int> signal;               ///< empty when it exited, or the status is unknown
+    std::optional<int> exit_code;  ///< empty when killed, or the status is unknown
+    std::optional<int> signal;     ///< empty when it exited, or the status is unknown
     bool core_dumped = false;
-    std::vector<std::string> warnings;       ///< what the report lacks, and why
+    std::vector<std::string> warnings;                ///< what the report lacks, and why
     std::chrono::nanoseconds thread_poll_interval{};  ///< --threads only
     std::chrono::nanoseconds threads_unattributed{};  ///< --threads only
 };
 
 /// One process or one thread, as reported. Plain data: no handles, no I/O.
 struct task_record {
-    pid_t pid = 0;               ///< the process id (thread group id, for a thread)
-    std::optional<pid_t> tid;    ///< the thread id; empty for a process record
-    std::string name;            ///< comm: raw bytes, any byte but NUL
-    instant creation{};          ///< creation instant (10 ms resolution)
-    std::optional<instant> exit; ///< exit instant; empty while running
+    pid_t pid = 0;                ///< the process id (thread group id, for a thread)
+    std::optional<pid_t> tid;     ///< the thread id; empty for a process record
+    std::string name;             ///< comm: raw bytes, any byte but NUL
+    instant creation{};           ///< creation instant (10 ms resolution)
+    std::optional<instant> exit;  ///< exit instant; empty while running
     /// What `exit` promises: "observed" (the end was no later than `exit`),
     /// "exit_record" (creation + the kernel's elapsed time), or "" while running.
     std::string exit_source;
-    std::optional<instant> exit_earliest;      ///< the earliest the end can have been
+    std::optional<instant> exit_earliest;        ///< the earliest the end can have been
     std::chrono::nanoseconds exit_resolution{};  ///< how far the end can be from `exit` (task_times)
     std::chrono::nanoseconds kernel{};
     std::chrono::nanoseconds user{};
@@ -80,10 +81,10 @@ struct task_record {
     std::string state;
     /// When kernel and user were read; written with the state.
     std::optional<instant> sampled_at;
-    std::vector<task_record> threads;             ///< thread records (processes only)
-    std::optional<ps_values> ps;                  ///< `ps` records only
-    std::optional<interval_values> used;          ///< `ps --interval` records only
-    std::optional<run_values> run;                ///< the command's record in `run` only
+    std::vector<task_record> threads;     ///< thread records (processes only)
+    std::optional<ps_values> ps;          ///< `ps` records only
+    std::optional<interval_values> used;  ///< `ps --interval` records only
+    std::optional<run_values> run;        ///< the command's record in `run` only
 };
 
 enum class output_format { table, json, csv };

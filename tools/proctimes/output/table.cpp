@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The table writer, for people: one row per record (threads right after their
 // process), the columns of the field list, separated by two spaces. Aligned to
 // its contents (the widest cell of each column; trailing blanks cut), or, for a

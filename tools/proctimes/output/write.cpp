@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Choosing a writer, and the record-list entry points the commands and tests use.
 #include "writers.hpp"
 
@@ -6,9 +7,12 @@ namespace proctimes::cli {
 std::unique_ptr<record_writer> open_writer(std::ostream& out, output_format format, const field_list& fields,
                                            const output_options& opts, layout how) {
     switch (format) {
-        case output_format::json: return open_json_writer(out, fields, how);
-        case output_format::csv: return open_csv_writer(out, fields);
-        case output_format::table: break;
+        case output_format::json:
+            return open_json_writer(out, fields, how);
+        case output_format::csv:
+            return open_csv_writer(out, fields);
+        case output_format::table:
+            break;
     }
     return open_table_writer(out, fields, opts, how);
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // tools/proctimes/output/writers.hpp — the three writers of the proctimes
 // command: one table, one JSON and one CSV writer, each given a command's
 // field_list (fields.hpp) and fed records one at a time.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "serve/collector.hpp"
 
 #include <algorithm>

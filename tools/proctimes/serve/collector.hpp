@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The exporter's state: one snapshot per scrape, the exit records in between,
 // per-process and per-group counters that only ever grow, and the CPU ledger.
 // Thread-safe: scrapes are serialised by one mutex; a background thread keeps
@@ -44,8 +45,8 @@ private:
     std::vector<family> families() const;
 
     struct proc_state {
-        std::string group;  ///< "" when excluded
-        task_name name;     ///< the name the group was decided on (exec changes it)
+        std::string group;                          ///< "" when excluded
+        task_name name;                             ///< the name the group was decided on (exec changes it)
         std::chrono::nanoseconds user{}, system{};  ///< exported so far (monotone)
         std::chrono::nanoseconds last_interval{};   ///< CPU in the last interval (top-N order)
         std::uint64_t start_ticks = 0;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `proctimes serve`: its options and the command itself.
 #include <csignal>
 #include <memory>
@@ -57,8 +58,7 @@ subcommand add_serve(CLI::App& root) {
     app->add_flag("!--no-exit-records", opts->exit_records, "Do not listen for taskstats exit records");
     app->add_option("--http-threads", opts->http_threads, "Worker threads serving requests")
         ->check(CLI::Range(1u, 64u));
-    app->add_option("--connection-deadline", opts->connection_deadline,
-                    "Seconds after which any connection is closed")
+    app->add_option("--connection-deadline", opts->connection_deadline, "Seconds after which any connection is closed")
         ->check(CLI::Range(1u, 3600u));
     app->add_option("--port-file", opts->port_file, "Write the port listened on to this file");
     app->add_option("--proc-root", opts->proc_root, "Where procfs is mounted");

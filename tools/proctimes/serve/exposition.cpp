@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "serve/exposition.hpp"
 
 #include <charconv>
@@ -14,7 +15,8 @@ std::size_t utf8_length(std::string_view v) {
     std::size_t n;
     unsigned lo = 0x80, hi = 0xBF;
     if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) n = 2;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2;
     else if (c >= 0xE0 && c <= 0xEF) {
         n = 3;
         if (c == 0xE0) lo = 0xA0;
@@ -45,19 +47,26 @@ void escape_label(std::string& out, std::string_view v) {
             continue;
         }
         const char c = v[0];
-        if (c == '\\') out += "\\\\";
-        else if (c == '"') out += "\\\"";
-        else if (c == '\n') out += "\\n";
-        else out.append(v.data(), n);
+        if (c == '\\')
+            out += "\\\\";
+        else if (c == '"')
+            out += "\\\"";
+        else if (c == '\n')
+            out += "\\n";
+        else
+            out.append(v.data(), n);
         v.remove_prefix(n);
     }
 }
 
 void escape_help(std::string& out, std::string_view v) {
     for (char c : v) {
-        if (c == '\\') out += "\\\\";
-        else if (c == '\n') out += "\\n";
-        else out += c;
+        if (c == '\\')
+            out += "\\\\";
+        else if (c == '\n')
+            out += "\\n";
+        else
+            out += c;
     }
 }
 

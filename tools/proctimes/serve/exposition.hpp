@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The two text formats a Prometheus scraper reads: the Prometheus text format
 // 0.0.4 and OpenMetrics 1.0 (chosen by the request's Accept header). Pure: a
 // list of metric families in, one string out.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "serve/grouping.hpp"
 
 #include <fcntl.h>
@@ -48,9 +49,7 @@ std::vector<std::string> string_list(const YAML::Node& n, const char* key, std::
 
 }  // namespace
 
-bool pe_rule::needs_exe() const {
-    return !exe.empty() || name_template.find("Exe") != std::string::npos;
-}
+bool pe_rule::needs_exe() const { return !exe.empty() || name_template.find("Exe") != std::string::npos; }
 
 std::vector<pe_rule> parse_pe_config(std::string_view yaml, std::string& error) {
     std::vector<pe_rule> rules;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Which group a process belongs to: by name, user, cgroup or executable, with
 // --include/--exclude regexes on the group name, or by the `process_names`
 // rules of a process-exporter config file (docs/SERVE.md lists what of that
@@ -22,8 +23,8 @@ namespace proctimes::cli::serve {
 /// One `process_names` entry of a process-exporter config.
 struct pe_rule {
     std::string name_template = "{{.ExeBase}}";
-    std::vector<std::string> comm;  ///< any of these comm values
-    std::vector<std::string> exe;   ///< any of these: a base name, or a full path when it has a '/'
+    std::vector<std::string> comm;    ///< any of these comm values
+    std::vector<std::string> exe;     ///< any of these: a base name, or a full path when it has a '/'
     std::vector<std::regex> cmdline;  ///< every one must match the space-joined command line
     std::vector<std::string> cmdline_text;
     [[nodiscard]] bool needs_exe() const;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The HTTP side of `proctimes serve`, on cpp-httplib: a fixed pool of worker
 // threads taking the newest connection first, read/write timeouts, a cap on
 // request bodies (headers are capped at 8 KiB by the library), a deadline on
@@ -245,8 +246,9 @@ int serve_http(serve::collector& col, const serve_options& opts, std::ostream& o
         pf.close();
         std::rename((opts.port_file + ".tmp").c_str(), opts.port_file.c_str());
     }
-    out << "proctimes serve: listening on http://" << (opts.host.find(':') != std::string::npos ? "[" + opts.host + "]" : opts.host)
-        << ":" << bound << "/metrics (exit records: " << col.exit_source() << ")" << std::endl;
+    out << "proctimes serve: listening on http://"
+        << (opts.host.find(':') != std::string::npos ? "[" + opts.host + "]" : opts.host) << ":" << bound
+        << "/metrics (exit records: " << col.exit_source() << ")" << std::endl;
 
     std::atomic<bool> done{false};
     std::thread keeper([&] {

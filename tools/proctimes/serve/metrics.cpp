@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The metric families of one scrape, from the collector's state (names and
 // meanings: docs/SERVE.md).
 #include <algorithm>
@@ -26,23 +27,25 @@ std::vector<family> collector::families() const {
     std::vector<family> out;
     const bool pe = opts_.namedprocess;
 
-    auto cpu = family_of("proctimes_group_cpu_seconds", "CPU time used by the group's processes, exited members included",
-                    metric_type::counter);
-    auto est = family_of("proctimes_group_cpu_estimated_seconds",
-                    "Part of proctimes_group_cpu_seconds_total from members that ended without an exact final value "
-                    "(their last sample stands)",
-                    metric_type::counter);
+    auto cpu = family_of("proctimes_group_cpu_seconds",
+                         "CPU time used by the group's processes, exited members included", metric_type::counter);
+    auto est =
+        family_of("proctimes_group_cpu_estimated_seconds",
+                  "Part of proctimes_group_cpu_seconds_total from members that ended without an exact final value "
+                  "(their last sample stands)",
+                  metric_type::counter);
     auto ended = family_of("proctimes_group_ended_processes", "Members of the group that ended", metric_type::counter);
     auto procs = family_of("proctimes_group_processes", "Processes in the group now", metric_type::gauge);
     auto threads = family_of("proctimes_group_threads", "Threads of the group's processes now", metric_type::gauge);
     auto oldest = family_of("proctimes_group_oldest_start_time_seconds",
-                       "Start time of the group's oldest process, seconds since the epoch (10 ms ticks)",
-                       metric_type::gauge);
+                            "Start time of the group's oldest process, seconds since the epoch (10 ms ticks)",
+                            metric_type::gauge);
     auto pe_cpu = family_of("namedprocess_namegroup_cpu_seconds", "Cpu user usage in seconds", metric_type::counter);
-    auto pe_procs = family_of("namedprocess_namegroup_num_procs", "number of processes in this group", metric_type::gauge);
+    auto pe_procs =
+        family_of("namedprocess_namegroup_num_procs", "number of processes in this group", metric_type::gauge);
     auto pe_threads = family_of("namedprocess_namegroup_num_threads", "Number of threads", metric_type::gauge);
     auto pe_oldest = family_of("namedprocess_namegroup_oldest_start_time_seconds",
-                          "start time in seconds since 1970/01/01 of oldest process in group", metric_type::gauge);
+                               "start time in seconds since 1970/01/01 of oldest process in group", metric_type::gauge);
     for (const auto& [name, g] : groups_) {
         const bool live = g.procs > 0;
         cpu.samples.push_back({{{"group", name}, {"mode", "user"}}, seconds(g.user)});
@@ -87,20 +90,20 @@ std::vector<family> collector::families() const {
                           });
         top.resize(n);
         auto pcpu = family_of("proctimes_process_cpu_seconds",
-                         "CPU time of one of the busiest processes (the top N of the last interval)",
-                         metric_type::counter);
+                              "CPU time of one of the busiest processes (the top N of the last interval)",
+                              metric_type::counter);
         auto pstart = family_of("proctimes_process_start_time_seconds",
-                           "Start time of one of the busiest processes, seconds since the epoch (10 ms ticks)",
-                           metric_type::gauge);
+                                "Start time of one of the busiest processes, seconds since the epoch (10 ms ticks)",
+                                metric_type::gauge);
         for (const proc_state* st : top) {
             const std::string pid = std::to_string(st->pid), start = std::to_string(st->start_ticks);
             const std::string name(st->name.view());
-            pcpu.samples.push_back({{{"group", st->group}, {"name", name}, {"pid", pid}, {"start_ticks", start},
-                                     {"mode", "user"}},
-                                    seconds(st->user)});
-            pcpu.samples.push_back({{{"group", st->group}, {"name", name}, {"pid", pid}, {"start_ticks", start},
-                                     {"mode", "system"}},
-                                    seconds(st->system)});
+            pcpu.samples.push_back(
+                {{{"group", st->group}, {"name", name}, {"pid", pid}, {"start_ticks", start}, {"mode", "user"}},
+                 seconds(st->user)});
+            pcpu.samples.push_back(
+                {{{"group", st->group}, {"name", name}, {"pid", pid}, {"start_ticks", start}, {"mode", "system"}},
+                 seconds(st->system)});
             pstart.samples.push_back(
                 {{{"group", st->group}, {"name", name}, {"pid", pid}, {"start_ticks", start}}, st->start_seconds});
         }
@@ -112,22 +115,23 @@ std::vector<family> collector::families() const {
     // be negative by the skew between /proc/stat and the snapshot).
     if (ledger_) {
         auto part = family_of("proctimes_ledger_cpu_seconds",
-                         "Where the machine's busy CPU time of the last interval went (part=busy is the total)",
-                         metric_type::gauge);
+                              "Where the machine's busy CPU time of the last interval went (part=busy is the total)",
+                              metric_type::gauge);
         const auto& l = *ledger_;
         const std::pair<const char*, nanoseconds> parts[] = {
-            {"busy", l.busy},   {"live", l.live},   {"ended", l.ended}, {"reaped_children", l.reaped_children},
-            {"irq", l.irq},     {"softirq", l.softirq}, {"steal", l.steal}, {"unattributed", l.unattributed}};
+            {"busy", l.busy}, {"live", l.live},       {"ended", l.ended}, {"reaped_children", l.reaped_children},
+            {"irq", l.irq},   {"softirq", l.softirq}, {"steal", l.steal}, {"unattributed", l.unattributed}};
         for (const auto& [k, v] : parts) part.samples.push_back({{{"part", k}}, seconds(v)});
         out.push_back(std::move(part));
         auto iv = family_of("proctimes_ledger_interval_seconds", "Length of the interval the ledger covers",
-                       metric_type::gauge);
+                            metric_type::gauge);
         iv.samples.push_back({{}, seconds(l.interval)});
         out.push_back(std::move(iv));
-        auto gone = family_of("proctimes_ledger_ended_without_record",
-                         "Processes that ended in the last interval with no exit record (their CPU since the previous "
-                         "scrape is unattributed)",
-                         metric_type::gauge);
+        auto gone =
+            family_of("proctimes_ledger_ended_without_record",
+                      "Processes that ended in the last interval with no exit record (their CPU since the previous "
+                      "scrape is unattributed)",
+                      metric_type::gauge);
         gone.samples.push_back({{}, static_cast<double>(l.ended_without_record)});
         out.push_back(std::move(gone));
     }
@@ -141,7 +145,7 @@ std::vector<family> collector::families() const {
     tasks.samples.push_back({{{"kind", "thread"}}, static_cast<double>(threads_read_)});
     out.push_back(std::move(tasks));
     auto cols = family_of("proctimes_scrape_collections", "Collections made (scrapes within 100 ms share one)",
-                     metric_type::counter);
+                          metric_type::counter);
     cols.samples.push_back({{}, static_cast<double>(collections_)});
     out.push_back(std::move(cols));
     auto fails = family_of("proctimes_scrape_failures", "Collections that could not read /proc", metric_type::counter);
@@ -149,24 +153,27 @@ std::vector<family> collector::families() const {
     out.push_back(std::move(fails));
     {
         std::lock_guard lk(exits_mu_);
-        auto lost = family_of("proctimes_exit_records_lost",
-                         "Times the kernel dropped exit records (socket overflow) or the exporter's buffer was full",
-                         metric_type::counter);
+        auto lost =
+            family_of("proctimes_exit_records_lost",
+                      "Times the kernel dropped exit records (socket overflow) or the exporter's buffer was full",
+                      metric_type::counter);
         lost.samples.push_back({{}, static_cast<double>(lost_ + dropped_)});
         out.push_back(std::move(lost));
     }
     auto src = family_of("proctimes_exporter_source", "Sources in use (value 1)", metric_type::gauge);
-    src.samples.push_back({{{"snapshot", opts_.threads ? "proc+threads" : "proc"},
-                            {"exits", exits_ ? "taskstats" : "none"}},
-                           1});
+    src.samples.push_back(
+        {{{"snapshot", opts_.threads ? "proc+threads" : "proc"}, {"exits", exits_ ? "taskstats" : "none"}}, 1});
     out.push_back(std::move(src));
     rusage ru{};
     if (::getrusage(RUSAGE_SELF, &ru) == 0) {
-        auto self = family_of("proctimes_exporter_cpu_seconds", "CPU time of the exporter itself", metric_type::counter);
-        self.samples.push_back({{{"mode", "user"}},
-                                static_cast<double>(ru.ru_utime.tv_sec) + static_cast<double>(ru.ru_utime.tv_usec) / 1e6});
-        self.samples.push_back({{{"mode", "system"}},
-                                static_cast<double>(ru.ru_stime.tv_sec) + static_cast<double>(ru.ru_stime.tv_usec) / 1e6});
+        auto self =
+            family_of("proctimes_exporter_cpu_seconds", "CPU time of the exporter itself", metric_type::counter);
+        self.samples.push_back(
+            {{{"mode", "user"}},
+             static_cast<double>(ru.ru_utime.tv_sec) + static_cast<double>(ru.ru_utime.tv_usec) / 1e6});
+        self.samples.push_back(
+            {{{"mode", "system"}},
+             static_cast<double>(ru.ru_stime.tv_sec) + static_cast<double>(ru.ru_stime.tv_usec) / 1e6});
         out.push_back(std::move(self));
     }
     return out;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Sources and dependencies of `proctimes serve`, added to proctimes_cli.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PROCTIMES_HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // tools/proctimes/serve/serve.hpp — `proctimes serve`: a Prometheus/OpenMetrics
 // exporter of process CPU and start times over the library's snapshotter, its
 // exit records and its CPU ledger (docs/SERVE.md).
@@ -21,15 +22,15 @@ struct serve_options {
     std::string host = "127.0.0.1";  ///< loopback unless told otherwise
     std::uint16_t port = serve_default_port;
     group_by grouping = group_by::name;
-    std::string include;          ///< ECMAScript regex on the group name; empty: all
-    std::string exclude;          ///< idem; empty: none
-    std::size_t top = 10;         ///< per-process series for the N busiest processes
-    bool threads = false;         ///< walk threads (exact ledger for multi-threaded exits)
-    std::string config_file;      ///< process-exporter YAML (process_names)
-    bool namedprocess = false;    ///< also emit process-exporter's namedprocess_namegroup_* names
-    bool exit_records = true;     ///< use taskstats exit records when permitted
+    std::string include;        ///< ECMAScript regex on the group name; empty: all
+    std::string exclude;        ///< idem; empty: none
+    std::size_t top = 10;       ///< per-process series for the N busiest processes
+    bool threads = false;       ///< walk threads (exact ledger for multi-threaded exits)
+    std::string config_file;    ///< process-exporter YAML (process_names)
+    bool namedprocess = false;  ///< also emit process-exporter's namedprocess_namegroup_* names
+    bool exit_records = true;   ///< use taskstats exit records when permitted
     std::string proc_root = "/proc";
-    unsigned http_threads = 4;    ///< worker threads serving requests
+    unsigned http_threads = 4;  ///< worker threads serving requests
     /// Seconds after which a connection is cut whatever it is doing (slow clients).
     unsigned connection_deadline = 15;
     /// Write the bound port here once listening (for tests and --listen :0).
