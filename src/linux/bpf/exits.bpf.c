@@ -1,15 +1,18 @@
-// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
 /* The exit stream. sched_process_exit stamps the instant a task runs
  * do_exit() (in task-local storage); sched_process_free, which fires once the
  * task has been released and its last context switch is behind it (an RCU
  * callback after release_task()), sends its final counters through a ring
  * buffer. A full ring buffer is never silent: each record that did not fit is
  * counted in `dropped`, which user space reads and reports. */
+// vmlinux.h first: the libbpf headers use its kernel types.
+#include "vmlinux.h"
+
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+
 #include "bpf_record_layout.h"
-#include "vmlinux.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 

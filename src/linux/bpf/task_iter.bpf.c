@@ -1,13 +1,16 @@
-// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
 /* The snapshot source: a bpf_iter/task program that writes one
  * pt_task_record per task into the seq_file that user space reads. One
  * read(2) of the iterator's file returns the whole system; the kernel walks
  * its task list under RCU, so no /proc file is generated. */
+// vmlinux.h first: the libbpf headers use its kernel types.
+#include "vmlinux.h"
+
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+
 #include "bpf_record_layout.h"
-#include "vmlinux.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
