@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <ostream>
 #include <thread>
 
@@ -127,7 +128,8 @@ bool request_pending(int fd) {
 // second, would otherwise keep every worker for minutes. Each sweep (once a
 // second) looks at this process's connections to `port` and shuts down
 // (shutdown(2): the worker's read then ends at once) those that
-//  - have received nothing for `idle` and hold no complete request, or
+//  - have received nothing for `idle` and were never seen holding a complete
+//    request head, or
 //  - are older than `deadline`,
 // unless a handler is answering them right now. Connections are known by
 // their socket inode, checked again right before the shutdown: a descriptor
@@ -155,12 +157,20 @@ public:
             const auto since = seen == first_seen_.end() ? now : seen->second;
             still.emplace(st.st_ino, since);
             if (busy_.has(peer_port(fd))) continue;
+            // A connection once seen holding a whole request is a client, not
+            // a squatter: only the deadline applies to it (a worker may have
+            // just taken the request and not reached the handler yet).
+            bool legit = legit_.count(st.st_ino) != 0;
+            if (!legit && request_pending(fd)) {
+                legit = true;
+                legit_.insert(st.st_ino);
+            }
             bool cut = now - since >= deadline;
-            if (!cut && now - since >= idle) {
+            if (!cut && !legit && now - since >= idle) {
                 tcp_info ti{};
                 socklen_t tl = sizeof ti;
                 cut = ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0 &&
-                      std::chrono::milliseconds(ti.tcpi_last_data_recv) >= idle && !request_pending(fd);
+                      std::chrono::milliseconds(ti.tcpi_last_data_recv) >= idle;
             }
             if (cut) {
                 struct stat again {};
@@ -169,11 +179,13 @@ public:
         }
         ::closedir(d);
         first_seen_.swap(still);
+        for (auto it = legit_.begin(); it != legit_.end();) it = first_seen_.count(*it) ? std::next(it) : legit_.erase(it);
     }
 
 private:
     in_flight& busy_;
     std::map<ino_t, std::chrono::steady_clock::time_point> first_seen_;
+    std::set<ino_t> legit_;
 };
 
 constexpr const char* index_html =
