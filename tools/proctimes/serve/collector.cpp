@@ -13,7 +13,6 @@ namespace {
 using std::chrono::nanoseconds;
 
 nanoseconds clamp0(nanoseconds d) { return d < nanoseconds{0} ? nanoseconds{0} : d; }
-double seconds(nanoseconds d) { return static_cast<double>(d.count()) / 1e9; }
 double epoch_seconds(instant t) { return static_cast<double>(t.time_since_epoch().count()) / 1e9; }
 
 // Records older than this with no snapshot after them are kept at most this
