@@ -135,15 +135,15 @@ result<cpu_ledger> compute_ledger(const snapshot& before, const snapshot& after,
                 first = false;
                 // The first life of a pid that `before` listed, begun before
                 // `before` was taken, is that process: the pid was in use by it.
+                // A life `before` did not list (begun after it, or during its
+                // walk past that pid) counts whole: nobody counted any of it.
                 if (is_first && start <= before.since_boot + tick) {
                     seen = before.find(pid);
-                    if (!seen) continue;  // began before `before` yet not in it: no baseline
-                    if (const auto* a = after.find(pid); a && a->identity.start_ticks == seen->identity.start_ticks)
-                        seen = nullptr;  // still alive: a stale end record cannot be its end
-                    if (!seen) continue;
-                    matched[static_cast<std::size_t>(seen - before.processes.data())] = true;
-                } else if (start <= before.since_boot + tick) {
-                    continue;
+                    if (seen) {
+                        if (const auto* a = after.find(pid); a && a->identity.start_ticks == seen->identity.start_ticks)
+                            continue;  // still alive: a stale end record cannot be its end
+                        matched[static_cast<std::size_t>(seen - before.processes.data())] = true;
+                    }
                 }
                 ended_process p;
                 p.pid = pid;

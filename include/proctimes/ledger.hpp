@@ -200,7 +200,9 @@ struct PROCTIMES_API cpu_ledger {
 /// after.since_boot] are ignored, so a caller may pass everything it holds) and
 /// /proc/stat read next to each snapshot. A pid reused inside the interval is
 /// told apart by the records' start (received − elapsed) against
-/// `before.since_boot`. Errors: invalid_argument when the snapshots come from
+/// `before.since_boot`. A process that ended in the interval and that `before`
+/// did not list (it began after `before`, or during its walk) counts whole:
+/// no reading holds any of its CPU. Errors: invalid_argument when the snapshots come from
 /// different boots, `after` precedes `before`, or a stat reading precedes the
 /// other; ENOMEM. Pure: reads nothing, thread-safe.
 PROCTIMES_API result<cpu_ledger> compute_ledger(const snapshot& before, const snapshot& after,

@@ -261,3 +261,16 @@ TEST(Ledger, LiveSystemReadingAddsUp) {
     EXPECT_GT(s->busy(), 0ns);
     EXPECT_GE(s->user, s->guest);
 }
+
+TEST(Ledger, AProcessTheWalkMissedCountsWhole) {
+    // Started 5 ms before `before` was taken, yet not in it (the walk had
+    // passed its pid): none of its CPU is in any reading, so all of it counts.
+    const auto before = snap(100s, {}), after = snap(102s, {});
+    const std::vector<ended_task> exits = {record(700, 700, 30ms, 10ms, 100100ms, 105ms, true, "missed")};
+    auto l = compute_ledger(before, after, exits, stat_at(100s, 0s, 0s, 0s, 0s), stat_at(102s, 40ms, 0s, 0s, 0s));
+    ASSERT_TRUE(l);
+    ASSERT_EQ(l->processes.size(), 1u);
+    EXPECT_FALSE(l->processes[0].seen_before);
+    EXPECT_EQ(l->processes[0].cpu(), 40ms);
+    EXPECT_EQ(l->unattributed, 0ns);
+}

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <ostream>
 #include <thread>
 
@@ -20,6 +21,7 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <httplib.h>
@@ -75,10 +77,28 @@ private:
     bool stop_ = false;
 };
 
+// The connection keeper probes descriptors that the server's threads own and
+// may close at any moment; a number reused meanwhile is caught by the inode
+// check before anything is done to it. These raw system calls do exactly what
+// the libc wrappers do, without ThreadSanitizer's interceptors, whose model
+// treats any use of a descriptor from another thread as a data race on it.
+namespace probe {
+int fstat(int fd, struct stat* st) { return static_cast<int>(::syscall(SYS_fstat, fd, st)); }
+int getsockopt(int fd, int level, int name, void* v, socklen_t* l) {
+    return static_cast<int>(::syscall(SYS_getsockopt, fd, level, name, v, l));
+}
+int getsockname(int fd, sockaddr* a, socklen_t* l) { return static_cast<int>(::syscall(SYS_getsockname, fd, a, l)); }
+int getpeername(int fd, sockaddr* a, socklen_t* l) { return static_cast<int>(::syscall(SYS_getpeername, fd, a, l)); }
+ssize_t peek(int fd, char* buf, std::size_t n) {
+    return ::syscall(SYS_recvfrom, fd, buf, n, MSG_PEEK | MSG_DONTWAIT, nullptr, nullptr);
+}
+int shutdown(int fd) { return static_cast<int>(::syscall(SYS_shutdown, fd, SHUT_RDWR)); }
+}  // namespace probe
+
 std::uint16_t local_port(int fd) {
     sockaddr_storage ss{};
     socklen_t len = sizeof ss;
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return 0;
+    if (probe::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return 0;
     if (ss.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
     if (ss.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
     return 0;
@@ -109,7 +129,7 @@ private:
 std::uint16_t peer_port(int fd) {
     sockaddr_storage ss{};
     socklen_t len = sizeof ss;
-    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return 0;
+    if (probe::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return 0;
     if (ss.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
     if (ss.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
     return 0;
@@ -118,7 +138,7 @@ std::uint16_t peer_port(int fd) {
 // Whether a whole request head waits unread in the socket (peeked, not consumed).
 bool request_pending(int fd) {
     char buf[8192];
-    const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
+    const ssize_t n = probe::peek(fd, buf, sizeof buf);
     return n > 0 && std::string_view(buf, static_cast<std::size_t>(n)).find("\r\n\r\n") != std::string_view::npos;
 }
 
@@ -128,7 +148,8 @@ bool request_pending(int fd) {
 // second, would otherwise keep every worker for minutes. Each sweep (once a
 // second) looks at this process's connections to `port` and shuts down
 // (shutdown(2): the worker's read then ends at once) those that
-//  - have received nothing for `idle` and hold no complete request, or
+//  - have received nothing for `idle` and were never seen holding a complete
+//    request head, or
 //  - are older than `deadline`,
 // unless a handler is answering them right now. Connections are known by
 // their socket inode, checked again right before the shutdown: a descriptor
@@ -147,34 +168,44 @@ public:
             const int fd = static_cast<int>(n);
             if (*end != '\0' || n < 0 || fd == ::dirfd(d)) continue;
             struct stat st {};
-            if (::fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
+            if (probe::fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
             int listening = 0;
             socklen_t l = sizeof listening;
-            if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &l) != 0 || listening) continue;
+            if (probe::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &l) != 0 || listening) continue;
             if (local_port(fd) != port) continue;
             auto seen = first_seen_.find(st.st_ino);
             const auto since = seen == first_seen_.end() ? now : seen->second;
             still.emplace(st.st_ino, since);
             if (busy_.has(peer_port(fd))) continue;
+            // A connection once seen holding a whole request is a client, not
+            // a squatter: only the deadline applies to it (a worker may have
+            // just taken the request and not reached the handler yet).
+            bool legit = legit_.count(st.st_ino) != 0;
+            if (!legit && request_pending(fd)) {
+                legit = true;
+                legit_.insert(st.st_ino);
+            }
             bool cut = now - since >= deadline;
-            if (!cut && now - since >= idle) {
+            if (!cut && !legit && now - since >= idle) {
                 tcp_info ti{};
                 socklen_t tl = sizeof ti;
-                cut = ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0 &&
-                      std::chrono::milliseconds(ti.tcpi_last_data_recv) >= idle && !request_pending(fd);
+                cut = probe::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0 &&
+                      std::chrono::milliseconds(ti.tcpi_last_data_recv) >= idle;
             }
             if (cut) {
                 struct stat again {};
-                if (::fstat(fd, &again) == 0 && again.st_ino == st.st_ino) ::shutdown(fd, SHUT_RDWR);
+                if (probe::fstat(fd, &again) == 0 && again.st_ino == st.st_ino) probe::shutdown(fd);
             }
         }
         ::closedir(d);
         first_seen_.swap(still);
+        for (auto it = legit_.begin(); it != legit_.end();) it = first_seen_.count(*it) ? std::next(it) : legit_.erase(it);
     }
 
 private:
     in_flight& busy_;
     std::map<ino_t, std::chrono::steady_clock::time_point> first_seen_;
+    std::set<ino_t> legit_;
 };
 
 constexpr const char* index_html =
