@@ -11,8 +11,8 @@
 #include <fstream>
 #include <map>
 #include <mutex>
-#include <set>
 #include <ostream>
+#include <set>
 #include <thread>
 
 #include <arpa/inet.h>
@@ -199,7 +199,8 @@ public:
         }
         ::closedir(d);
         first_seen_.swap(still);
-        for (auto it = legit_.begin(); it != legit_.end();) it = first_seen_.count(*it) ? std::next(it) : legit_.erase(it);
+        for (auto it = legit_.begin(); it != legit_.end();)
+            it = first_seen_.count(*it) ? std::next(it) : legit_.erase(it);
     }
 
 private:
