@@ -21,13 +21,7 @@ import subprocess
 import sys
 import time
 
-
-def cpu_model():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return "unknown"
+from snapshot_compare import cpu_model
 
 
 def loadavg():
