@@ -4,8 +4,8 @@
 # examples), in one place. Link it PRIVATE, so that nothing reaches the users
 # of the installed library:
 #   target_link_libraries(my_target PRIVATE proctimes_warnings)
-# PROCTIMES_WERROR=ON turns every warning into an error (scripts/test.sh does,
-# for the builds it makes); the default is OFF, so that a newer compiler's new
+# PROCTIMES_WERROR=ON turns every warning into an error (scripts/test.sh does
+# for its main build); the default is OFF, so that a newer compiler's new
 # warning does not break a user's build of a release.
 option(PROCTIMES_WERROR "Treat compiler warnings as errors" OFF)
 

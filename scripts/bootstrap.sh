@@ -35,7 +35,8 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+# compile_commands.json: the input of scripts/lint.sh tidy and the layout.tidy test.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_EXPORT_COMPILE_COMMANDS=ON "$@"
 cmake --build build -j "$(nproc)"
 
 # The Python module (built when PROCTIMES_PYTHON is ON): into /usr/bin/python3's

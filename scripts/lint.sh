@@ -4,9 +4,12 @@
 #   scripts/lint.sh [format|tidy]...   (default: both)
 # format: clang-format --dry-run -Werror on every C/C++ file git knows.
 # tidy:   clang-tidy on every translation unit of build/compile_commands.json
-#         (configure build/ first: scripts/bootstrap.sh or cmake -S . -B build;
+#         and on the sources only another configuration builds, skipping units
+#         unchanged since they passed (scripts/tidy_check.py). Configure build/
+#         first (scripts/bootstrap.sh or cmake -S . -B build;
 #         CMAKE_EXPORT_COMPILE_COMMANDS is on). Set BUILD_DIR for another build.
-# Prints one summary line per tool and exits non-zero when either finds something.
+# Prints one summary line per tool and exits non-zero when either finds
+# something; 77 when clang-tidy is not installed and nothing else failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
@@ -25,20 +28,14 @@ for kind in "${kinds[@]}"; do
       ((bad == 0)) || status=1
       ;;
     tidy)
-      if [ ! -f "$build/compile_commands.json" ]; then
-        echo "lint.sh: no $build/compile_commands.json (configure $build first)" >&2
-        exit 2
+      # scripts/tidy_check.py: which units, the cache of passed ones, exit codes.
+      python3 scripts/tidy_check.py --build "$build"
+      rc=$?
+      if ((rc == 77)); then
+        ((status != 0)) || status=77  # clang-tidy absent: skipped, unless something else failed
+      elif ((rc != 0)); then
+        status=1
       fi
-      log=$(mktemp)
-      # Only the project's own translation units (not CMake's probes or generated files).
-      mapfile -t tus < <(python3 -c 'import json,sys; [print(e["file"]) for e in json.load(open(sys.argv[1]))]' \
-                           "$build/compile_commands.json" | grep -v "/$build/" | sort -u)
-      printf '%s\n' "${tus[@]}" | xargs -P "$(nproc)" -n 4 clang-tidy -p "$build" --quiet >"$log" 2>/dev/null
-      n=$(grep -cE '^/.*:[0-9]+:[0-9]+: (warning|error):' "$log")
-      grep -E '^/.*:[0-9]+:[0-9]+: (warning|error):' "$log" | sort -u | sed "s|^$PWD/||"
-      echo "clang-tidy: $n diagnostics in ${#tus[@]} translation units"
-      rm -f "$log"
-      ((n == 0)) || status=1
       ;;
     *) echo "lint.sh: unknown check '$kind'" >&2; exit 2 ;;
   esac

@@ -29,8 +29,16 @@ constexpr kernel_user split_by_ticks(std::chrono::nanoseconds total, std::uint64
     if (kernel_thread) return {total, std::chrono::nanoseconds{0}};
     if (stime == 0) return {std::chrono::nanoseconds{0}, total};
     if (utime == 0) return {total, std::chrono::nanoseconds{0}};
-    const auto k =
-        static_cast<std::int64_t>(static_cast<uint128>(total.count()) * stime / (static_cast<uint128>(utime) + stime));
+    // total * stime / (utime + stime), exact. In 64 bits when nothing
+    // overflows (the common case: a 128-bit division is a library call).
+    const auto t = static_cast<std::uint64_t>(total.count());
+    std::uint64_t product = 0, sum = 0;
+    std::int64_t k = 0;
+    if (!__builtin_mul_overflow(t, stime, &product) && !__builtin_add_overflow(utime, stime, &sum)) {
+        k = static_cast<std::int64_t>(product / sum);
+    } else {
+        k = static_cast<std::int64_t>(static_cast<uint128>(t) * stime / (static_cast<uint128>(utime) + stime));
+    }
     return {std::chrono::nanoseconds{k}, total - std::chrono::nanoseconds{k}};
 }
 

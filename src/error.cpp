@@ -101,6 +101,8 @@ std::string_view to_string(cpu_source s) noexcept {
             return "thread_clock+rusage";
         case cpu_source::bpf_task:
             return "bpf";
+        case cpu_source::bpf_exit:
+            return "bpf_exit";
     }
     return "unknown";
 }

@@ -11,6 +11,8 @@ std::string_view to_string(exit_source s) noexcept {
             return "observed";
         case exit_source::exit_record:
             return "exit_record";
+        case exit_source::bpf_exit:
+            return "bpf_exit";
     }
     return "unknown";
 }

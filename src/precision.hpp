@@ -24,6 +24,7 @@ constexpr cpu_precision precision_for(cpu_source s, std::chrono::nanoseconds tic
         case cpu_source::cpu_clock_and_stat:
         case cpu_source::schedstat_and_stat:
         case cpu_source::exit_record:
+        case cpu_source::bpf_exit:
         case cpu_source::thread_clock_and_rusage:
             return {tick, nanoseconds{1}, tick, s};
         case cpu_source::stat_ticks:

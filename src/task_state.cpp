@@ -69,16 +69,23 @@ result<task_times> task_lifecycle::query(task_sampler& s) noexcept {
     }
     if (r.error() != gone_error()) return r.error();
 
-    bool record = false;
+    bool record = false, await_final = false;
     {
         std::lock_guard lock(mutex_);
         if (state_ == task_state::running) {
             if (!watched_ && !exit_) return r.error();  // nothing recorded its end
             record = true;
+        } else {
+            // Released now: its exact final values are at most an RCU grace
+            // period away (bounded wait, only while they are expected).
+            await_final = exact_records_ && !final_applied_ && !final_awaited_;
+            final_awaited_ = final_awaited_ || await_final;  // once: a lost end does not slow every query
         }
     }
     if (record) record_exit(s, s.now());
+    if (await_final) s.await_exit_record();
     std::lock_guard lock(mutex_);
+    apply_final_locked();
     if (!last_) return r.error();
     task_times t = *last_;
     fill_exit_locked(t);
@@ -121,6 +128,30 @@ void task_lifecycle::record_exit(task_sampler& s, instant seen) noexcept {
     }
     stamp_exit_locked(seen, last_ ? last_->cpu() : nanoseconds{0});
     if (last_ && last_->precision.source == cpu_source::exit_record) last_->sampled_at = *exit_;
+    apply_final_locked();
+}
+
+void task_lifecycle::apply_final_locked() noexcept {
+    if (!final_ || final_applied_ || state_ == task_state::running) return;
+    final_applied_ = true;
+    const auto& f = *final_;
+    if (f.exit) {
+        exit_ = *f.exit;
+        exit_earliest_ = *f.exit;
+        exit_from_ = exit_source::bpf_exit;
+        exit_resolution_ = nanoseconds{1};
+    }
+    if (f.status && !status_ && !leader_exited_early_) status_ = *f.status;
+    if (last_ && last_->precision.source == cpu_source::wait_rusage) return;  // a reaped child's own values
+    task_times t = last_ ? *last_ : task_times{};
+    t.creation = facts_.creation;
+    t.kernel = f.kernel;
+    t.user = f.user;
+    t.precision = precision_for(cpu_source::bpf_exit, facts_.creation_tick);
+    t.state = task_state::exited;
+    if (exit_) t.sampled_at = *exit_;
+    last_ = t;
+    state_ = task_state::exited;
 }
 
 result<std::optional<exit_status>> task_lifecycle::exit_status_now(task_sampler& s) noexcept {
@@ -144,10 +175,11 @@ void task_lifecycle::note_zombie_status(const exit_status& st) noexcept {
     if (!status_ && !leader_exited_early_) status_ = st;
 }
 
-void task_lifecycle::begin_watch(bool records, std::uint64_t losses) noexcept {
+void task_lifecycle::begin_watch(bool records, std::uint64_t losses, bool exact) noexcept {
     std::lock_guard lock(mutex_);
     watched_ = true;
     records_watched_ = records;
+    exact_records_ = records && exact;
     record_losses_at_watch_ = losses;
 }
 
@@ -181,7 +213,19 @@ void task_lifecycle::offer_exit_record(const parse::taskstats_exit& e, bool usab
 
 bool task_lifecycle::record_expected(std::uint64_t losses) const noexcept {
     std::lock_guard lock(mutex_);
-    return records_watched_ && !record_seen_ && !exit_record_ && record_losses_at_watch_ == losses;
+    return records_watched_ && !record_seen_ && !exit_record_ && !final_ && record_losses_at_watch_ == losses;
+}
+
+void task_lifecycle::offer_final_values(const final_values& f) noexcept {
+    std::lock_guard lock(mutex_);
+    record_seen_ = true;
+    if (!final_) final_ = f;
+    apply_final_locked();
+}
+
+bool task_lifecycle::awaits_final_values() const noexcept {
+    std::lock_guard lock(mutex_);
+    return exact_records_ && !final_;
 }
 
 void task_lifecycle::child_reaped(const exit_status& st) noexcept {

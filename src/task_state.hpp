@@ -113,7 +113,9 @@ public:
     /// The monitor watches the task from now on. `records`: its exit-record
     /// listener runs, so a record for the task will come; `losses`: the
     /// listener's count of lost-record bursts now.
-    void begin_watch(bool records, std::uint64_t losses) noexcept;
+    /// `exact`: the listener is the eBPF exit stream, whose record (offered
+    /// with offer_final_values) comes after the task's release.
+    void begin_watch(bool records, std::uint64_t losses, bool exact = false) noexcept;
     /// The monitor has handled the exit and stops watching. True when it must
     /// now reap the child (a closed child's handle asked for it): the caller
     /// reaps, and nobody else will.
@@ -127,6 +129,18 @@ public:
     /// Whether a record should still be on its way: watched while the
     /// listener ran, none with its id came, none lost since (`losses` now).
     bool record_expected(std::uint64_t losses) const noexcept;
+    /// Final values from the eBPF exit stream: exact CPU time and exit
+    /// instant. They replace what an observer recorded (a zombie's values, an
+    /// observed stamp), except a reaped child's wait values, which keep theirs
+    /// and take only the instant.
+    struct final_values {
+        std::chrono::nanoseconds kernel{}, user{};
+        std::optional<instant> exit;
+        std::optional<exit_status> status;
+    };
+    void offer_final_values(const final_values& f) noexcept;
+    /// Ended, watched by the eBPF listener, and its final values not yet in.
+    bool awaits_final_values() const noexcept;
 
     // ---- a parent's wait (spawn) ----
 
@@ -148,6 +162,7 @@ public:
 private:
     void stamp_exit_locked(instant seen, std::chrono::nanoseconds cpu) noexcept;
     void fill_exit_locked(task_times& t) const noexcept;
+    void apply_final_locked() noexcept;
 
     task_facts facts_;
     monotonic_split split_;
@@ -171,6 +186,10 @@ private:
     bool records_watched_ = false;
     bool record_seen_ = false;
     std::uint64_t record_losses_at_watch_ = 0;
+    bool exact_records_ = false;  // the listener was the eBPF exit stream
+    std::optional<final_values> final_;
+    bool final_applied_ = false;
+    bool final_awaited_ = false;
 };
 
 }  // namespace proctimes::detail

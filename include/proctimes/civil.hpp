@@ -137,8 +137,9 @@ constexpr std::optional<filetime> filetime_from_civil(const civil_time& c) noexc
     const std::int64_t days = days_from_civil(c.year, c.month, c.day) + days_1601_to_1970;
     const detail::int128 ticks =
         static_cast<detail::int128>(days) * ticks_per_day +
-        ((static_cast<std::int64_t>(c.hour) * 60 + c.minute) * 60 + c.second) * ticks_per_second +
-        static_cast<std::int64_t>(c.millisecond) * ticks_per_ms;
+        static_cast<detail::int128>(((static_cast<std::int64_t>(c.hour) * 60 + c.minute) * 60 + c.second) *
+                                    ticks_per_second) +  // < 86,400 s of ticks: fits 64 bits
+        static_cast<detail::int128>(static_cast<std::int64_t>(c.millisecond) * ticks_per_ms);
     if (ticks > static_cast<detail::int128>(filetime_max)) return std::nullopt;
     return filetime{static_cast<std::uint64_t>(ticks)};
 }

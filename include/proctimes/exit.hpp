@@ -49,8 +49,12 @@ PROCTIMES_API result<bool> wait_for_exit(const thread& t,
 
 /// Waits until any of the processes has exited (WaitForMultipleObjects with
 /// bWaitAll = FALSE); returns the lowest index of those that have, or empty on
-/// timeout. For an event loop, poll each process's pidfd instead (native_pidfd,
-/// proctimes/linux.hpp).
+/// timeout. Like wait_for_exit, the wait stamps the exit of the process whose
+/// index it returns. For an event loop, poll each process's pidfd instead
+/// (native_pidfd, proctimes/linux.hpp).
+/// Errors: invalid_argument for an empty list (WaitForMultipleObjects with
+/// nCount = 0 fails too), invalid_handle when an entry is null or an empty
+/// handle, not_supported without pidfds (Linux < 5.3).
 PROCTIMES_API result<std::optional<std::size_t>> wait_for_any(
     std::span<const process* const> ps, std::optional<std::chrono::nanoseconds> timeout = std::nullopt) noexcept;
 

@@ -56,6 +56,9 @@ struct filetime {
     [[nodiscard]] static constexpr filetime from_parts(std::uint32_t low, std::uint32_t high) noexcept {
         return filetime{(static_cast<std::uint64_t>(high) << 32) | low};
     }
+    // clang-tidy 14 takes the literal 0 that a defaulted <=> compares its
+    // comparison category with for a null pointer constant:
+    // NOLINTNEXTLINE(modernize-use-nullptr)
     friend constexpr auto operator<=>(const filetime&, const filetime&) = default;
 };
 

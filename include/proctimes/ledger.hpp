@@ -4,6 +4,9 @@
 //
 //   live + ended + reaped_children + irq + softirq + steal + unattributed == busy
 //
+// (guest time is shown beside the sum, never in it: the kernel has already
+// counted it as user time of the vCPU threads and of the machine.)
+//
 // `busy` is what /proc/stat says every CPU spent outside idle and iowait over
 // the interval; every other term is CPU time some reader can name. Tools that
 // diff two walks of /proc (top, ps, psutil, process-exporter) see only `live`:
@@ -30,8 +33,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <sys/types.h>
@@ -67,9 +72,10 @@ struct PROCTIMES_API system_cpu_times {
 /// errc::malformed_data when it has no valid "cpu" line. Thread-safe.
 PROCTIMES_API result<system_cpu_times> read_system_cpu_times(const std::string& proc_root = "/proc") noexcept;
 
-// ---- tasks that ended (taskstats exit records) ------------------------------------
+// ---- tasks that ended (eBPF exit stream, or taskstats exit records) ---------------
 
-/// One task (thread) that ended, as the kernel's exit record described it.
+/// One task (thread) that ended, as the kernel described it: from the eBPF
+/// exit stream (docs/BPF.md; `exact` is true) or a taskstats exit record.
 struct PROCTIMES_API ended_task {
     pid_t tid = 0;  ///< the thread that ended
     /// Its process (thread group); 0 when the kernel's record does not carry
@@ -80,36 +86,92 @@ struct PROCTIMES_API ended_task {
     task_name name;        ///< the thread's comm (a one-thread process's name)
     /// Final CPU time of this thread: kernel + user is the scheduler's run time
     /// (1 ns); the split is the record's tick-sampled utime:stime ratio (all
-    /// kernel when both are 0).
+    /// kernel when both are 0). taskstats reads it in do_exit(), a few µs
+    /// before the thread's last switch-out; eBPF after it (`exact`).
     std::chrono::nanoseconds kernel{}, user{};
-    /// From the thread's start to its exit, 1 µs (ac_etime).
+    /// taskstats: from the thread's start to its exit, 1 µs (ac_etime).
+    /// eBPF: from its start to received_since_boot, 1 ns, so that
+    /// received_since_boot − elapsed is its exact start.
     std::chrono::nanoseconds elapsed{};
-    /// CLOCK_BOOTTIME when the record was read from the kernel: the end was no
-    /// later than this; received_since_boot − elapsed is its start, late by
-    /// the reader's delay.
+    /// CLOCK_BOOTTIME, 1 ns. taskstats: when the record was read from the
+    /// kernel (the end was no later than this; received_since_boot − elapsed
+    /// is its start, late by the reader's delay). eBPF: when the kernel
+    /// released the task and its final values were read (after its exit and
+    /// its reaping; never later than read() returning it).
     std::chrono::nanoseconds received_since_boot{};
-    /// The last thread of its process: the process ended with it.
+    /// The last thread of its process: the process ended with it. (eBPF: the
+    /// leader's record, sent once every thread of the process was released.)
     bool process_ended = false;
     /// process_ended, and the process never had another thread, so this
     /// record's values are the whole process's final values.
     bool whole_process = false;
 
+    // ---- what only the eBPF exit stream knows (defaults otherwise) ----
+
+    /// From the eBPF exit stream: kernel/user are final to the ns (read after
+    /// the thread's last switch-out), and the fields below are filled in.
+    bool exact = false;
+    /// When the task ran do_exit() (CLOCK_REALTIME through the boot anchor,
+    /// 1 ns; as a FILETIME, 100 ns). Empty from taskstats, and for a task that
+    /// began exiting before the stream was opened.
+    std::optional<instant> exit;
+    /// When the task was created (start_boottime + the boot anchor, 1 ns).
+    /// Empty from taskstats (which only gives elapsed, above).
+    std::optional<instant> creation;
+    /// /proc's start time field (22) of the task, in USER_HZ ticks since boot:
+    /// with tid, the identity proctimes' handles and snapshots use. 0 from
+    /// taskstats.
+    std::uint64_t start_ticks = 0;
+    /// For a process's end (process_ended): what wait(2) reported for the
+    /// process; for a thread, its own exit code. Empty from taskstats.
+    std::optional<exit_status> status;
+    /// For a process's end from eBPF (process_ended && exact): the whole
+    /// process's final CPU time, every thread included (the kernel's
+    /// signal_struct totals, 1 ns, split by the tick-sampled ratio). 0 otherwise.
+    std::chrono::nanoseconds process_kernel{}, process_user{};
+
     [[nodiscard]] std::chrono::nanoseconds cpu() const noexcept { return kernel + user; }
 };
 
-/// A listener for the kernel's taskstats exit records of every task on the
-/// system (one record per thread as it ends, about 170 µs after). Needs
-/// CAP_NET_ADMIN, the initial pid namespace and CONFIG_TASKSTATS. Records wait
-/// in a 4 MiB socket buffer (about 9,000 records) until read: read them often
-/// (a thread blocked in wait(), or an event loop on native_handle()), or a
-/// burst overflows it and read() says records were lost. Movable; one thread
-/// at a time.
+/// Where an exit_stream's records come from.
+enum class exit_stream_source : std::uint8_t {
+    /// eBPF where it can be used, else taskstats.
+    automatic,
+    /// The eBPF exit stream only (docs/BPF.md): CAP_BPF + CAP_PERFMON (or
+    /// root), a kernel with BTF, a build with PROCTIMES_BPF.
+    bpf,
+    /// The taskstats exit records only: CAP_NET_ADMIN, CONFIG_TASKSTATS.
+    taskstats,
+};
+
+/// A listener for the end of every task on the system (one record per
+/// thread), from one of two kernel sources (source() says which):
+///
+/// - eBPF (preferred where permitted): records come once the task has been
+///   reaped and has switched out for the last time (an RCU grace period after
+///   the reap, usually a few ms), with the exact exit instant, exact final CPU,
+///   exit status and creation instant (`ended_task::exact`). A thread of the
+///   stream's own collects them from a 4 MiB ring buffer into a queue that
+///   read() drains; native_handle() is an eventfd that thread signals. A
+///   record the ring buffer or the queue (1,048,576 records) had no room for
+///   is counted exactly in lost().
+/// - taskstats: one record per thread as it ends, about 170 µs after. Needs
+///   CAP_NET_ADMIN, the initial pid namespace and CONFIG_TASKSTATS. Records
+///   wait in a 4 MiB socket buffer (about 9,000 records) until read: read them
+///   often (a thread blocked in wait(), or an event loop on native_handle()),
+///   or a burst overflows it and read() says records were lost (the kernel
+///   does not say how many: lost() is empty).
+///
+/// Movable; one thread at a time.
 class PROCTIMES_API exit_stream {
 public:
-    /// Errors: std::errc::operation_not_permitted without CAP_NET_ADMIN;
-    /// errc::not_supported outside the initial pid namespace or without
-    /// taskstats; the native errno of the socket calls.
-    static result<exit_stream> open() noexcept;
+    /// Opens the source `from` names (automatic: eBPF, else taskstats).
+    /// Errors: std::errc::operation_not_permitted without the source's
+    /// privileges (with automatic, taskstats' error when neither can be used);
+    /// errc::not_supported outside the initial pid namespace, without
+    /// taskstats, or (bpf) a build without the eBPF source; the native errno
+    /// of the socket and load calls.
+    static result<exit_stream> open(exit_stream_source from = exit_stream_source::automatic) noexcept;
 
     exit_stream() noexcept;
     exit_stream(exit_stream&&) noexcept;
@@ -124,8 +186,16 @@ public:
     /// Waits until a record is waiting or `timeout` passes (false), or an
     /// error. EINTR returns false.
     result<bool> wait(std::chrono::milliseconds timeout) noexcept;
-    /// The socket, for poll(2)/epoll(7); -1 when moved from.
+    /// The socket (taskstats) or an eventfd (eBPF), for poll(2)/epoll(7):
+    /// readable while records wait; -1 when moved from.
     [[nodiscard]] int native_handle() const noexcept;
+    /// "bpf" or "taskstats"; "" when moved from.
+    [[nodiscard]] std::string_view source() const noexcept;
+    /// eBPF: records lost since open(), exactly (ends the ring buffer had no
+    /// room for, runs of the program the kernel skipped, records the queue had
+    /// no room for). Empty for taskstats (whose socket reports that records
+    /// were lost, not how many) and when moved from.
+    [[nodiscard]] std::optional<std::uint64_t> lost() const noexcept;
 
     struct impl;
 
@@ -139,6 +209,8 @@ private:
 /// A process that ended between the two snapshots, as the ledger counted it.
 struct PROCTIMES_API ended_process {
     pid_t pid = 0;
+    /// Its parent when it ended (the record's), else as `before` saw it.
+    pid_t parent_pid = 0;
     /// The start tick (stat field 22) when `before` saw it; otherwise the
     /// estimate from its records (received − elapsed), floored to a tick.
     std::uint64_t start_ticks = 0;
@@ -149,12 +221,35 @@ struct PROCTIMES_API ended_process {
     std::chrono::nanoseconds kernel{}, user{};
     /// Its final CPU time over its whole life.
     std::chrono::nanoseconds final_kernel{}, final_user{};
+    /// CLOCK_BOOTTIME when its last exit record was received: it ended no
+    /// later than this.
+    std::chrono::nanoseconds ended_since_boot{};
     /// `before` listed it (so kernel/user are final − what `before` read).
     bool seen_before = false;
     /// The values are exact (1 ns totals). False only for a multi-threaded
     /// process that `before` saw without its threads: then kernel/user are a
     /// lower bound (its threads' records minus what `before` read).
     bool exact = true;
+
+    [[nodiscard]] std::chrono::nanoseconds cpu() const noexcept { return kernel + user; }
+};
+
+/// The children a process of `after` reaped in the interval, by the kernel's
+/// own account (its stat fields 16–17, snapshot_process::children_kernel and
+/// children_user): what they grew by since `before` (all of them, for a
+/// process created in the interval), in 10 ms ticks.
+struct PROCTIMES_API children_account {
+    pid_t pid = 0;                  ///< the parent, alive in `after`
+    std::uint64_t start_ticks = 0;  ///< its start tick (stat field 22)
+    /// Growth of its children's kernel and user time: the final times of the
+    /// children it waited for in the interval, their own waited-for
+    /// descendants included.
+    std::chrono::nanoseconds kernel{}, user{};
+    /// Of kernel + user, what the ledger counts in `reaped_children`: less
+    /// the CPU those children used before the interval (what `before` read of
+    /// them) and less the CPU of children counted in `ended` from their exit
+    /// records, so no CPU-second is counted twice. Never negative.
+    std::chrono::nanoseconds counted{};
 
     [[nodiscard]] std::chrono::nanoseconds cpu() const noexcept { return kernel + user; }
 };
@@ -172,8 +267,10 @@ struct PROCTIMES_API cpu_ledger {
     std::chrono::nanoseconds live{};
     /// CPU used in the interval by processes that ended in it (`processes`).
     std::chrono::nanoseconds ended{};
-    /// As given by the caller (children reaped by live parents whose records
-    /// were not in `exits`); 0 when exits cover every ended task.
+    /// CPU used in the interval by children that their parents reaped in it
+    /// and that `ended` does not hold: as given by the caller, or (with
+    /// children_from_snapshots) the sum of `children`'s counted parts. 0 when
+    /// exits cover every ended task.
     std::chrono::nanoseconds reaped_children{};
     std::chrono::nanoseconds irq{}, softirq{}, steal{};
     /// Guest time: informational, already inside `live`/`ended` (vCPU threads'
@@ -187,6 +284,13 @@ struct PROCTIMES_API cpu_ledger {
     std::size_t ended_without_record = 0;
     /// Processes that ended in the interval, counted in `ended`.
     std::vector<ended_process> processes;
+    /// With children_from_snapshots: every process of `after` whose children
+    /// grew in the interval. Empty otherwise.
+    std::vector<children_account> children;
+    /// With children_from_snapshots: processes of `after` (or of `before`)
+    /// whose snapshot entry has no children times (its source could not read
+    /// them), so their reaped children could not be counted.
+    std::size_t children_unknown = 0;
 
     /// The attributed part: live + ended + reaped_children + irq + softirq + steal.
     [[nodiscard]] std::chrono::nanoseconds attributed() const noexcept {
@@ -209,5 +313,29 @@ PROCTIMES_API result<cpu_ledger> compute_ledger(const snapshot& before, const sn
                                                 std::span<const ended_task> exits, const system_cpu_times& stat_before,
                                                 const system_cpu_times& stat_after,
                                                 std::chrono::nanoseconds reaped_children = {}) noexcept;
+
+/// Selects the compute_ledger that takes reaped children from the snapshots.
+struct children_from_snapshots_t {
+    explicit children_from_snapshots_t() = default;
+};
+inline constexpr children_from_snapshots_t children_from_snapshots{};
+
+/// compute_ledger, with `reaped_children` taken from the snapshots' children
+/// times (snapshot_process::children_kernel/children_user, stat fields
+/// 16–17): each process of `after` gives the growth of its children's times
+/// since `before` (cpu_ledger::children). The growth is the whole final CPU of
+/// each child reaped, so the ledger takes away, from the nearest ancestor
+/// alive in `after` (a child of a parent that ended too counts towards its
+/// grandparent): what `before` read of each process that is gone (used before
+/// the interval: already counted then), and the in-interval CPU of each
+/// process counted in `ended` from its exit records (counted once). What is
+/// left (never negative, per parent) is cpu_ledger::reaped_children. Children
+/// a parent did not wait for (SIGCHLD ignored: reaped without accounting) are
+/// in no parent's times; nor is a child reaped by a parent that ended in the
+/// interval itself, unless that parent was waited for in turn. Same errors as
+/// above. Pure, thread-safe.
+PROCTIMES_API result<cpu_ledger> compute_ledger(const snapshot& before, const snapshot& after,
+                                                std::span<const ended_task> exits, const system_cpu_times& stat_before,
+                                                const system_cpu_times& stat_after, children_from_snapshots_t) noexcept;
 
 }  // namespace proctimes

@@ -125,6 +125,19 @@ PROCTIMES_API void set_exit_records_default(bool on) noexcept;
 /// monitor are off, or outside the initial pid namespace, or without
 /// taskstats; std::errc::operation_not_permitted without CAP_NET_ADMIN.
 PROCTIMES_API std::error_code exit_records_status() noexcept;
+/// Where enabled exit records come from. With set_exit_records_bpf(true) (or
+/// PROCTIMES_EXIT_RECORDS_BPF=1; off by default) the eBPF exit stream is
+/// tried first (CAP_BPF + CAP_PERFMON or root, kernel BTF, a build with
+/// PROCTIMES_BPF; docs/BPF.md): it gives every watched task that is gone
+/// unread its final values read after its last switch-out
+/// (cpu_source::bpf_exit) and its exact exit instant (exit_source::bpf_exit,
+/// 1 ns), also when the monitor did read its zombie; loading it costs tens of
+/// ms and about ten descriptors once per process. Where it cannot be used,
+/// or by default, taskstats as above. Decided when the listener is registered (once per process, on
+/// the first watched handle with records enabled, or exit_records_status()).
+PROCTIMES_API void set_exit_records_bpf(bool on) noexcept;
+/// True when the registered listener is the eBPF exit stream.
+PROCTIMES_API bool exit_records_use_bpf() noexcept;
 
 // ---- cycle counter diagnostic ------------------------------------------------------
 

@@ -10,6 +10,7 @@
 //    are in <proctimes/linux.hpp>.
 #pragma once
 
+#include "proctimes/cgroup.hpp"
 #include "proctimes/civil.hpp"
 #include "proctimes/clock.hpp"
 #include "proctimes/cycles.hpp"

@@ -45,6 +45,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -207,6 +208,15 @@ struct snapshot_process {
     /// (snapshot_options::reuse_idle_threads_for): their CPU times are
     /// current; their state letters are as read then.
     bool threads_copied = false;
+    /// CPU time of the children this process has waited for (and, through
+    /// them, of their waited-for descendants): stat fields 17 (cstime) and
+    /// 16 (cutime), 10 ms ticks (USER_HZ), from the /proc source; the same
+    /// counters (signal->cstime, ->cutime) in nanoseconds from the eBPF
+    /// source. The kernel adds a child's final times when the parent reaps it
+    /// with wait(2); children reaped automatically (SIGCHLD ignored,
+    /// SA_NOCLDWAIT) are not added. Empty when the snapshot's source could
+    /// not read them.
+    std::optional<std::chrono::nanoseconds> children_kernel, children_user;
 
     static constexpr uid_t unknown_uid = static_cast<uid_t>(-1);
 

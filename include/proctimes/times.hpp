@@ -55,6 +55,12 @@ enum class cpu_source : std::uint8_t {
     /// threads), split by the tick-sampled utime:stime ratio. Creation exact to
     /// the ns (start_boottime; 100 ns as a FILETIME), not floored to a tick.
     bpf_task,
+    /// Final values from the eBPF exit stream (docs/BPF.md) of a task that
+    /// ended while the exit monitor watched it, with exit records enabled and
+    /// the eBPF source permitted: total from se.sum_exec_runtime read after
+    /// the task was released and had switched out for the last time (1 ns,
+    /// final to the last ns), split by its tick-sampled utime:stime ratio.
+    bpf_exit,
 };
 
 /// A short stable name for a cpu_source ("rusage", "cpu_clock+stat", ...).
@@ -82,9 +88,13 @@ enum class exit_source : std::uint8_t {
     /// instant shares creation's 10 ms floor: the end was at `exit` or up to
     /// one tick later (never later than it was observed). exit_earliest == exit.
     exit_record,
+    /// From the eBPF exit stream (docs/BPF.md): stamped by the kernel when the
+    /// task ran do_exit(), CLOCK_BOOTTIME through the boot anchor, 1 ns (100 ns
+    /// as a FILETIME). exit_earliest == exit; exit_resolution is 1 ns.
+    bpf_exit,
 };
 
-/// "none", "observed" or "exit_record".
+/// "none", "observed", "exit_record" or "bpf_exit".
 PROCTIMES_API std::string_view to_string(exit_source s) noexcept;
 
 /// How precise the values of one result are.

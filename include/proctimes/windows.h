@@ -72,6 +72,7 @@ extern "C" {
 #define OPTIONAL
 #endif
 /* The most common SAL annotations, so that annotated Windows code compiles. */
+/* NOLINTBEGIN(bugprone-reserved-identifier): the SAL names are Windows' own (sal.h). */
 #ifndef _In_
 #define _In_
 #endif
@@ -90,6 +91,7 @@ extern "C" {
 #ifndef _Inout_opt_
 #define _Inout_opt_
 #endif
+/* NOLINTEND(bugprone-reserved-identifier) */
 
 typedef int BOOL;
 typedef BOOL* PBOOL;
@@ -148,6 +150,9 @@ typedef DWORD ACCESS_MASK;
 #endif
 
 /* ---- time structures ----------------------------------------------------------------- */
+/* The struct tags (_FILETIME, ...) are Windows' own: code written for
+ * <windows.h> names them (struct _FILETIME), so they are part of the contract.
+ * NOLINTBEGIN(bugprone-reserved-identifier) */
 
 /* 100 ns ticks: an instant since 1601-01-01 00:00 UTC, or a duration.
  * Low word first, 4-byte aligned, 8 bytes (never cast it to a 64-bit pointer:
@@ -235,6 +240,7 @@ typedef struct _PROCESS_INFORMATION {
     DWORD dwProcessId;
     DWORD dwThreadId;
 } PROCESS_INFORMATION, *PPROCESS_INFORMATION, *LPPROCESS_INFORMATION;
+/* NOLINTEND(bugprone-reserved-identifier) */
 
 /* The kernel's process object, as drivers see it: opaque. */
 typedef struct proctimes_eprocess* PEPROCESS;

@@ -84,10 +84,10 @@ void load_types() {
 
 const python_types& types() { return *g_types; }
 
-py::object make_named(const py::object& cls, py::tuple fields) {
+py::object make_named(const py::object& cls, const py::tuple& fields) {
     // tuple.__new__(cls, fields): what namedtuple's _make does, minus the call
     // through Python.
-    const py::tuple args = py::make_tuple(std::move(fields));
+    const py::tuple args = py::make_tuple(fields);
     PyObject* o = PyTuple_Type.tp_new(reinterpret_cast<PyTypeObject*>(cls.ptr()), args.ptr(), nullptr);
     if (!o) throw py::error_already_set();
     return py::reinterpret_steal<py::object>(o);

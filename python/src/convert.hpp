@@ -28,7 +28,7 @@ const python_types& types();
 
 /// Builds an instance of a named tuple class from its fields, in order,
 /// without a Python-level __new__ call (snapshots build thousands).
-py::object make_named(const py::object& cls, py::tuple fields);
+py::object make_named(const py::object& cls, const py::tuple& fields);
 
 /// A timezone-aware UTC datetime, floored to the microsecond. Raises
 /// OverflowError outside datetime's years 1..9999.

@@ -22,13 +22,14 @@ namespace pyproctimes {
 /// Sets the Python exception for `ec` and throws pybind11::error_already_set.
 [[noreturn]] void raise_error(std::error_code ec, pid_t pid, pid_t tid = 0);
 
-/// The value of `r`, or the Python exception for its error.
+/// The value of `r`, or the Python exception for its error. By value: a
+/// handle's result is moved in, a result of plain values copied.
 template <class T>
-T unwrap(proctimes::result<T>&& r, pid_t pid, pid_t tid = 0) {
+T unwrap(proctimes::result<T> r, pid_t pid, pid_t tid = 0) {
     if (!r) raise_error(r.error(), pid, tid);
     return std::move(*r);
 }
-inline void unwrap(proctimes::result<void>&& r, pid_t pid, pid_t tid = 0) {
+inline void unwrap(proctimes::result<void> r, pid_t pid, pid_t tid = 0) {
     if (!r) raise_error(r.error(), pid, tid);
 }
 

@@ -55,7 +55,7 @@ py::object handle_wait(const auto& h, const py::object& timeout, pid_t pid, pid_
         py::gil_scoped_release nogil;
         r = proctimes::wait_for_exit(*h, to);
     }
-    return py::bool_(unwrap(std::move(r), pid, tid));
+    return py::bool_(unwrap(r, pid, tid));
 }
 
 py_process open_process(const py::object& pid_obj) {

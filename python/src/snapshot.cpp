@@ -95,7 +95,7 @@ void bind_snapshot(py::module_& m) {
                     lock = std::unique_lock(self.mutex);
                     r = self.s.take(self.last);
                 }
-                unwrap(std::move(r), 0);
+                unwrap(r, 0);
                 return to_py(self.last);
             },
             "A new Snapshot (see proctimes.snapshot). Releases the GIL during the walk.");

@@ -103,13 +103,13 @@ py::object child_wait(const py_child& ch, const py::object& timeout) {
                 if (!e)
                     err = e.error();
                 else if (*e)
-                    out = st->done = std::move(**e);
+                    out = st->done = **e;
             } else {
                 auto e = st->c.wait();
                 if (!e)
                     err = e.error();
                 else
-                    out = st->done = std::move(*e);
+                    out = st->done = *e;
             }
         } else if (auto ended = proctimes::wait_for_exit(st->c.handle(), to); !ended) {
             err = ended.error();
@@ -117,7 +117,7 @@ py::object child_wait(const py_child& ch, const py::object& timeout) {
             std::lock_guard lock(st->mutex);
             auto e = st->c.wait();
             if (e)
-                out = st->done = std::move(*e);
+                out = st->done = *e;
             else
                 err = e.error();
         }

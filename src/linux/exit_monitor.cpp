@@ -33,6 +33,7 @@
 #include "linux/task.hpp"
 #include "proctimes/exit.hpp"
 #include "proctimes/linux.hpp"
+#include "recent_exits.hpp"
 
 namespace proctimes {
 namespace detail {
@@ -68,6 +69,15 @@ std::atomic<int> g_records_enabled{-1};
 std::atomic<int> g_records_env{-2};
 std::atomic<bool> g_records_default{false};  // set_exit_records_default
 
+std::atomic<int> g_records_bpf{-1};  // set_exit_records_bpf
+std::atomic<int> g_records_bpf_env{-2};
+
+bool records_bpf_allowed() noexcept {
+    // Off unless asked for (for now): loading costs tens of ms and ~10
+    // descriptors, and callers that tuned for taskstats keep what they had.
+    return switch_on(g_records_bpf, g_records_bpf_env, "PROCTIMES_EXIT_RECORDS_BPF", false);
+}
+
 bool records_enabled() noexcept {
     return switch_on(g_records_enabled, g_records_env, "PROCTIMES_EXIT_RECORDS",
                      g_records_default.load(std::memory_order_relaxed));
@@ -102,11 +112,23 @@ public:
         tasks_.emplace(key, c);
         keys_.emplace(c.get(), key);
         by_id_.emplace(c->id, c.get());
-        c->life.begin_watch(records_ && records_enabled(), losses_);
+        if (bpf_)
+            c->life.begin_watch(records_enabled(), bpf_->dropped(), true);
+        else
+            c->life.begin_watch(records_ && records_enabled(), losses_);
     }
 
     /// await_exit_record (task.hpp): waits while a record for `c` is expected.
     void await_record(task_core& c) {
+        bpf_recent_exits* bpf = nullptr;
+        {
+            std::lock_guard lock(mutex_);
+            bpf = bpf_.get();
+        }
+        if (bpf) {
+            await_final(*bpf, c);
+            return;
+        }
         const auto deadline = std::chrono::steady_clock::now() + record_wait_limit;
         for (;;) {
             int fd = -1;
@@ -136,9 +158,14 @@ public:
     std::error_code records_status() {
         std::lock_guard lock(mutex_);
         open_records_locked();
-        if (records_) return {};
+        if (records_ || bpf_) return {};
         if (records_error_) return records_error_;
         return make_error_code(errc::not_supported);  // not enabled
+    }
+
+    bool uses_bpf() {
+        std::lock_guard lock(mutex_);
+        return bpf_ != nullptr;
     }
 
     void remove(const std::shared_ptr<task_core>& c) {
@@ -152,6 +179,33 @@ public:
     }
 
 private:
+    // The eBPF end of `c` comes once it has been released and an RCU grace
+    // period has passed: looked up by identity until it is there, a loss was
+    // counted, or bpf_record_wait_limit passes (called for a task that is
+    // gone, so released).
+    static void await_final(bpf_recent_exits& bpf, task_core& c) {
+        const auto deadline = std::chrono::steady_clock::now() + bpf_record_wait_limit;
+        for (;;) {
+            if (auto e = bpf.find(c.id, c.identity.start_ticks)) {
+                task_lifecycle::final_values f;
+                if (c.is_thread || !e->is_process()) {
+                    f.kernel = e->kernel;
+                    f.user = e->user;
+                } else {
+                    f.kernel = e->group_kernel;
+                    f.user = e->group_user;
+                }
+                f.exit = e->exit;
+                if (!c.is_thread) f.status = e->status;
+                c.life.offer_final_values(f);
+                return;
+            }
+            if (!c.life.record_expected(bpf.dropped())) return;
+            if (std::chrono::steady_clock::now() >= deadline) return;
+            std::this_thread::sleep_for(std::chrono::milliseconds{2});
+        }
+    }
+
     // A record for `c` should be on its way: the listener watched it and
     // still runs, no record with its id came, and none was lost since.
     bool record_expected_locked(task_core& c) {
@@ -166,6 +220,12 @@ private:
     void open_records_locked() {
         if (records_tried_ || !records_enabled()) return;
         records_tried_ = true;
+        if (records_bpf_allowed()) {
+            if (auto b = bpf_recent_exits::start()) {
+                bpf_ = std::move(*b);
+                return;
+            }
+        }
         auto r = exit_records::open(records_error_);
         if (!r) return;
         epoll_event ev{};
@@ -260,6 +320,7 @@ private:
     std::unordered_multimap<pid_t, task_core*> by_id_;  // the watched tasks by id (all in tasks_)
     bool records_tried_ = false;
     std::unique_ptr<exit_records> records_;
+    std::unique_ptr<bpf_recent_exits> bpf_;  // the eBPF exit stream, when it is the listener
     std::error_code records_error_;
     std::vector<parse::taskstats_exit> batch_;
     std::uint64_t losses_ = 0;  // bursts of lost records (ENOBUFS) since the listener started
@@ -374,6 +435,16 @@ void set_exit_records_enabled(bool on) noexcept {
 }
 bool exit_records_enabled() noexcept { return detail::records_enabled(); }
 void set_exit_records_default(bool on) noexcept { detail::g_records_default.store(on, std::memory_order_relaxed); }
+void set_exit_records_bpf(bool on) noexcept { detail::g_records_bpf.store(on ? 1 : 0, std::memory_order_relaxed); }
+bool exit_records_use_bpf() noexcept {
+    if (!detail::enabled() || !detail::records_enabled()) return false;
+    detail::monitor* m = detail::get_monitor();
+    try {
+        return m && !m->records_status() && m->uses_bpf();
+    } catch (...) {
+        return false;
+    }
+}
 
 std::error_code exit_records_status() noexcept {
     if (!detail::enabled() || !detail::records_enabled()) return make_error_code(errc::not_supported);

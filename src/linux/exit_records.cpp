@@ -20,8 +20,8 @@
 namespace proctimes::detail {
 namespace {
 
-constexpr std::size_t buffer_size = 64 * 1024;   // one datagram; an exit record is about 450 bytes
-constexpr int receive_buffer = 4 * 1024 * 1024;  // room for bursts of exits between two drains
+constexpr std::size_t buffer_size = std::size_t{64} * 1024;  // one datagram; an exit record is about 450 bytes
+constexpr int receive_buffer = 4 * 1024 * 1024;              // room for bursts of exits between two drains
 constexpr std::chrono::milliseconds reply_timeout{1000};
 
 std::size_t align4(std::size_t n) noexcept { return (n + 3) & ~std::size_t{3}; }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // exit_stream and read_system_cpu_times (proctimes/ledger.hpp) on Linux: the
+// eBPF exit stream's queue (exit_stream_bpf.hpp) where it can be used, else the
 // taskstats listener registered by exit_records, read with the parser that
 // keeps who each task was; /proc/stat through its pure parser.
 #include <cerrno>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "linux/exit_records.hpp"
+#include "linux/exit_stream_bpf.hpp"
 #include "linux/sys.hpp"
 #include "parse/exit_task.hpp"
 #include "parse/proc_stat_cpu.hpp"
@@ -59,10 +61,11 @@ ended_task to_ended(const parse::exit_task_record& r, nanoseconds received) noex
 }  // namespace
 
 struct exit_stream::impl {
+    std::unique_ptr<detail::bpf_exit_queue> bpf;  // set: the eBPF source; else taskstats
     std::unique_ptr<detail::exit_records> records;
     std::unique_ptr<char[]> buf;
     std::vector<parse::exit_task_record> parsed;
-    static constexpr std::size_t buffer_size = 64 * 1024;
+    static constexpr std::size_t buffer_size = std::size_t{64} * 1024;
 };
 
 exit_stream::exit_stream() noexcept = default;
@@ -71,8 +74,17 @@ exit_stream::exit_stream(exit_stream&&) noexcept = default;
 exit_stream& exit_stream::operator=(exit_stream&&) noexcept = default;
 exit_stream::~exit_stream() = default;
 
-result<exit_stream> exit_stream::open() noexcept {
+result<exit_stream> exit_stream::open(exit_stream_source from) noexcept {
     try {
+        if (from != exit_stream_source::taskstats) {
+            auto q = detail::bpf_exit_queue::open();
+            if (q) {
+                auto p = std::make_unique<impl>();
+                p->bpf = std::move(*q);
+                return exit_stream(std::move(p));
+            }
+            if (from == exit_stream_source::bpf) return q.error();
+        }
         std::error_code why;
         auto r = detail::exit_records::open(why);
         if (!r) return why ? why : make_error_code(errc::not_supported);
@@ -85,10 +97,24 @@ result<exit_stream> exit_stream::open() noexcept {
     }
 }
 
-int exit_stream::native_handle() const noexcept { return impl_ ? impl_->records->fd() : -1; }
+std::string_view exit_stream::source() const noexcept {
+    if (!impl_) return {};
+    return impl_->bpf ? "bpf" : "taskstats";
+}
+
+std::optional<std::uint64_t> exit_stream::lost() const noexcept {
+    if (!impl_ || !impl_->bpf) return std::nullopt;
+    return impl_->bpf->lost();
+}
+
+int exit_stream::native_handle() const noexcept {
+    if (!impl_) return -1;
+    return impl_->bpf ? impl_->bpf->fd() : impl_->records->fd();
+}
 
 result<bool> exit_stream::read(std::vector<ended_task>& out) noexcept {
     if (!impl_) return make_error_code(errc::invalid_handle);
+    if (impl_->bpf) return impl_->bpf->drain(out);
     bool complete = true;
     const int fd = impl_->records->fd();
     for (;;) {
@@ -116,7 +142,7 @@ result<bool> exit_stream::read(std::vector<ended_task>& out) noexcept {
 
 result<bool> exit_stream::wait(std::chrono::milliseconds timeout) noexcept {
     if (!impl_) return make_error_code(errc::invalid_handle);
-    pollfd p{impl_->records->fd(), POLLIN, 0};
+    pollfd p{native_handle(), POLLIN, 0};
     const int r = ::poll(&p, 1, static_cast<int>(timeout.count()));
     if (r < 0) return errno == EINTR ? result<bool>(false) : result<bool>(detail::last_errno());
     return r > 0;

@@ -28,7 +28,7 @@
 
 namespace proctimes::detail::proc_snapshot {
 
-inline constexpr std::size_t dents_buffer_size = 64 * 1024;
+inline constexpr std::size_t dents_buffer_size = std::size_t{64} * 1024;
 // A process with at least this many threads has them read by all walkers
 // (phase 2) instead of by the walker that found it: one big process would
 // otherwise leave the other walkers idle.

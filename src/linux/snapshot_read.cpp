@@ -252,6 +252,9 @@ void read_process(worker& w, const walk_config& c, pid_t pid, std::atomic<std::s
     p.kernel_thread = (rec->flags & parse::pf_kthread) != 0;
     p.thread_count = static_cast<std::int32_t>(rec->num_threads);
     p.name.assign(rec->comm);
+    // Signed in the kernel's output (clock_t); never negative in practice.
+    p.children_kernel = ticks_ns(c, static_cast<std::uint64_t>(std::max<std::int64_t>(rec->cstime, 0)));
+    p.children_user = ticks_ns(c, static_cast<std::uint64_t>(std::max<std::int64_t>(rec->cutime, 0)));
     if (!fill_times(c, *rec, false, p.times)) {
         w.out.fail(pid, 0, snapshot_item::process, make_error_code(errc::out_of_range));
         return;

@@ -130,30 +130,6 @@ child_exit from_rusage_only(const siginfo_t& si, const rusage& ru, instant creat
 
 }  // namespace
 
-child::child() noexcept = default;
-child::child(child&& o) noexcept
-    : process_(std::move(o.process_)),
-      pid_(o.pid_),
-      pidfd_(std::exchange(o.pidfd_, -1)),
-      handle_error_(o.handle_error_),
-      clone_before_(o.clone_before_),
-      clone_after_(o.clone_after_),
-      result_(std::move(o.result_)) {}
-child& child::operator=(child&& o) noexcept {
-    if (this != &o) {
-        release();
-        process_ = std::move(o.process_);
-        pid_ = o.pid_;
-        pidfd_ = std::exchange(o.pidfd_, -1);
-        handle_error_ = o.handle_error_;
-        clone_before_ = o.clone_before_;
-        clone_after_ = o.clone_after_;
-        result_ = std::move(o.result_);
-    }
-    return *this;
-}
-child::~child() { release(); }
-
 void child::release() noexcept {
     if (process_.valid() && !result_) detail::handle_access::release_child(process_);
     if (pidfd_ < 0) return;
@@ -428,6 +404,8 @@ result<bool> wait_for_exit(const thread& t, std::optional<nanoseconds> timeout) 
 
 result<std::optional<std::size_t>> wait_for_any(std::span<const process* const> ps,
                                                 std::optional<nanoseconds> timeout) noexcept {
+    // Nothing to wait for: without a timeout ppoll would never return.
+    if (ps.empty()) return errc::invalid_argument;
     std::vector<pollfd> fds;
     try {
         fds.reserve(ps.size());

@@ -93,6 +93,9 @@ result<task_core_ptr> open_child_core(pid_t pid, unique_fd pidfd) noexcept;
 /// unexpected, not a delay anyone pays normally.
 void await_exit_record(task_core& c) noexcept;
 inline constexpr std::chrono::milliseconds record_wait_limit{50};
+/// The same with the eBPF exit stream, whose record comes an RCU grace period
+/// after the task's release (a few ms; longer on a loaded machine).
+inline constexpr std::chrono::milliseconds bpf_record_wait_limit{2000};
 
 /// The resolutions that go with each source (times.hpp, cpu_precision).
 cpu_precision precision_of(cpu_source s) noexcept;

@@ -16,7 +16,11 @@
  * thread group's signal_struct totals of its threads that already ended
  * (signal->sum_sched_runtime, ->utime, ->stime); a process's total is those
  * plus the live threads' own values, exactly what the process CPU clock and
- * /proc/<pid>/stat add up. */
+ * /proc/<pid>/stat add up. children_* are the CPU of the children it reaped
+ * (and of theirs), as wait(2) added them: /proc/<pid>/stat's cutime and
+ * cstime, in nanoseconds rather than ticks. The thread group's fields
+ * (group_*, children_*, ppid, euid, nr_threads) are filled in the leader's
+ * record only, and 0 in the other threads'. */
 struct pt_task_record {
     unsigned long long start_boottime; /* task->start_boottime, ns since boot */
     unsigned long long runtime;        /* task->se.sum_exec_runtime, ns */
@@ -25,6 +29,8 @@ struct pt_task_record {
     unsigned long long group_runtime;  /* task->signal->sum_sched_runtime */
     unsigned long long group_utime;    /* task->signal->utime */
     unsigned long long group_stime;    /* task->signal->stime */
+    unsigned long long children_utime; /* task->signal->cutime: reaped children, waited-for, ns */
+    unsigned long long children_stime; /* task->signal->cstime */
     unsigned int tgid;
     unsigned int pid;
     unsigned int ppid;       /* task->real_parent->tgid */
@@ -61,4 +67,16 @@ struct pt_exit_record {
     char comm[PT_COMM_LEN];
 };
 
+/* The exit program's stamp of a task, kept in a hash map by the task's
+ * address until the free program takes it. User space reads the ones left
+ * behind (a task gone without its free running) to count them as lost. */
+struct pt_exit_stamp {
+    unsigned long long exit_boottime;  /* when do_exit() ran, ns since boot */
+    unsigned long long start_boottime; /* ns since boot */
+    unsigned int tgid;
+    unsigned int pid;
+};
+/* The record's `reserved` word: flags about the thread group (leader only). */
+#define PT_GROUP_HAD_THREADS 0x1u /* signal->stats was allocated: another thread ended while one lived */
+#define PT_GROUP_KNOWN 0x2u       /* the kernel has that field (CONFIG_TASKSTATS) */
 #endif

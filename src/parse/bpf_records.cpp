@@ -5,7 +5,7 @@
 
 namespace proctimes::parse {
 
-static_assert(sizeof(bpf_task_record) == 104, "records.h layout changed: update both sides");
+static_assert(sizeof(bpf_task_record) == 120, "records.h layout changed: update both sides");
 static_assert(sizeof(bpf_exit_record) == 120, "records.h layout changed: update both sides");
 
 bool parse_task_records(std::span<const std::byte> bytes, std::vector<bpf_task_record>& out) {

@@ -22,5 +22,7 @@ bool exit_records_enabled() noexcept {
 }
 void set_exit_records_default(bool on) noexcept { g_records_default.store(on, std::memory_order_relaxed); }
 std::error_code exit_records_status() noexcept { return make_error_code(errc::not_supported); }
+void set_exit_records_bpf(bool) noexcept {}
+bool exit_records_use_bpf() noexcept { return false; }
 
 }  // namespace proctimes

@@ -12,28 +12,6 @@
 
 namespace proctimes {
 
-child::child() noexcept = default;
-child::child(child&& o) noexcept
-    : process_(std::move(o.process_)),
-      pid_(o.pid_),
-      pidfd_(std::exchange(o.pidfd_, -1)),
-      handle_error_(o.handle_error_),
-      clone_before_(o.clone_before_),
-      clone_after_(o.clone_after_),
-      result_(std::move(o.result_)) {}
-child& child::operator=(child&& o) noexcept {
-    if (this != &o) {
-        process_ = std::move(o.process_);
-        pid_ = o.pid_;
-        pidfd_ = std::exchange(o.pidfd_, -1);
-        handle_error_ = o.handle_error_;
-        clone_before_ = o.clone_before_;
-        clone_after_ = o.clone_after_;
-        result_ = std::move(o.result_);
-    }
-    return *this;
-}
-child::~child() = default;
 void child::release() noexcept {}
 
 result<child> child::spawn(const spawn_options& o) noexcept {
@@ -69,6 +47,7 @@ result<bool> wait_for_exit(const thread& t, std::optional<std::chrono::nanosecon
 
 result<std::optional<std::size_t>> wait_for_any(std::span<const process* const> ps,
                                                 std::optional<std::chrono::nanoseconds>) noexcept {
+    if (ps.empty()) return errc::invalid_argument;
     for (const process* p : ps)
         if (!p || !p->valid()) return errc::invalid_handle;
     return errc::not_supported;

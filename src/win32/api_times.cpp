@@ -84,8 +84,10 @@ BOOL proctimes_GetExitTimeInfo(HANDLE hObject, LPDWORD lpSource, LPFILETIME lpEa
     if (!t) return fail<BOOL>(FALSE, error_from(t.error(), error_context::query));
     DWORD source = PROCTIMES_EXIT_TIME_NONE;
     if (t->exit) {
-        source = t->precision.exit_source == exit_source::exit_record ? PROCTIMES_EXIT_TIME_RECORDED
-                                                                      : PROCTIMES_EXIT_TIME_OBSERVED;
+        // Both record kinds are the kernel's, not a stamp taken when seen.
+        const bool recorded =
+            t->precision.exit_source == exit_source::exit_record || t->precision.exit_source == exit_source::bpf_exit;
+        source = recorded ? PROCTIMES_EXIT_TIME_RECORDED : PROCTIMES_EXIT_TIME_OBSERVED;
     }
     const auto earliest =
         t->exit && t->exit_earliest ? filetime_from_time(*t->exit_earliest) : std::optional<filetime>(filetime{0});

@@ -38,7 +38,6 @@ DWORD error_from(std::error_code ec, error_context context) noexcept {
             case errc::not_supported:
                 return ERROR_NOT_SUPPORTED;
             case errc::not_a_regular_file:
-                return ERROR_INVALID_DATA;
             case errc::malformed_data:
                 return ERROR_INVALID_DATA;
             case errc::invalid_handle:

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "win32/handles.hpp"
 
+#include <new>
+
 namespace proctimes::win32 {
 
 DWORD normalize_process_access(DWORD a) noexcept {
@@ -35,8 +37,10 @@ DWORD normalize_thread_access(DWORD a) noexcept {
 
 handle_table& handle_table::instance() noexcept {
     // Never destroyed: handles may be used from other threads and atexit
-    // handlers while static destructors run.
-    static auto* table = new handle_table;
+    // handlers while static destructors run. Built in static storage, so
+    // that getting it never allocates and cannot fail.
+    alignas(handle_table) static unsigned char storage[sizeof(handle_table)];
+    static handle_table* const table = ::new (static_cast<void*>(storage)) handle_table;
     return *table;
 }
 

@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "bpf_skip.hpp"
+#include "burn.hpp"
 #include "platform_exit_stream.hpp"
 #include "proctimes/boot.hpp"
 #include "proctimes/clock.hpp"
@@ -40,13 +42,6 @@ nanoseconds boottime() {
     timespec ts{};
     ::clock_gettime(CLOCK_BOOTTIME, &ts);
     return std::chrono::seconds{ts.tv_sec} + nanoseconds{ts.tv_nsec};
-}
-
-void burn(nanoseconds cpu) {
-    const auto start = thread_cpu_clock::now();
-    volatile unsigned long sink = 0;
-    while (thread_cpu_clock::now() - start < cpu)
-        for (int i = 0; i < 100'000; ++i) sink = sink + 1;
 }
 
 // Collects the ends the stream delivers, keyed by tid.
@@ -71,10 +66,14 @@ private:
     std::map<pid_t, bpf_task_end> ends_;
 };
 
+// The arguments are a declared name and a captured name, which cannot be
+// parenthesized.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define START_STREAM(stream, col)                                                                \
     PROCTIMES_REQUIRE_BPF_SNAPSHOT();                                                            \
     auto stream = detail::bpf_exit_stream::start([&col](const bpf_task_end& e) { col.add(e); }); \
     ASSERT_TRUE(stream) << stream.error().message()
+// NOLINTEND(bugprone-macro-parentheses)
 
 }  // namespace
 
@@ -93,7 +92,7 @@ TEST(BpfExitStream, ProcessReapedAtOnceByItsOwnParent) {
     if (middle == 0) {
         const pid_t worker = ::fork();
         if (worker == 0) {
-            burn(burned);
+            testing_helpers::burn_thread_cpu(burned);
             const std::int64_t t0 = boottime().count();
             (void)!::write(p[1], &t0, sizeof t0);
             ::_exit(7);
@@ -135,7 +134,7 @@ TEST(BpfExitStream, RecentExitsFindsAReapedChildByIdentity) {
     const pid_t kid = ::fork();
     ASSERT_GE(kid, 0);
     if (kid == 0) {
-        burn(20ms);
+        testing_helpers::burn_thread_cpu(20ms);
         ::_exit(3);
     }
     // Its start tick, read while it lives (what a handle keeps).
@@ -166,7 +165,7 @@ TEST(BpfExitStream, ThreadThatEnded) {
     nanoseconds t0{};
     std::thread t([&] {
         tid = static_cast<pid_t>(::syscall(SYS_gettid));
-        burn(burned);
+        testing_helpers::burn_thread_cpu(burned);
         t0 = boottime();
     });
     t.join();
@@ -187,11 +186,14 @@ TEST(BpfExitStream, ThreadThatEnded) {
 }
 
 namespace {
-bool strict_storm = false;
 void storm_test();
 }  // namespace
 
-TEST(BpfExitStream, StormOf20000ProcessesCountsItsLosses) {
+// What the issue asks: a storm of 20,000 short processes loses no end, or
+// reports exactly how many it lost (dropped() counts losses system-wide, so
+// the storm's undelivered ends are at most what it reports, and with nothing
+// reported, every end arrived).
+TEST(BpfExitStream, StormOf20000ProcessesLosesNoEndUncounted) {
     PROCTIMES_REQUIRE_BPF_SNAPSHOT();
     storm_test();
 }
@@ -205,7 +207,7 @@ void storm_test() {
     ASSERT_NE(pids, MAP_FAILED);
     std::mutex m;
     std::vector<std::pair<pid_t, instant>> ends;  // every process end: pid, creation
-    ends.reserve(4 * storm);
+    ends.reserve(std::size_t{4} * storm);
     auto stream = detail::bpf_exit_stream::start([&](const bpf_task_end& e) {
         if (!e.is_process()) return;
         std::lock_guard lock(m);
@@ -242,10 +244,13 @@ void storm_test() {
         for (const auto& [pid, created] : ends) n += created >= began && wanted.count(pid);
         return n;
     };
-    // The last records arrive an RCU grace period after the last reap.
     std::size_t got = 0;
     std::uint64_t dropped = 0;
-    for (int i = 0; i < 1000; ++i) {
+    // The last records arrive an RCU grace period after the last reap; an end
+    // whose free never ran is counted by the stream's sweep 5-6 s after its
+    // task is gone.
+    constexpr int rounds = 3000;
+    for (int i = 0; i < rounds; ++i) {
         got = count();
         dropped = (*stream)->dropped() - dropped_before;
         if (got + dropped >= storm) break;
@@ -254,35 +259,35 @@ void storm_test() {
     std::printf("storm: %d processes in %.2f s (%.0f ends/s), %zu of their ends delivered, %llu records dropped\n",
                 storm, secs, storm / secs, got, static_cast<unsigned long long>(dropped));
     EXPECT_EQ((*stream)->malformed(), 0u);
+    {
+        const auto c = (*stream)->count();
+        std::printf(
+            "counters: exit_runs %llu free_runs %llu submitted %llu ring_full %llu free_recursion %llu "
+            "exit_recursion %llu swept %llu found_after_sweep %llu freed_unseen %llu delivered %llu\n",
+            (unsigned long long)c.exit_runs, (unsigned long long)c.free_runs, (unsigned long long)c.submitted,
+            (unsigned long long)c.ring_full, (unsigned long long)c.free_recursion, (unsigned long long)c.exit_recursion,
+            (unsigned long long)c.swept, (unsigned long long)c.found_after_sweep, (unsigned long long)c.freed_unseen,
+            (unsigned long long)(*stream)->delivered());
+    }
     if (got < storm) {
         std::lock_guard lock(m);
         std::set<pid_t> seen;
         for (const auto& e : ends) seen.insert(e.first);
         std::size_t shown = 0;
         for (pid_t p : wanted)
-            if (!seen.count(p) && shown++ < 20) std::printf("no end for pid %d\n", p);
+            if (!seen.count(p) && shown++ < 20) {
+                std::string stat;
+                if (FILE* f = std::fopen(("/proc/" + std::to_string(p) + "/stat").c_str(), "r")) {
+                    char buf[512] = {};
+                    stat = std::fgets(buf, sizeof buf, f) ? buf : "";
+                    std::fclose(f);
+                }
+                std::printf("no end for pid %d (/proc: %s)\n", p, stat.empty() ? "gone" : stat.c_str());
+            }
         std::printf("%zu ends neither delivered nor counted as dropped\n",
                     storm - std::min<std::size_t>(storm, got + dropped));
     }
-    // Every lost end counted (dropped counts other tasks' too) — except for
-    // a few per 20,000 ends seen on this 6.18 kernel that neither arrive nor
-    // show in any counter (docs/BPF.md, "Known gaps"): 0.005-0.2% on an idle
-    // 2-core machine, 0.5% with both cores busy; at most 1% here. The strict
-    // form is DISABLED_StrictStorm below.
-    EXPECT_GE(got + dropped, static_cast<std::size_t>(storm) * 990 / 1000);
-    if (strict_storm) {
-        if (dropped == 0)
-            EXPECT_EQ(got, static_cast<std::size_t>(storm));
-        else
-            EXPECT_GE(got + dropped, static_cast<std::size_t>(storm));
-    }
+    EXPECT_GE(got + dropped, static_cast<std::size_t>(storm)) << "ends lost without being counted";
+    if (dropped == 0) EXPECT_EQ(got, static_cast<std::size_t>(storm));
 }
 }  // namespace
-
-// What the issue asks: no end lost uncounted. Fails on this machine by a few
-// ends in 20,000; run with --gtest_also_run_disabled_tests.
-TEST(BpfExitStream, DISABLED_StrictStorm) {
-    PROCTIMES_REQUIRE_BPF_SNAPSHOT();
-    strict_storm = true;
-    storm_test();
-}

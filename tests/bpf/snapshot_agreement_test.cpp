@@ -9,11 +9,13 @@
 #include <thread>
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bpf_skip.hpp"
+#include "burn.hpp"
 #include "proctimes/boot.hpp"
 #include "proctimes/snapshot.hpp"
 
@@ -69,6 +71,7 @@ struct busy_thread {
 struct key {
     pid_t id;
     std::uint64_t start;
+    // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 misreads a defaulted <=>
     auto operator<=>(const key&) const = default;
 };
 
@@ -157,6 +160,16 @@ TEST(BpfSnapshot, AgreesWithProcUnderChurn) {
         EXPECT_LE(pa.times.cpu(), pb->times.cpu() + tick) << pa.pid() << " " << pa.name.view();
         EXPECT_LE(pb->times.cpu(), pc.times.cpu() + tick) << pa.pid() << " " << pa.name.view();
         EXPECT_LE(pc.times.cpu() - pa.times.cpu(), between * std::max(1, pc.thread_count) + tick) << pa.pid();
+        // Reaped children's CPU: /proc's cutime/cstime are the same counters
+        // floored to ticks, and can only grow between a and c.
+        ASSERT_TRUE(pa.children_kernel && pa.children_user && pc.children_kernel && pc.children_user) << pa.pid();
+        if (pb->children_kernel && pb->children_user) {
+            const auto floor_tick = [](nanoseconds v) { return v - v % tick; };
+            EXPECT_GE(*pb->children_kernel, floor_tick(*pa.children_kernel)) << pa.pid();
+            EXPECT_LE(*pb->children_kernel, floor_tick(*pc.children_kernel)) << pa.pid();
+            EXPECT_GE(*pb->children_user, floor_tick(*pa.children_user)) << pa.pid();
+            EXPECT_LE(*pb->children_user, floor_tick(*pc.children_user)) << pa.pid();
+        }
         ++compared;
 
         if (!pb->thread_entries) continue;
@@ -213,4 +226,43 @@ TEST(BpfSnapshot, CreationInstantsHaveSubTickDigitsAndOrder) {
     }
     // Ordered, at least the 1 ms sleep apart, though both may share one tick.
     EXPECT_GE(p[1]->times.creation - p[0]->times.creation, milliseconds(1));
+}
+
+// A child that burned CPU and was waited for: its final times are added to
+// this process's children times, which this source reads in nanoseconds (the
+// same values wait4(2)'s rusage gives in microseconds).
+TEST(BpfSnapshot, ReapedChildrenTimesAreTheKernelsNanoseconds) {
+    PROCTIMES_REQUIRE_BPF_SNAPSHOT();
+    auto bpf = snapshotter::open({.source = snapshot_source::bpf});
+    ASSERT_TRUE(bpf);
+    auto before = bpf->take();
+    ASSERT_TRUE(before);
+    const auto* me0 = before->find(::getpid());
+    ASSERT_NE(me0, nullptr);
+    ASSERT_TRUE(me0->children_kernel && me0->children_user);
+
+    constexpr nanoseconds burn{30'000'000};
+    const pid_t child = ::fork();
+    if (child == 0) {
+        testing_helpers::burn_process_cpu(burn);
+        ::_exit(0);
+    }
+    ASSERT_GT(child, 0);
+    rusage ru{};
+    int status = 0;
+    ASSERT_EQ(::wait4(child, &status, 0, &ru), child);
+
+    auto after = bpf->take();
+    ASSERT_TRUE(after);
+    const auto* me1 = after->find(::getpid());
+    ASSERT_NE(me1, nullptr);
+    ASSERT_TRUE(me1->children_kernel && me1->children_user);
+    const nanoseconds grew_kernel = *me1->children_kernel - *me0->children_kernel;
+    const nanoseconds grew_user = *me1->children_user - *me0->children_user;
+    EXPECT_GE(grew_kernel + grew_user, burn);
+    // wait4 reports the same two values, truncated to microseconds. (No
+    // other child of this process ends in between: the test runs alone.)
+    const auto us = [](const timeval& tv) { return std::int64_t{tv.tv_sec} * 1'000'000 + tv.tv_usec; };
+    EXPECT_EQ(grew_user.count() / 1000, us(ru.ru_utime));
+    EXPECT_EQ(grew_kernel.count() / 1000, us(ru.ru_stime));
 }

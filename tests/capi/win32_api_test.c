@@ -159,7 +159,10 @@ static void test_own_times(void) {
     CHECK(ft64(pe) == 0);                             /* running: no exit time */
     CHECK(ft64(pc) < now);                            /* created in the past */
     CHECK(ft64(pc) > now - 24ULL * 3600 * 1000 * MS); /* ... but not before yesterday */
-    CHECK(ft64(pu) >= 90 * MS);                       /* the busy loop was user time */
+    /* The busy loop was user time. The total is exact; the user/kernel split is
+     * the kernel's tick sampling, which a loaded machine (preemptions, interrupts
+     * in the task's ticks) can skew, so only most of it must be user. */
+    CHECK(ft64(pu) >= 50 * MS);
     CHECK(ft64(pk) + ft64(pu) >= 100 * MS);
     /* CPU time cannot exceed wall time since creation times the CPUs (at most 4096). */
     CHECK(ft64(pk) + ft64(pu) <= (now - ft64(pc) + 10 * MS) * 4096);
@@ -169,7 +172,8 @@ static void test_own_times(void) {
     CHECK(GetLastError() == 0xDEADBEEF);
     CHECK(ft64(te) == 0);
     CHECK(ft64(tc) >= ft64(pc)); /* the thread started after its process */
-    CHECK(ft64(tu) >= 90 * MS);
+    CHECK(ft64(tu) >= 50 * MS);  /* the sampled split, as above */
+    CHECK(ft64(tk) + ft64(tu) >= 100 * MS);
     CHECK(ft64(tk) + ft64(tu) <= ft64(pk) + ft64(pu) + 1 * MS); /* a part of the process */
 
     /* Values never go backwards; the creation time never changes. */

@@ -306,6 +306,7 @@ TEST(Win32Cxx, ClosingWhileOtherThreadsQueryIsSafe) {
     std::atomic<bool> stop{false};
     std::atomic<int> ok{0}, invalid{0}, other{0};
     std::vector<std::thread> ts;
+    ts.reserve(3);
     for (int i = 0; i < 3; ++i)
         ts.emplace_back([&] {
             while (!stop) {

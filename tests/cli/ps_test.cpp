@@ -170,7 +170,7 @@ TEST(PsFixture, TableAndCsv) {
     EXPECT_NE(t.out.find("    x) R 1 2 ("), std::string::npos) << "thread names indented under their process";
     EXPECT_NE(t.out.find("kworker/u4:2-events_unbound"), std::string::npos);
     EXPECT_NE(t.out.find("2.5 s"), std::string::npos);
-    EXPECT_EQ(t.out.find("\x1b"), std::string::npos);
+    EXPECT_EQ(t.out.find('\x1b'), std::string::npos);
 
     const auto c = fixture_ps({"--format", "csv", "--threads"});
     std::istringstream csv(c.out);
@@ -197,7 +197,7 @@ TEST(PsFixture, TableAndCsv) {
 TEST(PsFixture, IntervalFramesWithoutATerminal) {
     const auto r = fixture_ps({"--format", "json", "--interval", "0.05", "--count", "3"});
     EXPECT_EQ(r.code, 1);
-    EXPECT_EQ(r.out.find("\x1b"), std::string::npos) << "no escape sequences when not on a terminal";
+    EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << "no escape sequences when not on a terminal";
     // Three JSON arrays separated by blank lines.
     std::vector<json> frames;
     std::size_t pos = 0;
@@ -218,7 +218,7 @@ TEST(PsFixture, IntervalFramesWithoutATerminal) {
         }
     }
     const auto table = fixture_ps({"--interval", "0.05", "--count", "2"});
-    EXPECT_EQ(table.out.find("\x1b"), std::string::npos);
+    EXPECT_EQ(table.out.find('\x1b'), std::string::npos);
     EXPECT_NE(table.out.find("CPU%"), std::string::npos);
     EXPECT_NE(table.out.find("\n\nproctimes ps  "), std::string::npos) << "frames separated by a blank line";
     const auto csv = fixture_ps({"--format", "csv", "--interval", "0.05", "--count", "1"});

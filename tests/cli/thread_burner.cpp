@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
     const int n = std::atoi(argv[1]);
     const long long burn_ns = std::atoll(argv[2]) * 1'000'000LL;
     std::vector<std::thread> threads;
+    threads.reserve(static_cast<std::size_t>(std::max(n, 0)));
     for (int i = 0; i < n; ++i) {
         threads.emplace_back([i, burn_ns] {
             const std::string name = "burn-" + std::to_string(i);

@@ -33,6 +33,7 @@ public:
                 ::dup2(fd, 2);
             }
             std::vector<char*> a;
+            a.reserve(argv.size() + 1);
             for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
             a.push_back(nullptr);
             ::execv(a[0], a.data());
@@ -86,7 +87,7 @@ inline int free_port() {
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    (void)::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);  // a failure shows in getsockname's port 0
     socklen_t len = sizeof a;
     ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
     ::close(s);
@@ -104,7 +105,7 @@ inline std::string read_text(const std::string& path) {
 inline std::string wait_for_file(const std::string& path, std::chrono::milliseconds limit) {
     const auto end = std::chrono::steady_clock::now() + limit;
     while (std::chrono::steady_clock::now() < end) {
-        const std::string t = read_text(path);
+        std::string t = read_text(path);
         if (!t.empty() && t.back() == '\n') return t;
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }

@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
         std::vector<pthread_t> ts(static_cast<std::size_t>(n));
         pthread_attr_t a;
         pthread_attr_init(&a);
-        pthread_attr_setstacksize(&a, 64 * 1024);
+        pthread_attr_setstacksize(&a, std::size_t{64} * 1024);
         for (auto& t : ts)
             if (pthread_create(
                     &t, &a,

@@ -92,6 +92,7 @@ void run_churn(seconds duration, std::atomic<long>& queries, std::atomic<long>& 
         }
     });
     std::vector<std::thread> queriers;
+    queriers.reserve(3);
     for (int q = 0; q < 3; ++q) {
         queriers.emplace_back([&, q] {
             std::mt19937 rng(static_cast<unsigned>(q + 1));

@@ -117,7 +117,7 @@ struct pipe_pair {
 // is usually gone before anyone can read it.
 class reaped_at_once {
 public:
-    explicit reaped_at_once(std::function<void()> body)
+    explicit reaped_at_once(const std::function<void()>& body)
         : parent_([this, body] {
               const pid_t g = ::fork();
               if (g == 0) {

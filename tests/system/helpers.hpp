@@ -17,20 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "burn.hpp"
 #include "proctimes/clock.hpp"
 
 namespace testing_helpers {
-
-/// Burns at least `cpu` of CPU time in the calling thread, in user mode.
-inline void burn_thread_cpu(std::chrono::nanoseconds cpu) {
-    const auto start = proctimes::thread_cpu_clock::now();
-    volatile unsigned long sink = 0;
-    while (proctimes::thread_cpu_clock::now() - start < cpu) {
-        // ~1 ms of pure user-mode work between two reads of the clock, whose
-        // syscall would otherwise add measurable kernel time.
-        for (int i = 0; i < 1'000'000; ++i) sink = sink + static_cast<unsigned long>(i);
-    }
-}
 
 /// Runs for `wall` of wall-clock time without any syscall: steady_clock is
 /// read through the vDSO. Reading a CPU clock would make the kernel bring the
@@ -47,7 +37,7 @@ inline void spin_without_syscalls(std::chrono::nanoseconds wall) {
 /// destructor if the test did not reap it.
 class forked {
 public:
-    explicit forked(std::function<int()> body) {
+    explicit forked(const std::function<int()>& body) {
         int p[2];
         if (::pipe2(p, O_CLOEXEC) != 0) std::abort();
         pid_ = ::fork();

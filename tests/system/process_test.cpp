@@ -38,9 +38,16 @@ TEST(Process, BusyThreadRaisesThreadAndProcessUserTime) {
     const auto p1 = self->times().value();
     const auto s1 = this_process::times().value();
 
-    EXPECT_GE(t1.user - t0.user, N * 9 / 10);
-    EXPECT_GE(p1.user - p0.user, N * 9 / 10);
-    EXPECT_GE(s1.user - s0.user, N * 9 / 10);
+    // The totals are exact (scheduler run time). The user/kernel split is the
+    // kernel's tick sampling scaled to that total; on a loaded machine
+    // preemptions and interrupts charged to the task's ticks skew it, so a pure
+    // user-mode loop must only show mostly as user time.
+    EXPECT_GE(t1.cpu() - t0.cpu(), N * 9 / 10);
+    EXPECT_GE(p1.cpu() - p0.cpu(), N * 9 / 10);
+    EXPECT_GE(s1.cpu() - s0.cpu(), N * 9 / 10);
+    EXPECT_GE(t1.user - t0.user, N / 2);
+    EXPECT_GE(p1.user - p0.user, N / 2);
+    EXPECT_GE(s1.user - s0.user, N / 2);
     // The process total cannot exceed wall time × its threads (2 here).
     EXPECT_LE(p1.cpu() - p0.cpu(), (w1 - w0) * 2);
     EXPECT_LE(s1.cpu() - s0.cpu(), (w1 - w0) * 2);

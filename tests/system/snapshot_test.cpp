@@ -50,6 +50,7 @@ public:
             ::close(hold[1]);
             ::prctl(PR_SET_NAME, "snap child");
             std::vector<std::thread> ts;
+            ts.reserve(static_cast<std::size_t>(n));
             for (int i = 0; i < n; ++i) {
                 ts.emplace_back([i, w = report[1], r = hold[0]] {
                     char name[16];

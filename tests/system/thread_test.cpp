@@ -287,6 +287,7 @@ TEST(Thread, OneHandleQueriedFromManyThreads) {
     std::atomic<int> backwards{0};
     std::atomic<int> failures{0};
     std::vector<std::thread> readers;
+    readers.reserve(4);
     for (int r = 0; r < 4; ++r)
         readers.emplace_back([&] {
             task_times prev{}, pprev{};

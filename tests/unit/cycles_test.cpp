@@ -54,6 +54,7 @@ TEST(CycleMeter, ConcurrentStrictUpdatesAreAllDistinct) {
     constexpr int threads = 4, per = 10'000;
     std::vector<std::vector<std::uint64_t>> seen(threads);
     std::vector<std::thread> ts;
+    ts.reserve(threads);
     for (int t = 0; t < threads; ++t)
         ts.emplace_back([&, t] {
             for (int i = 0; i < per; ++i) seen[t].push_back(m.update(1, true));

@@ -28,7 +28,7 @@ snapshot_thread thread_of(pid_t pid, pid_t tid) {
 }
 
 // Appends process `pid` with threads `tids` to `w`, as a walker does.
-void add(walk_output& w, pid_t pid, std::vector<pid_t> tids) {
+void add(walk_output& w, pid_t pid, const std::vector<pid_t>& tids) {
     snapshot_process p;
     p.identity.id = pid;
     p.identity.start_ticks = 1000u + static_cast<unsigned>(pid);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include "cpu_split.hpp"
 
 using namespace std::chrono;
@@ -31,6 +33,25 @@ TEST(Split, HugeValuesDoNotOverflow) {
     auto s = split_by_ticks(total, ~0ULL / 4, ~0ULL / 4);
     EXPECT_EQ(s.kernel + s.user, total);
     EXPECT_NEAR(static_cast<double>(s.kernel.count()), static_cast<double>(total.count()) / 2, 1e3);
+}
+
+TEST(Split, SixtyFourAndOneHundredTwentyEightBitPathsAgree) {
+    // The 64-bit path serves products below 2^64; the 128-bit one the rest.
+    // Either gives floor(total * stime / (utime + stime)), the same at the seam.
+    const auto exact = [](std::uint64_t t, std::uint64_t u, std::uint64_t st) {
+        __extension__ typedef unsigned __int128 u128;
+        return static_cast<std::int64_t>(static_cast<u128>(t) * st / (static_cast<u128>(u) + st));
+    };
+    const std::uint64_t stime = 3'000'000'007ULL;
+    const std::uint64_t edge = ~0ULL / stime;  // the largest total whose product fits
+    for (std::uint64_t t : {edge - 1, edge, edge + 1, edge + 1000}) {
+        const auto s = split_by_ticks(nanoseconds{static_cast<std::int64_t>(t)}, 5'000'000'011ULL, stime);
+        EXPECT_EQ(s.kernel.count(), exact(t, 5'000'000'011ULL, stime)) << t;
+        EXPECT_EQ(s.kernel.count() + s.user.count(), static_cast<std::int64_t>(t));
+    }
+    // utime + stime itself overflowing 64 bits.
+    const auto s = split_by_ticks(nanoseconds{1'000'000}, ~0ULL, ~0ULL);
+    EXPECT_EQ(s.kernel, nanoseconds{500'000});
 }
 
 TEST(Split, MonotonicWhenTheRatioShifts) {

@@ -188,6 +188,7 @@ TEST(HandleTable, ConcurrentUseKeepsEveryValueUnique) {
     constexpr int threads = 4, per = 2000;
     std::vector<std::vector<std::uintptr_t>> got(threads);
     std::vector<std::thread> ts;
+    ts.reserve(threads);
     for (int k = 0; k < threads; ++k)
         ts.emplace_back([&, k] {
             for (int i = 0; i < per; ++i) {

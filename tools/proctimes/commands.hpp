@@ -85,6 +85,11 @@ struct ps_options {
     /// --source: auto, proc or bpf (snapshot_options::source).
     std::string source = "auto";
     redraw_mode redraw = redraw_mode::automatic;
+    /// --ledger: JSON and CSV frames carry the children fields and end with
+    /// a ledger record (the table always shows both).
+    bool ledger = false;
+    /// --group-by: name, user or cgroup; empty: one row per process.
+    std::string group_by;
 };
 
 subcommand add_ps(CLI::App& root);
@@ -124,11 +129,27 @@ int run_run(const run_options& opts, std::ostream& out, std::ostream& err);
 struct watch_options {
     std::vector<std::string> pids;
     output_options output;
+    // A scope instead of pids (watch_scoped.cpp): every process, or those the
+    // given conditions select (all of them).
+    bool all = false;
+    std::optional<std::string> name;    ///< --name REGEX (ECMAScript, searched in the comm)
+    std::optional<std::string> user;    ///< --user NAME|UID (real uid)
+    std::optional<std::string> cgroup;  ///< --cgroup PATH
+    std::optional<double> duration;     ///< --duration SECONDS; empty: until SIGINT/SIGTERM
+    double interval = 1.0;              ///< --interval SECONDS between snapshots
+    std::string end_source = "auto";    ///< --end-source auto|exit-stream|snapshot
+    std::string proc_root = "/proc";
+
+    [[nodiscard]] bool scoped() const { return all || name || user || cgroup; }
 };
 
 subcommand add_watch(CLI::App& root);
 /// The whole `watch` command: 0 all watched to their exit, 1 some pid could
 /// not be watched, 128 + signal when ended by SIGINT or SIGTERM.
 int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err);
+/// `watch` over a scope: each process in it that ends, then the totals. 0
+/// after --duration, 1 when something could not be read, 2 usage error,
+/// 128 + signal when ended by SIGINT or SIGTERM (the totals are written).
+int run_watch_scoped(const watch_options& opts, std::ostream& out, std::ostream& err);
 
 }  // namespace proctimes::cli

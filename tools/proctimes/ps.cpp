@@ -23,7 +23,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include <pwd.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -35,53 +34,13 @@
 #include "numbers.hpp"
 #include "output/writers.hpp"
 #include "proctimes/snapshot.hpp"
+#include "ps_internal.hpp"
 
 namespace proctimes::cli {
 
-namespace {
+namespace ps_detail {
 
 using std::chrono::nanoseconds;
-
-// uid → user name, from the password database, once per uid.
-class user_names {
-public:
-    const std::string& name(uid_t uid) {
-        auto it = cache_.find(uid);
-        if (it != cache_.end()) return it->second;
-        std::string n;
-        if (uid == snapshot_process::unknown_uid) {
-            n = "?";
-        } else {
-            passwd pw{};
-            passwd* res = nullptr;
-            std::vector<char> buf(4096);
-            int rc;
-            while ((rc = ::getpwuid_r(uid, &pw, buf.data(), buf.size(), &res)) == ERANGE && buf.size() < (1u << 20))
-                buf.resize(buf.size() * 2);
-            n = (rc == 0 && res) ? std::string(res->pw_name) : std::to_string(uid);
-        }
-        return cache_.emplace(uid, std::move(n)).first->second;
-    }
-
-private:
-    std::unordered_map<uid_t, std::string> cache_;
-};
-
-// --user: a user name, or a decimal uid.
-std::optional<uid_t> resolve_user(const std::string& s) {
-    passwd pw{};
-    passwd* res = nullptr;
-    std::vector<char> buf(4096);
-    int rc;
-    while ((rc = ::getpwnam_r(s.c_str(), &pw, buf.data(), buf.size(), &res)) == ERANGE && buf.size() < (1u << 20))
-        buf.resize(buf.size() * 2);
-    if (rc == 0 && res) return res->pw_uid;
-    unsigned long v = 0;
-    const char* end = s.data() + s.size();
-    auto [p, ec] = std::from_chars(s.data(), end, v);
-    if (!s.empty() && ec == std::errc{} && p == end && v < snapshot_process::unknown_uid) return static_cast<uid_t>(v);
-    return std::nullopt;
-}
 
 std::string_view basis_name(delta_basis b) {
     switch (b) {
@@ -167,24 +126,6 @@ void sort_records(std::vector<task_record>& records, const std::string& key) {
     for (auto& r : records) std::stable_sort(r.threads.begin(), r.threads.end(), less);
 }
 
-// The terminal's size, when `out` is the standard output and a terminal.
-struct terminal {
-    bool is_tty = false;
-    int rows = 0;
-    int cols = 0;
-};
-terminal terminal_of(const std::ostream& out) {
-    terminal t;
-    if (out.rdbuf() != std::cout.rdbuf() || !::isatty(STDOUT_FILENO)) return t;
-    t.is_tty = true;
-    winsize ws{};
-    if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0) {
-        t.rows = ws.ws_row;
-        t.cols = ws.ws_col;
-    }
-    return t;
-}
-
 void report_failures(const snapshot& s, std::ostream& err) {
     for (const auto& f : s.failures) {
         switch (f.item) {
@@ -221,48 +162,6 @@ void keep_top(std::vector<task_record>& records, std::optional<std::size_t> n) {
     if (n && records.size() > *n) records.resize(*n);
 }
 
-// One frame of --interval for a terminal: the cursor goes home, every line
-// is cut to the width and cleared to its end, and what is left of the screen
-// below is cleared — no full-screen erase, so no flicker, in a plain
-// terminal as in tmux.
-void draw_frame(std::ostream& out, const std::string& text, const terminal& term) {
-    std::string frame = "\x1b[H";
-    std::istringstream lines(text);
-    std::string line;
-    int row = 0;
-    while (std::getline(lines, line)) {
-        if (term.rows > 0 && row >= term.rows - 1) break;
-        if (term.cols > 0 && static_cast<int>(line.size()) > term.cols) {
-            // Cut at a column, not inside a UTF-8 sequence ("µ").
-            std::size_t cut = 0;
-            int cols = 0;
-            while (cut < line.size() && cols < term.cols) {
-                ++cut;
-                while (cut < line.size() && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) ++cut;
-                ++cols;
-            }
-            line.resize(cut);
-        }
-        frame += line;
-        frame += "\x1b[K\n";
-        ++row;
-    }
-    frame += "\x1b[J";
-    out << frame << std::flush;
-}
-
-std::string header_line(const snapshot& s, const snapshot_delta& d, const ps_options& opts, std::size_t shown) {
-    const double interval_s = std::chrono::duration<double>(d.interval).count();
-    const double total =
-        d.interval.count() > 0 ? 100.0 * std::chrono::duration<double>(d.total_cpu()).count() / interval_s : 0.0;
-    const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
-    return fmt::format(
-        "proctimes ps  {}  CPU used in the last {:.2f} s: {:.1f} % (of {} %, {} CPUs)  "
-        "processes {}  threads {}  shown {}",
-        table_time(s.taken, opts.output.utc), interval_s, total, cpus * 100, cpus, s.processes.size(),
-        s.has_threads ? std::to_string(s.threads.size()) : std::string("-"), shown);
-}
-
 int run_once(const ps_options& opts, std::optional<uid_t> only_uid, std::ostream& out, std::ostream& err) {
     auto s = take_snapshot(snapshot_options_of(opts));
     if (!s) {
@@ -284,87 +183,21 @@ int run_once(const ps_options& opts, std::optional<uid_t> only_uid, std::ostream
     return finish_output(out, err, !s->failures.empty());
 }
 
-int run_interval(const ps_options& opts, std::optional<uid_t> only_uid, std::ostream& out, std::ostream& err) {
-    auto taker = snapshotter::open(snapshot_options_of(opts));
-    if (!taker) {
-        err << fmt::format("proctimes: cannot take a snapshot of {}: {}\n", opts.proc_root, taker.error().message());
-        return exit_failure;
-    }
-    const terminal term = opts.redraw == redraw_mode::never    ? terminal{}
-                          : opts.redraw == redraw_mode::always ? terminal{true, 0, 0}
-                                                               : terminal_of(out);
-    user_names users;
-    snapshot prev, cur;
-    if (auto r = taker->take(prev); !r) {
-        err << fmt::format("proctimes: cannot take a snapshot of {}: {}\n", opts.proc_root, r.error().message());
-        return exit_failure;
-    }
-    note_snapshot_source(prev, opts.source, err);
-    const auto step = std::chrono::duration_cast<nanoseconds>(std::chrono::duration<double>(*opts.interval));
-    bool failed = false;
-    for (unsigned frame = 0; !opts.count || frame < *opts.count; ++frame) {
-        // Each interval runs from the start of one walk to the start of the
-        // next and is never shorter than asked (a late frame does not make the
-        // next one short).
-        for (;;) {
-            timespec now{};
-            ::clock_gettime(CLOCK_BOOTTIME, &now);
-            const nanoseconds left =
-                prev.since_boot + step - (std::chrono::seconds{now.tv_sec} + nanoseconds{now.tv_nsec});
-            if (left.count() <= 0) break;
-            std::this_thread::sleep_for(left);
-        }
-        if (auto r = taker->take(cur); !r) {
-            err << fmt::format("proctimes: cannot take a snapshot of {}: {}\n", opts.proc_root, r.error().message());
-            return exit_failure;
-        }
-        if (!term.is_tty) report_failures(cur, err);
-        failed = failed || !cur.failures.empty();
-        auto delta = compute_delta(prev, cur);
-        if (!delta) {
-            err << fmt::format("proctimes: {}\n", delta.error().message());
-            return exit_failure;
-        }
-        auto records = build_records(cur, &*delta, opts, only_uid, users);
-        sort_records(records, opts.sort.empty() ? "cpu" : opts.sort);
-        std::optional<std::size_t> top = opts.top;
-        // On a terminal, as many processes as fit under the two header lines
-        // and the column titles.
-        if (term.is_tty && !top && term.rows > 4 && !opts.threads) top = static_cast<std::size_t>(term.rows - 4);
-        keep_top(records, top);
-        output_options o = opts.output;
-        o.threads = opts.threads;
-        o.ps = true;
-        o.state = true;
-        o.interval = true;
-        std::ostringstream text;
-        if (o.format == output_format::table) text << header_line(cur, *delta, opts, records.size()) << "\n\n";
-        write_all(text, o.format, record_fields(o), o, records);
-        if (term.is_tty) {
-            draw_frame(out, text.str(), term);
-        } else {
-            if (frame > 0) out << '\n';
-            out << text.str() << std::flush;
-        }
-        if (!out) break;
-        std::swap(prev, cur);
-    }
-    return finish_output(out, err, failed);
-}
+}  // namespace ps_detail
 
-}  // namespace
+using std::chrono::nanoseconds;
 
 int run_ps(const ps_options& opts, std::ostream& out, std::ostream& err) {
     std::optional<uid_t> only_uid;
     if (opts.user) {
-        only_uid = resolve_user(*opts.user);
+        only_uid = user_argument(*opts.user);
         if (!only_uid) {
             err << fmt::format("proctimes: '{}': no such user\n", escape_for_table(*opts.user));
             return exit_usage;
         }
     }
-    if (opts.interval) return run_interval(opts, only_uid, out, err);
-    return run_once(opts, only_uid, out, err);
+    if (opts.interval) return ps_detail::run_interval(opts, only_uid, out, err);
+    return ps_detail::run_once(opts, only_uid, out, err);
 }
 
 subcommand add_ps(CLI::App& root) {
@@ -429,10 +262,21 @@ subcommand add_ps(CLI::App& root) {
                     "where permitted), proc, or bpf (falls back to /proc, saying why; docs/BPF.md)")
         ->check(CLI::IsMember({"auto", "proc", "bpf"}))
         ->type_name("SOURCE");
+    app->add_flag("--ledger", st->opts.ledger,
+                  "With --interval, JSON and CSV: add the children columns and end each frame with "
+                  "the ledger record (the table always shows both; docs/CLI.md)")
+        ->needs(interval);
+    app->add_option("--group-by", st->opts.group_by,
+                    "With --interval: one row per group (name, user or cgroup) summing its processes, the ones "
+                    "that ended and the children they reaped; cgroup rows add the cgroup's own counter")
+        ->check(CLI::IsMember({"name", "user", "cgroup"}))
+        ->needs(interval)
+        ->type_name("KEY");
     app->footer(
         "JSON and CSV: the fields of 'show', then state and sampled_at_time (as in 'run'), then ppid, uid,\n"
         "user_name and proc_state; with --interval also interval_ns, interval_kernel_ns, interval_user_ns,\n"
-        "cpu_percent and basis (docs/CLI.md).\n"
+        "cpu_percent and basis; with --ledger also interval_children_kernel_ns and interval_children_user_ns,\n"
+        "and a ledger record after each frame (docs/CLI.md).\n"
         "Exit status: 0 all shown, 1 some process or thread could not be read, 2 usage error.\n");
 
     return {app, [st, top, user, interval, count, reuse](std::ostream& out, std::ostream& err) {

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 // proctimes watch PID... [--format table|json|csv] [--utc]
+// (with --all, --name, --user or --cgroup instead of pids: watch_scoped.cpp)
 //
 // Opens a handle for each pid, then waits for them to exit (poll(2) over their
 // pidfds and a self-pipe fed by the SIGINT/SIGTERM handler) and prints one
 // record per process as it exits, flushed at once: its exit instant and final
 // times, or the last sample (exited_partial) when its parent reaped it before
 // the final values could be read.
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -29,65 +29,13 @@
 #include "proctimes/exit.hpp"
 #include "proctimes/linux.hpp"
 #include "proctimes/process.hpp"
+#include "watch_signals.hpp"
 
 namespace proctimes::cli {
 
 namespace {
 
-std::atomic<int> g_signal_pipe{-1};
-
 constexpr std::chrono::milliseconds resample_interval{50};
-
-extern "C" void on_stop_signal(int sig) {
-    const int saved = errno;
-    const int fd = g_signal_pipe.load();
-    if (fd >= 0) {
-        const unsigned char b = static_cast<unsigned char>(sig);
-        [[maybe_unused]] auto n = ::write(fd, &b, 1);
-    }
-    errno = saved;
-}
-
-// SIGINT and SIGTERM write their number to a pipe for the lifetime of the
-// object; the previous dispositions are restored after.
-class stop_signals {
-public:
-    stop_signals() {
-        if (::pipe2(fds_, O_CLOEXEC | O_NONBLOCK) != 0) {
-            fds_[0] = fds_[1] = -1;
-            return;
-        }
-        g_signal_pipe.store(fds_[1]);
-        struct sigaction sa {};
-        sa.sa_handler = on_stop_signal;
-        sigemptyset(&sa.sa_mask);
-        sa.sa_flags = SA_RESTART;
-        ok_int_ = ::sigaction(SIGINT, &sa, &old_int_) == 0;
-        ok_term_ = ::sigaction(SIGTERM, &sa, &old_term_) == 0;
-    }
-    ~stop_signals() {
-        if (ok_int_) ::sigaction(SIGINT, &old_int_, nullptr);
-        if (ok_term_) ::sigaction(SIGTERM, &old_term_, nullptr);
-        g_signal_pipe.store(-1);
-        if (fds_[0] >= 0) ::close(fds_[0]);
-        if (fds_[1] >= 0) ::close(fds_[1]);
-    }
-    stop_signals(const stop_signals&) = delete;
-    stop_signals& operator=(const stop_signals&) = delete;
-
-    [[nodiscard]] int fd() const noexcept { return fds_[0]; }
-    /// The signal received, or 0.
-    [[nodiscard]] int received() const noexcept {
-        unsigned char b = 0;
-        return ::read(fds_[0], &b, 1) == 1 ? b : 0;
-    }
-
-private:
-    int fds_[2] = {-1, -1};
-    struct sigaction old_int_ {};
-    struct sigaction old_term_ {};
-    bool ok_int_ = false, ok_term_ = false;
-};
 
 struct watched {
     process handle;
@@ -134,6 +82,11 @@ std::set<pid_t> pids_that_wait_for_watch() {
 }  // namespace
 
 int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err) {
+    if (opts.scoped()) return run_watch_scoped(opts, out, err);
+    if (opts.pids.empty()) {
+        err << "proctimes: watch: give process ids, or a scope: --all, --name, --user or --cgroup\n";
+        return exit_usage;
+    }
     // A pid that cannot end before watch would make it wait forever: a usage error.
     const auto waiting = pids_that_wait_for_watch();
     for (const auto& arg : opts.pids) {
@@ -235,24 +188,70 @@ int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err) {
 subcommand add_watch(CLI::App& root) {
     struct state {
         watch_options opts;
+        std::string name, user, cgroup;
+        double duration = 0;
     };
     auto st = std::make_shared<state>();
 
     CLI::App* app = root.add_subcommand(
         "watch", "Wait for processes to exit and print each one's exit instant and final times as it does.");
-    app->add_option("pid", st->opts.pids, "Process ids (any process, not only children)")->required()->type_name("PID");
+    app->add_option("pid", st->opts.pids, "Process ids (any process, not only children)")->type_name("PID");
     add_format_option(*app, st->opts.output.format,
                       "Output: table (default), json (JSON Lines: one object per line) or csv");
     app->add_flag("--utc", st->opts.output.utc, "Table: print instants in UTC rather than local time");
+    app->add_flag("--all", st->opts.all, "Instead of pids: every process that ends, started before or after watch");
+    auto* name = app->add_option("--name", st->name,
+                                 "Instead of pids: the processes whose name (comm) matches REGEX (ECMAScript, "
+                                 "searched: anchor it with ^...$ for a whole name)")
+                     ->type_name("REGEX");
+    auto* user = app->add_option("--user", st->user,
+                                 "Instead of pids: the processes whose real user is USER (a "
+                                 "name or a uid)")
+                     ->type_name("USER");
+    auto* cgroup = app->add_option("--cgroup", st->cgroup,
+                                   "Instead of pids: the processes in cgroup PATH or below it (/sys/fs/cgroup/... "
+                                   "or a path inside the hierarchy)")
+                       ->type_name("PATH");
+    auto* duration =
+        app->add_option("--duration", st->duration, "With a scope: stop after SECONDS and print the totals")
+            ->check(seconds_in(std::chrono::milliseconds{1}, std::chrono::hours{24 * 365}, "1 ms to 1 year"))
+            ->type_name("SECONDS");
+    auto* interval = app->add_option("--interval", st->opts.interval,
+                                     "With a scope: seconds between snapshots of the processes alive in it "
+                                     "(default 1)")
+                         ->check(seconds_in(std::chrono::milliseconds{10}, std::chrono::hours{1}, "10 ms to 1 hour"))
+                         ->type_name("SECONDS");
+    app->add_option("--proc-root", st->opts.proc_root,
+                    "With a scope: where procfs is mounted (default /proc; another one means ends from snapshots)")
+        ->type_name("DIR");
+    app->add_option("--end-source", st->opts.end_source,
+                    "With a scope: where ends come from: auto (default: the exit stream where permitted, else "
+                    "snapshots), exit-stream, snapshot")
+        ->check(CLI::IsMember({"auto", "exit-stream", "snapshot"}))
+        ->type_name("SOURCE");
     app->footer(
-        "One record per process, written and flushed as it exits. Ctrl-C (SIGINT) or SIGTERM stops\n"
-        "watching at once (exit status 130 or 143).\n"
+        "With pids: one record per process, written and flushed as it exits. Ctrl-C (SIGINT) or SIGTERM\n"
+        "stops watching at once (exit status 130 or 143).\n"
         "Its own pid and, unless it runs as a background job, its ancestors (which wait for it) are\n"
         "refused as usage errors: they could not end first.\n"
-        "Exit status: 0 all watched to their exit, 1 some pid could not be watched, 2 usage error.\n");
+        "With a scope (--all, or any of --name, --user, --cgroup, which must all hold): one record per\n"
+        "process in it that ends, then on Ctrl-C, SIGTERM or --duration the totals of what ran and ended\n"
+        "in it. Ends come from the exit stream (root) or from snapshots (see docs/CLI.md).\n"
+        "Exit status: 0 all watched to their exit (or --duration passed), 1 some pid could not be\n"
+        "watched or something could not be read, 2 usage error, 130/143 SIGINT/SIGTERM.\n");
 
-    return {app, [st](std::ostream& out, std::ostream& err) {
+    return {app, [st, name, user, cgroup, duration, interval](std::ostream& out, std::ostream& err) {
                 watch_options o = st->opts;
+                if (name->count() > 0) o.name = st->name;
+                if (user->count() > 0) o.user = st->user;
+                if (cgroup->count() > 0) o.cgroup = st->cgroup;
+                if (duration->count() > 0) o.duration = st->duration;
+                if (!o.scoped() && (duration->count() > 0 || interval->count() > 0 || o.end_source != "auto" ||
+                                    o.proc_root != "/proc")) {
+                    err << "proctimes: watch: --duration, --interval, --end-source and --proc-root need a scope "
+                           "(--all, --name, --user or --cgroup)\n";
+                    return exit_usage;
+                }
                 return run_watch(o, out, err);
             }};
 }

@@ -16,6 +16,8 @@
 #include <chrono>
 #include <mutex>
 #include <new>
+#include <span>
+#include <utility>
 
 #include <unistd.h>
 
@@ -47,6 +49,7 @@ struct bpf_task_iter {
 struct bpf_snapshot_source::buffers {
     std::vector<std::byte> bytes;
     std::vector<parse::bpf_task_record> records;
+    std::vector<std::pair<std::uint64_t, std::size_t>> order;  // (tgid << 32 | tid, index into records)
 };
 
 namespace {
@@ -103,28 +106,24 @@ std::shared_ptr<bpf_task_iter> acquire() {
     return it;
 }
 
-// Appends one read of an iterator link's output to bytes[used..].
-std::error_code read_link(bpf_link* link, std::vector<std::byte>& bytes, std::size_t& used) {
-    unique_fd fd(bpf_iter_create(bpf_link__fd(link)));
+// Reads the whole system into bytes[0..used): one pass of the kernel over its
+// task list, under RCU, in ascending tid order. Each read(2) returns at most
+// the iterator's seq_file buffer (32 KiB); the buffer grows only when a read
+// has less than 64 KiB of room, and is kept (never zero-filled again) from
+// one snapshot to the next.
+std::error_code read_all(const bpf_task_iter& it, std::vector<std::byte>& bytes, std::size_t& used) {
+    unique_fd fd(bpf_iter_create(bpf_link__fd(it.link)));
     if (!fd) return errno_code(errno);
+    if (bytes.size() < std::size_t{256} * 1024) bytes.resize(std::size_t{256} * 1024);
+    used = 0;
     while (true) {
-        if (bytes.size() - used < 64 * 1024) bytes.resize(bytes.size() * 2);
+        if (bytes.size() - used < std::size_t{64} * 1024) bytes.resize(bytes.size() * 2);
         const ssize_t n = ::read(fd.get(), bytes.data() + used, bytes.size() - used);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) return errno_code(errno);
         if (n == 0) break;
         used += static_cast<std::size_t>(n);
     }
-    return {};
-}
-
-// Reads the whole system: one pass of the kernel over its task list, under
-// RCU, in ascending tid order.
-std::error_code read_all(const bpf_task_iter& it, std::vector<std::byte>& bytes) {
-    if (bytes.size() < 256 * 1024) bytes.resize(256 * 1024);
-    std::size_t used = 0;
-    if (auto ec = read_link(it.link, bytes, used)) return ec;
-    bytes.resize(used);
     return {};
 }
 
@@ -169,23 +168,31 @@ result<void> bpf_snapshot_source::take(snapshot& out, const snapshot_options& op
         out.has_threads = options.threads;
         out.workers = 1;
         out.source = snapshot_source::bpf;
-        if (auto ec = read_all(*iter_, buf_->bytes)) return ec;
+        std::size_t used = 0;
+        if (auto ec = read_all(*iter_, buf_->bytes, used)) return ec;
         out.walk_duration = nanoseconds{now_ns(CLOCK_BOOTTIME) - start};
 
         auto& recs = buf_->records;
         recs.clear();
-        if (!parse::parse_task_records(buf_->bytes, recs)) return make_error_code(errc::malformed_data);
+        if (!parse::parse_task_records(std::span(buf_->bytes).first(used), recs))
+            return make_error_code(errc::malformed_data);
         // The iterator visits tasks by tid; the model groups threads under
-        // their process, ascending tid within.
-        std::sort(recs.begin(), recs.end(),
-                  [](const auto& a, const auto& b) { return a.tgid != b.tgid ? a.tgid < b.tgid : a.pid < b.pid; });
+        // their process, ascending tid within. Sorted: (tgid, tid) keys with
+        // the record's position, not the records themselves.
+        auto& order = buf_->order;
+        order.clear();
+        order.reserve(recs.size());
+        for (std::size_t k = 0; k < recs.size(); ++k)
+            order.push_back({std::uint64_t{recs[k].tgid} << 32 | recs[k].pid, k});
+        std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        const auto rec = [&](std::size_t k) -> const parse::bpf_task_record& { return recs[order[k].second]; };
 
         const std::int64_t tick = ns_per_tick(clock_ticks_per_second());
         const nanoseconds tick_ns{tick};
         const cpu_precision precision = detail::precision_for(cpu_source::bpf_task, tick_ns);
+        // `t` is freshly value-initialized (emplace_back below).
         auto fill = [&](task_times& t, std::uint64_t start_bt, std::uint64_t runtime, std::uint64_t utime,
                         std::uint64_t stime, bool kthread, bool ended) {
-            t = task_times{};
             t.creation = anchor->boot + nanoseconds{static_cast<std::int64_t>(start_bt)};
             const auto ku = split_by_ticks(nanoseconds{static_cast<std::int64_t>(runtime)}, utime, stime, kthread);
             t.kernel = ku.kernel;
@@ -199,24 +206,25 @@ result<void> bpf_snapshot_source::take(snapshot& out, const snapshot_options& op
         if (options.threads) out.threads.reserve(recs.size());
         for (std::size_t i = 0; i < recs.size();) {
             std::size_t j = i;
-            while (j < recs.size() && recs[j].tgid == recs[i].tgid) ++j;
+            while (j < recs.size() && rec(j).tgid == rec(i).tgid) ++j;
             // The leader is not always the lowest tid: tids wrap around.
             std::size_t l = i;
-            while (l < j && recs[l].pid != recs[l].tgid) ++l;
+            while (l < j && rec(l).pid != rec(l).tgid) ++l;
             if (l == j) {  // the leader is gone (mid-exit): the process is skipped, as /proc does
                 out.vanished += j - i;
                 i = j;
                 continue;
             }
-            const auto& lead = recs[l];
+            const auto& lead = rec(l);
             std::uint64_t runtime = lead.group_runtime, utime = lead.group_utime, stime = lead.group_stime;
             for (std::size_t k = i; k < j; ++k) {
-                runtime += recs[k].runtime;
-                utime += recs[k].utime;
-                stime += recs[k].stime;
+                runtime += rec(k).runtime;
+                utime += rec(k).utime;
+                stime += rec(k).stime;
             }
             const bool kthread = (lead.flags & parse::bpf_pf_kthread) != 0;
-            snapshot_process p;
+            // Filled in place (no copy of a record-sized struct per task).
+            snapshot_process& p = out.processes.emplace_back();
             p.identity = {anchor->id, static_cast<pid_t>(lead.tgid),
                           lead.start_boottime / static_cast<std::uint64_t>(tick), 0};
             p.parent_pid = static_cast<pid_t>(lead.ppid);
@@ -227,22 +235,23 @@ result<void> bpf_snapshot_source::take(snapshot& out, const snapshot_options& op
             p.name.assign(parse::comm_view(lead.comm));
             // Ended: the leader is a zombie and no other thread is left.
             fill(p.times, lead.start_boottime, runtime, utime, stime, kthread, lead.exit_state != 0 && j - i == 1);
+            // What its reaped children used, as /proc/<pid>/stat's cutime and cstime, in ns.
+            p.children_kernel = nanoseconds{static_cast<std::int64_t>(lead.children_stime)};
+            p.children_user = nanoseconds{static_cast<std::int64_t>(lead.children_utime)};
             if (options.threads) {
                 p.first_thread = out.threads.size();
                 p.thread_entries = j - i;
                 for (std::size_t k = i; k < j; ++k) {
-                    const auto& r = recs[k];
-                    snapshot_thread t;
+                    const auto& r = rec(k);
+                    snapshot_thread& t = out.threads.emplace_back();
                     t.identity = {anchor->id, static_cast<pid_t>(r.pid),
                                   r.start_boottime / static_cast<std::uint64_t>(tick), 0};
                     t.pid = static_cast<pid_t>(r.tgid);
                     t.state = parse::task_state_letter(r.state, r.exit_state);
                     t.name.assign(parse::comm_view(r.comm));
                     fill(t.times, r.start_boottime, r.runtime, r.utime, r.stime, kthread, r.exit_state != 0);
-                    out.threads.push_back(t);
                 }
             }
-            out.processes.push_back(p);
             i = j;
         }
         return {};

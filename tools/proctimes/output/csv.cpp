@@ -10,16 +10,17 @@
 
 #include <fmt/format.h>
 
+#include "buffered_writer.hpp"
+
 namespace proctimes::cli {
 
 namespace {
 
-class csv_writer final : public record_writer {
+class csv_writer final : public buffered_writer {
 public:
-    csv_writer(std::ostream& out, const field_list& fields) : out_(out) {
+    csv_writer(std::ostream& out, const field_list& fields) : buffered_writer(out) {
         for (const field* f : fields.csv)
             if (f->csv) fields_.push_back(f);
-        buf_.reserve(block + 4096);
         bool first = true;
         for (const field* f : fields_) {
             if (!first) buf_ += ',';
@@ -36,19 +37,7 @@ public:
 
     void finish() override { drain(); }
 
-    void flush() override {
-        drain();
-        out_.flush();
-    }
-
 private:
-    static constexpr std::size_t block = 64 * 1024;
-
-    void drain() {
-        out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
-        buf_.clear();
-    }
-
     void line(const task_record& r) {
         using kind = field_value::kind;
         bool first = true;
@@ -79,7 +68,7 @@ private:
             }
         }
         buf_ += '\n';
-        if (buf_.size() >= block) drain();  // per line: one process can have thousands of threads
+        drain_if_full();  // per line: one process can have thousands of threads
     }
 
     void append_number(const fmt::format_int& n) { buf_.append(n.data(), n.size()); }
@@ -94,10 +83,8 @@ private:
         }
     }
 
-    std::ostream& out_;
     std::vector<const field*> fields_;  // the list's CSV columns
-    std::string buf_;
-    field_value v_;  // reused for every field
+    field_value v_;                     // reused for every field
 };
 
 }  // namespace

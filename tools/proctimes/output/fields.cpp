@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <initializer_list>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -56,6 +57,16 @@ void with_run(const task_record& r, field_value& v, F f) {
     } else {
         v.set_absent();
     }
+}
+
+// exit_code and signal: of run's command, or of a process watch saw end in its
+// scope; absent on other records.
+void set_exit_status(const task_record& r, field_value& v, std::optional<int> run_values::*of_run,
+                     std::optional<int> scope_values::*of_scope) {
+    const std::optional<int>* x = r.run ? &(*r.run.*of_run) : r.scope ? &(*r.scope.*of_scope) : nullptr;
+    if (!x) return v.set_absent();
+    if (*x) return v.set_integer(**x);
+    v.set_null();
 }
 
 }  // namespace
@@ -213,6 +224,30 @@ const field cpu_percent{
 const field basis{"basis", "", align::left, 0, true,
                   [](const task_record& r, field_value& v) { v.set_text(used_of(r).basis); }, nullptr};
 
+// ps --interval: the children a process reaped in the interval (the growth of
+// its cutime/cstime); null where the snapshot source does not read them, and
+// on thread records.
+void set_children(field_value& v, const task_record& r, bool kernel) {
+    const auto& c = kernel ? used_of(r).children_kernel : used_of(r).children_user;
+    if (c && !r.tid) {
+        v.set_integer(c->count());
+    } else {
+        v.set_null();
+    }
+}
+const field interval_children_kernel_ns{
+    "interval_children_kernel_ns", "", align::right, 0, true,
+    [](const task_record& r, field_value& v) { set_children(v, r, true); }, nullptr};
+const field interval_children_user_ns{
+    "interval_children_user_ns", "", align::right, 0, true,
+    [](const task_record& r, field_value& v) { set_children(v, r, false); }, nullptr};
+const field children_cell{
+    "", "CHILD", align::right, 0, true, nullptr, [](const task_record& r, const output_options&) {
+        const auto& u = used_of(r);
+        if (r.tid || !u.children_kernel || !u.children_user) return std::string(r.tid ? "" : "-");
+        return duration_cell(*u.children_kernel + *u.children_user);
+    }};
+
 // run: the command's record only.
 
 const field command{"command", "", align::left, 0, false,
@@ -252,24 +287,12 @@ const field max_rss_kib{"max_rss_kib", "", align::right, 0, true,
                         nullptr};
 const field exit_code{"exit_code", "", align::right, 0, true,
                       [](const task_record& r, field_value& v) {
-                          with_run(r, v, [&](const run_values& x) {
-                              if (x.exit_code) {
-                                  v.set_integer(*x.exit_code);
-                              } else {
-                                  v.set_null();
-                              }
-                          });
+                          set_exit_status(r, v, &run_values::exit_code, &scope_values::exit_code);
                       },
                       nullptr};
 const field exit_signal{"signal", "", align::right, 0, true,
                    [](const task_record& r, field_value& v) {
-                       with_run(r, v, [&](const run_values& x) {
-                           if (x.signal) {
-                               v.set_integer(*x.signal);
-                           } else {
-                               v.set_null();
-                           }
-                       });
+                       set_exit_status(r, v, &run_values::signal, &scope_values::signal);
                    },
                    nullptr};
 const field core_dumped{"core_dumped", "", align::left, 0, false,
@@ -334,6 +357,7 @@ field_list record_fields(const output_options& opts) {
     if (opts.ps) {
         add({&ppid, &uid, &user_name, &proc_state});
         if (opts.interval) add({&interval_ns, &interval_kernel_ns, &interval_user_ns, &cpu_percent, &basis});
+        if (opts.interval && opts.children) add({&interval_children_kernel_ns, &interval_children_user_ns});
     }
 
     l.columns = {&pid};
@@ -345,6 +369,7 @@ field_list record_fields(const output_options& opts) {
         l.columns.insert(l.columns.end(), {&user_name, &proc_state});
         if (opts.interval) {
             l.columns.insert(l.columns.end(), {&cpu_percent, &interval_kernel_ns, &interval_user_ns});
+            if (opts.children) l.columns.push_back(&children_cell);
         } else {
             l.columns.insert(l.columns.end(), {&creation_time, &kernel_ns, &user_ns});
         }
@@ -404,6 +429,9 @@ std::span<const field* const> all_fields() {
                                  &interval_user_ns,
                                  &cpu_percent,
                                  &basis,
+                                 &interval_children_kernel_ns,
+                                 &interval_children_user_ns,
+                                 &children_cell,
                                  &command,
                                  &elapsed_ns,
                                  &wall_ns,
@@ -417,7 +445,14 @@ std::span<const field* const> all_fields() {
                                  &warnings,
                                  &thread_poll_interval_ns,
                                  &threads_unattributed_cpu_ns};
-    return list;
+    // Then those of `watch` over a scope (watch_fields.cpp).
+    static const std::vector<const field*> with_watch = [] {
+        std::vector<const field*> l(list.begin(), list.end());
+        const auto more = watch_scope_registered_fields();
+        l.insert(l.end(), more.begin(), more.end());
+        return l;
+    }();
+    return with_watch;
 }
 
 }  // namespace proctimes::cli

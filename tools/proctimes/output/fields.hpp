@@ -96,6 +96,16 @@ field_list run_fields(const output_options& opts);
 /// written a line at a time (fixed widths; STATE says more about the end).
 field_list watch_fields(const output_options& opts);
 
+/// `watch` over a scope (watch_fields.cpp): one record per process that
+/// ended, with its user, exit status and how its end was seen; the table a
+/// line at a time, at most 80 columns.
+field_list watch_scope_fields(const output_options& opts);
+/// The totals record `watch` over a scope writes when it stops (JSON and CSV;
+/// the table prints its own lines).
+field_list watch_totals_fields();
+/// The fields the two lists above add to the registry.
+std::span<const field* const> watch_scope_registered_fields();
+
 /// Every registered field, for the documentation test.
 std::span<const field* const> all_fields();
 

@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "buffered_writer.hpp"
+
 namespace proctimes::cli {
 
 namespace {
@@ -107,11 +109,10 @@ void append_json_string(std::string& out, std::string_view bytes) {
 
 namespace {
 
-class json_writer final : public record_writer {
+class json_writer final : public buffered_writer {
 public:
     json_writer(std::ostream& out, const field_list& fields, layout how)
-        : out_(out), fields_(fields), layout_(how), indent_(how == layout::stream ? -1 : 2) {
-        buf_.reserve(block + 4096);
+        : buffered_writer(out), fields_(fields), layout_(how), indent_(how == layout::stream ? -1 : 2) {
         // What is the same for every record, made once: each member's key
         // with its separator, and the line break before each depth.
         const auto key = [&](std::string_view name) {
@@ -137,7 +138,7 @@ public:
             buf_ += '\n';
         }
         ++count_;
-        if (buf_.size() >= block) drain();  // and within a process's threads (object())
+        drain_if_full();  // and within a process's threads (object())
     }
 
     void finish() override {
@@ -153,25 +154,13 @@ public:
         drain();
     }
 
-    void flush() override {
-        drain();
-        out_.flush();
-    }
-
 private:
-    static constexpr std::size_t block = 64 * 1024;
-
-    void drain() {
-        out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
-        buf_.clear();
-    }
-
     void newline(int depth) {
         if (depth < max_depth) {
             buf_ += breaks_[static_cast<std::size_t>(depth)];
         } else if (indent_ >= 0) {
             buf_ += '\n';
-            buf_.append(static_cast<std::size_t>(depth * indent_), ' ');
+            buf_.append(static_cast<std::size_t>(depth) * static_cast<std::size_t>(indent_), ' ');
         }
     }
 
@@ -248,7 +237,7 @@ private:
                     object(r.threads[i], depth + 2);
                     // One process can have thousands of threads: the buffer
                     // goes out as it fills, not once per process.
-                    if (buf_.size() >= block) drain();
+                    drain_if_full();
                 }
                 newline(depth + 1);
                 buf_ += ']';
@@ -258,7 +247,6 @@ private:
         buf_ += '}';
     }
 
-    std::ostream& out_;
     const field_list& fields_;
     const layout layout_;
     const int indent_;  // -1: compact (JSON Lines)
@@ -269,8 +257,7 @@ private:
     std::vector<std::string> keys_;  // "\"name\": " of each field of the list
     std::string threads_key_;
     std::array<std::string, max_depth> breaks_;  // "\n" and the indent of each depth
-    std::string buf_;
-    field_value v_;  // reused for every field
+    field_value v_;                              // reused for every field
     std::size_t count_ = 0;
 };
 

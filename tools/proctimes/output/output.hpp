@@ -39,7 +39,11 @@ struct interval_values {
     std::chrono::nanoseconds kernel{};    ///< kernel time used in it
     std::chrono::nanoseconds user{};      ///< user time used in it
     double cpu_percent = 0;               ///< 100 × (kernel + user) / interval; N CPUs: up to N × 100
-    std::string basis;                    ///< "both", "created" or "unseen" (proctimes::delta_basis)
+    std::string basis;                    ///< "both", "created", "unseen" (proctimes::delta_basis), or "ended"
+    /// Growth of the process's children times (stat fields 17 and 16) over the
+    /// interval: the final CPU of the children it reaped. Empty on threads and
+    /// where the snapshot source does not read them.
+    std::optional<std::chrono::nanoseconds> children_kernel, children_user;
 };
 
 /// What `proctimes run` adds to the command's record (docs/CLI.md, "proctimes run").
@@ -57,6 +61,37 @@ struct run_values {
     std::vector<std::string> warnings;                ///< what the report lacks, and why
     std::chrono::nanoseconds thread_poll_interval{};  ///< --threads only
     std::chrono::nanoseconds threads_unattributed{};  ///< --threads only
+};
+
+/// What `watch` over a scope (--all, --name, --user, --cgroup) adds to the
+/// record of a process that ended (docs/CLI.md, "proctimes watch").
+struct scope_values {
+    /// How the end was seen: "exit_stream" (the kernel's exit record) or
+    /// "snapshot" (gone from, or a zombie in, a periodic snapshot).
+    std::string end_source;
+    std::optional<int> exit_code;  ///< empty when unknown, or a signal ended it
+    std::optional<int> signal;     ///< the signal that ended it; empty when unknown or none
+};
+
+/// The totals `watch` over a scope writes when it stops (docs/CLI.md).
+struct scope_totals {
+    std::chrono::nanoseconds interval{};  ///< how long it watched
+    std::string source;                   ///< "exit_stream" or "snapshot"
+    std::uint64_t ended = 0;              ///< processes in scope that ended
+    std::uint64_t ended_partial = 0;      ///< of which only last-seen values (lower bounds) are known
+    /// Summed final CPU (last-seen values for the partial ones) of `ended`.
+    std::chrono::nanoseconds ended_kernel{}, ended_user{};
+    /// The part of ended_kernel + ended_user used while watch ran.
+    std::chrono::nanoseconds ended_during{};
+    std::uint64_t alive = 0;  ///< processes in scope alive at the end
+    /// CPU the `alive` processes used while watch ran.
+    std::chrono::nanoseconds alive_kernel{}, alive_user{};
+    /// --cgroup: what the cgroup's own counter grew by while watch ran.
+    std::optional<std::chrono::nanoseconds> cgroup_cpu;
+    /// --cgroup: cgroup_cpu − ended_during − alive CPU.
+    std::optional<std::chrono::nanoseconds> unattributed;
+    /// Times the exit stream reported records lost (0 with snapshots).
+    std::uint64_t lost_reports = 0;
 };
 
 /// One process or one thread, as reported. Plain data: no handles, no I/O.
@@ -85,6 +120,8 @@ struct task_record {
     std::optional<ps_values> ps;          ///< `ps` records only
     std::optional<interval_values> used;  ///< `ps --interval` records only
     std::optional<run_values> run;        ///< the command's record in `run` only
+    std::optional<scope_values> scope;    ///< `watch` over a scope only
+    std::optional<scope_totals> totals;   ///< the totals record of `watch` over a scope
 };
 
 enum class output_format { table, json, csv };
@@ -113,6 +150,10 @@ struct output_options {
     /// and KERNEL/USER of the interval in the table; interval_ns,
     /// interval_kernel_ns, interval_user_ns, cpu_percent and basis fields.
     bool interval = false;
+    /// With `interval`: the children the process reaped in the interval —
+    /// the CHILD column (table), interval_children_kernel_ns and
+    /// interval_children_user_ns (JSON, CSV).
+    bool children = false;
 };
 
 /// Writes the records in the chosen format, each format ending with a newline:

@@ -56,7 +56,9 @@ collector::~collector() {
     if (drainer_.joinable()) drainer_.join();
 }
 
-std::string collector::exit_source() const { return exits_ ? "taskstats" : "none (" + exit_why_ + ")"; }
+std::string collector::exit_source() const {
+    return exits_ ? std::string(exits_->source()) : "none (" + exit_why_ + ")";
+}
 
 void collector::drain_loop() {
     std::vector<ended_task> got;

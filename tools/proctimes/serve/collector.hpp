@@ -35,7 +35,7 @@ public:
     /// Two scrapes closer than 100 ms share one collection.
     std::string scrape(format f);
 
-    /// "taskstats" when exit records are read, else why not.
+    /// The exit stream's source ("bpf" or "taskstats") when ends are read, else why not.
     [[nodiscard]] std::string exit_source() const;
 
 private:

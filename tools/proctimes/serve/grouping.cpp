@@ -28,7 +28,7 @@ std::string read_small(const std::string& path) {
     char buf[4096];
     for (;;) {
         const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n <= 0 || s.size() > 64 * 1024) break;
+        if (n <= 0 || s.size() > std::size_t{64} * 1024) break;
         s.append(buf, static_cast<std::size_t>(n));
     }
     ::close(fd);

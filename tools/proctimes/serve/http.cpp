@@ -232,14 +232,14 @@ int serve_http(serve::collector& col, const serve_options& opts, std::ostream& o
     svr.set_write_timeout(10, 0);
     svr.set_keep_alive_timeout(5);
     svr.set_keep_alive_max_count(100);
-    svr.set_payload_max_length(64 * 1024);
+    svr.set_payload_max_length(std::size_t{64} * 1024);
 
     in_flight busy;
     svr.Get("/metrics", [&col, &busy](const httplib::Request& req, httplib::Response& res) {
         busy.add(req.remote_port);
         const auto f = serve::negotiate(req.get_header_value("Accept"));
         try {
-            res.set_content(col.scrape(f), std::string(serve::content_type(f)).c_str());
+            res.set_content(col.scrape(f), std::string(serve::content_type(f)));
         } catch (...) {
             busy.remove(req.remote_port);
             throw;

@@ -161,8 +161,9 @@ std::vector<family> collector::families() const {
         out.push_back(std::move(lost));
     }
     auto src = family_of("proctimes_exporter_source", "Sources in use (value 1)", metric_type::gauge);
-    src.samples.push_back(
-        {{{"snapshot", opts_.threads ? "proc+threads" : "proc"}, {"exits", exits_ ? "taskstats" : "none"}}, 1});
+    src.samples.push_back({{{"snapshot", opts_.threads ? "proc+threads" : "proc"},
+                            {"exits", exits_ ? std::string(exits_->source()) : std::string("none")}},
+                           1});
     out.push_back(std::move(src));
     rusage ru{};
     if (::getrusage(RUSAGE_SELF, &ru) == 0) {

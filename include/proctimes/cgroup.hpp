@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+// proctimes/cgroup.hpp — which cgroup a process is in, and the CPU time the
+// cgroup's own counter holds.
+//
+// A cgroup's counter includes every task that ever ran in it (or in its
+// descendants), exited ones included, and needs no privilege to read: it is
+// the exact account of what a service, a container or a build used, where a
+// walk of /proc sees only the tasks still alive.
+//
+//   auto cg = proctimes::process_cgroup(pid).value();        // "/user.slice/user-1000.slice/…"
+//   auto t0 = proctimes::cgroup_cpu_usage(cg).value();
+//   ... later ...
+//   auto used = proctimes::cgroup_cpu_usage(cg).value() - t0;  // CPU time, ns
+//
+// Sources (cgroups(7)): /proc/<pid>/cgroup for membership; for the counter,
+// the v2 (unified) hierarchy's cpu.stat "usage_usec" (1 µs resolution),
+// else the v1 cpuacct controller's cpuacct.usage (1 ns). Both hierarchies
+// can be mounted side by side (a "hybrid" system: v1 controllers beside a
+// v2 tree); the mounts are found in /proc/self/mountinfo on every call.
+// Thread-safe; no state is kept.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include <sys/types.h>
+
+#include "proctimes/export.h"
+#include "proctimes/result.hpp"
+
+namespace proctimes {
+
+/// The cgroup of process `pid`, as a path inside its hierarchy ("/" for the
+/// root; it starts with '/'): the v2 (unified, "0::") path when the process
+/// has one, else the path in the v1 hierarchy that has the cpuacct
+/// controller (the one cgroup_cpu_usage reads), else the first hierarchy
+/// listed. Inside a cgroup namespace the path is relative to the namespace's
+/// root, and a cgroup outside it shows as "/../…" (the kernel's form).
+/// Errors: errc::no_such_process when <proc_root>/<pid> is gone (ENOENT,
+/// ESRCH); errc::invalid_argument for pid <= 0; errc::malformed_data when the
+/// file does not have the format of cgroups(7); errc::access_denied; the
+/// native errno of the read.
+PROCTIMES_API result<std::string> process_cgroup(pid_t pid, const std::string& proc_root = "/proc") noexcept;
+
+/// CPU time used by every task that ever ran in the cgroup or its
+/// descendants since the cgroup was made, exited tasks included: the v2
+/// cgroup's cpu.stat "usage_usec" (1 µs resolution) when the cgroup is
+/// visible in a mounted v2 hierarchy, else the v1 cpuacct.usage (1 ns).
+/// `cgroup_path` is either a hierarchy path as process_cgroup returns it
+/// ("/system.slice/cron.service"), or the cgroup's directory on a mounted
+/// cgroup file system ("/sys/fs/cgroup/unified/system.slice/cron.service",
+/// recognised by starting with a cgroup mount point). Errors:
+/// errc::not_supported when no cgroup file system with a CPU counter is
+/// mounted, or the path is in none that is (a ".." step, or outside this
+/// cgroup namespace); std::errc::no_such_file_or_directory when the cgroup
+/// does not exist; errc::malformed_data when the counter is not a number;
+/// the native errno of the reads.
+PROCTIMES_API result<std::chrono::nanoseconds> cgroup_cpu_usage(const std::string& cgroup_path) noexcept;
+
+}  // namespace proctimes

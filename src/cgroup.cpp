@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+// proctimes/cgroup.hpp: /proc/<pid>/cgroup, /proc/self/mountinfo and the
+// cgroup counters, each read whole through detail::read_file (never blocks
+// on a FIFO planted in a cgroup directory) and parsed by src/parse/cgroup.
+#include "proctimes/cgroup.hpp"
+
+#include <cerrno>
+#include <new>
+#include <optional>
+#include <string_view>
+
+#include "fd.hpp"
+#include "parse/cgroup.hpp"
+#include "proctimes/error.hpp"
+
+namespace proctimes {
+namespace {
+
+using std::chrono::nanoseconds;
+
+// The directory `path` names when it is on the file system under `m`.
+bool under_mount(const std::string& path, const parse::cgroup_mount& m) {
+    std::string_view point = m.mount_point;
+    while (point.size() > 1 && point.back() == '/') point.remove_suffix(1);
+    if (point == "/") return false;  // a cgroup fs on "/" would claim every path
+    return path.compare(0, point.size(), point) == 0 && (path.size() == point.size() || path[point.size()] == '/');
+}
+
+bool has_dotdot(std::string_view path) {
+    for (std::string_view rest = path; !rest.empty();) {
+        const auto slash = rest.find('/');
+        if (rest.substr(0, slash) == "..") return true;
+        if (slash == std::string_view::npos) break;
+        rest.remove_prefix(slash + 1);
+    }
+    return false;
+}
+
+// The v2 counter of the cgroup directory `dir`: usage_usec, in ns.
+result<nanoseconds> read_unified(const std::string& dir) {
+    std::string text;
+    if (auto e = detail::read_file((dir + "/cpu.stat").c_str(), text, 1 << 16)) return e;
+    const auto us = parse::parse_cpu_stat_usage_usec(text);
+    if (!us || *us > static_cast<std::uint64_t>(INT64_MAX / 1000)) return make_error_code(errc::malformed_data);
+    return nanoseconds(static_cast<std::int64_t>(*us) * 1000);
+}
+
+// The v1 counter of the cpuacct directory `dir`, in ns.
+result<nanoseconds> read_cpuacct(const std::string& dir) {
+    std::string text;
+    if (auto e = detail::read_file((dir + "/cpuacct.usage").c_str(), text, 4096)) return e;
+    const auto ns = parse::parse_cpuacct_usage(text);
+    if (!ns || *ns > static_cast<std::uint64_t>(INT64_MAX)) return make_error_code(errc::malformed_data);
+    return nanoseconds(static_cast<std::int64_t>(*ns));
+}
+
+}  // namespace
+
+result<std::string> process_cgroup(pid_t pid, const std::string& proc_root) noexcept {
+    if (pid <= 0) return make_error_code(errc::invalid_argument);
+    try {
+        std::string text;
+        if (auto e = detail::read_file((proc_root + "/" + std::to_string(pid) + "/cgroup").c_str(), text, 1 << 16)) {
+            if (e.value() == ENOENT || e.value() == ESRCH) return make_error_code(errc::no_such_process);
+            return e;
+        }
+        const auto paths = parse::parse_proc_cgroup(text);
+        if (!paths) return make_error_code(errc::malformed_data);
+        if (paths->unified) return std::string(*paths->unified);
+        if (paths->cpuacct) return std::string(*paths->cpuacct);
+        return std::string(paths->first);
+    } catch (const std::bad_alloc&) {
+        return detail::errno_code(ENOMEM);
+    }
+}
+
+result<nanoseconds> cgroup_cpu_usage(const std::string& cgroup_path) noexcept {
+    try {
+        if (cgroup_path.empty() || cgroup_path.front() != '/' || has_dotdot(cgroup_path))
+            return make_error_code(errc::not_supported);
+        std::string text;
+        if (auto e = detail::read_file("/proc/self/mountinfo", text, 1 << 22)) return e;
+        const auto mounts = parse::parse_cgroup_mounts(text);
+        if (!mounts) return make_error_code(errc::malformed_data);
+        // A directory on a mounted cgroup file system, named as such.
+        if (mounts->unified && under_mount(cgroup_path, *mounts->unified)) return read_unified(cgroup_path);
+        if (mounts->cpuacct && under_mount(cgroup_path, *mounts->cpuacct)) return read_cpuacct(cgroup_path);
+        // A hierarchy path: v2 first (process_cgroup's choice), else v1
+        // cpuacct — the same path in the v1 tree (a process with no v2 line,
+        // or a v2 tree without cpu.stat, before Linux 4.15).
+        std::optional<std::error_code> first;
+        if (mounts->unified) {
+            if (const auto dir = parse::cgroup_directory(*mounts->unified, cgroup_path)) {
+                auto r = read_unified(*dir);
+                if (r) return r;
+                first = r.error();
+            }
+        }
+        if (mounts->cpuacct) {
+            if (const auto dir = parse::cgroup_directory(*mounts->cpuacct, cgroup_path)) {
+                auto r = read_cpuacct(*dir);
+                if (r || !first) return r;
+            }
+        }
+        if (first) return *first;
+        return make_error_code(errc::not_supported);
+    } catch (const std::bad_alloc&) {
+        return detail::errno_code(ENOMEM);
+    }
+}
+
+}  // namespace proctimes

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+// tools/proctimes/ps_internal.hpp — the parts of `proctimes ps` shared by its
+// files: ps.cpp (options, one snapshot, the records), ps_frames.cpp (the
+// --interval loop), ps_ledger.cpp (ended tasks, children columns and the
+// ledger of each frame) and ps_group.cpp (--group-by).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <unordered_map>
+#include <vector>
+
+#include <sys/types.h>
+
+#include "commands.hpp"
+#include "output.hpp"
+#include "proctimes/ledger.hpp"
+#include "proctimes/snapshot.hpp"
+#include "users.hpp"
+
+namespace proctimes::cli::ps_detail {
+
+using cli::user_names;
+
+interval_values used_of(const cpu_delta& d, std::chrono::nanoseconds interval);
+// The records of one snapshot (and, with a delta, of the interval before it),
+// filtered by user.
+std::vector<task_record> build_records(const snapshot& s, const snapshot_delta* delta, const ps_options& opts,
+                                       std::optional<uid_t> only_uid, user_names& users);
+// Orders records (and the threads of each) by `key`; ties by pid, then tid.
+void sort_records(std::vector<task_record>& records, const std::string& key);
+void keep_top(std::vector<task_record>& records, std::optional<std::size_t> n);
+void report_failures(const snapshot& s, std::ostream& err);
+snapshot_options snapshot_options_of(const ps_options& opts);
+
+int run_once(const ps_options& opts, std::optional<uid_t> only_uid, std::ostream& out, std::ostream& err);
+int run_interval(const ps_options& opts, std::optional<uid_t> only_uid, std::ostream& out, std::ostream& err);
+
+// ---- the ledger of a frame (ps_ledger.cpp) ----------------------------------------
+
+/// What --interval keeps between frames to account for every CPU-second: the
+/// exit stream (where permitted) and the /proc/stat reading of the last frame.
+class ledger_sources {
+public:
+    /// Opens the exit stream when the snapshots are of the live /proc.
+    void open(const ps_options& opts);
+    /// Sleeps until CLOCK_BOOTTIME reaches `deadline`, reading exit records
+    /// as they come (the socket's buffer holds only so many).
+    void sleep_until(std::chrono::nanoseconds deadline);
+    /// Reads /proc/stat; call right after each snapshot.
+    void read_stat(const std::string& proc_root);
+    /// The ledger of the interval between `before` and `after` (the last
+    /// two read_stat calls went with them).
+    result<cpu_ledger> ledger(const snapshot& before, const snapshot& after);
+    /// Drops the records of the interval that ended at `after`.
+    void forget_until(std::chrono::nanoseconds after_since_boot);
+
+    [[nodiscard]] const std::vector<ended_task>& exits() const noexcept { return pending_; }
+    /// "exit_stream", or "none" when no source can name ended tasks.
+    [[nodiscard]] std::string source() const { return stream_ ? "exit_stream" : "none"; }
+    /// Why there is no exit stream ("" when there is one).
+    [[nodiscard]] const std::string& why_none() const noexcept { return why_none_; }
+    /// Records were lost (the socket overflowed) since the last forget_until.
+    [[nodiscard]] bool lost() const noexcept { return lost_; }
+    /// How many ends were lost since the last forget_until, where the
+    /// source counts them exactly (eBPF); empty otherwise.
+    [[nodiscard]] std::optional<std::uint64_t> lost_count() const noexcept {
+        const auto now = stream_ ? stream_->lost() : std::nullopt;
+        if (!now) return std::nullopt;
+        return *now - lost_base_;
+    }
+
+private:
+    void drain();
+    std::optional<exit_stream> stream_;
+    std::string why_none_;
+    std::vector<ended_task> pending_;
+    bool lost_ = false;
+    std::uint64_t lost_base_ = 0;  // stream_->lost() at the last forget_until
+    std::optional<system_cpu_times> stat_prev_, stat_cur_;
+    std::error_code stat_error_;
+};
+
+/// Adds to the records of `after` what the ledger knows: the children
+/// columns of each live process, a record per process that ended in the
+/// interval (state "exited", its final times), and with --threads the threads
+/// that ended.
+void add_ledger_records(std::vector<task_record>& records, const cpu_ledger& l, const ledger_sources& src,
+                        const snapshot& after, const ps_options& opts, std::optional<uid_t> only_uid,
+                        user_names& users);
+
+/// The ledger after a frame's records: lines of at most 80 columns (table),
+/// or with --ledger a JSON object / a CSV row of its own (docs/CLI.md).
+void write_ledger(std::ostream& out, const result<cpu_ledger>& l, const ledger_sources& src, output_format format);
+
+// ---- --group-by (ps_group.cpp) ------------------------------------------------------
+
+/// The cgroup counters read next to each snapshot, by cgroup path.
+struct cgroup_readings {
+    std::map<std::string, std::chrono::nanoseconds> usage;
+    std::unordered_map<pid_t, std::string> cgroup_of;  ///< each process's cgroup
+};
+cgroup_readings read_cgroups(const snapshot& s, const std::string& proc_root);
+
+/// Writes the frame's rows summed per group instead of one per process.
+void write_groups(std::ostream& out, const std::vector<task_record>& records, const cpu_ledger* l,
+                  const ps_options& opts, const cgroup_readings* before, const cgroup_readings* after);
+
+}  // namespace proctimes::cli::ps_detail

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: MIT
+// The ledger of a `ps --interval` frame (proctimes/ledger.hpp): the exit
+// stream read while waiting for the next frame, /proc/stat next to each
+// snapshot, the records of what ended, the children columns, and the ledger's
+// own line (table) or record (--ledger: JSON, CSV).
+#include <time.h>
+#include <algorithm>
+#include <chrono>
+#include <ostream>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "output/writers.hpp"
+#include "proctimes/boot.hpp"
+#include "ps_internal.hpp"
+
+namespace proctimes::cli::ps_detail {
+
+namespace {
+
+using std::chrono::nanoseconds;
+
+nanoseconds boottime_now() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_BOOTTIME, &ts);
+    return std::chrono::seconds{ts.tv_sec} + nanoseconds{ts.tv_nsec};
+}
+
+double seconds(nanoseconds d) { return std::chrono::duration<double>(d).count(); }
+
+}  // namespace
+
+void ledger_sources::open(const ps_options& opts) {
+    // Exit records describe this system's tasks: they match only snapshots
+    // of the live /proc.
+    if (opts.proc_root != "/proc") {
+        why_none_ = "the snapshots are not of the live /proc";
+        return;
+    }
+    auto s = exit_stream::open();
+    if (s) {
+        stream_.emplace(std::move(*s));
+    } else {
+        why_none_ = s.error() == std::errc::operation_not_permitted
+                        ? "exit records need CAP_NET_ADMIN (root)"
+                        : fmt::format("no exit records: {}", s.error().message());
+    }
+}
+
+void ledger_sources::drain() {
+    if (!stream_) return;
+    auto r = stream_->read(pending_);
+    if (!r) {
+        why_none_ = fmt::format("reading exit records failed: {}", r.error().message());
+        stream_.reset();
+    } else if (!*r) {
+        lost_ = true;
+    }
+}
+
+void ledger_sources::sleep_until(nanoseconds deadline) {
+    for (;;) {
+        const nanoseconds left = deadline - boottime_now();
+        if (left.count() <= 0) break;
+        if (stream_) {
+            // Wake for records at least every 100 ms, and at the deadline.
+            const auto ms = std::chrono::ceil<std::chrono::milliseconds>(
+                std::min<nanoseconds>(left, std::chrono::milliseconds{100}));
+            (void)stream_->wait(ms);
+            drain();
+        } else {
+            std::this_thread::sleep_for(left);
+        }
+    }
+    drain();
+}
+
+void ledger_sources::read_stat(const std::string& proc_root) {
+    drain();
+    stat_prev_ = stat_cur_;
+    stat_cur_.reset();
+    auto s = read_system_cpu_times(proc_root);
+    if (s) {
+        stat_cur_ = *s;
+    } else {
+        stat_error_ = s.error();
+    }
+}
+
+result<cpu_ledger> ledger_sources::ledger(const snapshot& before, const snapshot& after) {
+    drain();
+    if (!stat_prev_ || !stat_cur_) return stat_error_ ? stat_error_ : make_error_code(errc::malformed_data);
+    return compute_ledger(before, after, pending_, *stat_prev_, *stat_cur_, children_from_snapshots);
+}
+
+void ledger_sources::forget_until(nanoseconds after_since_boot) {
+    std::erase_if(pending_, [&](const ended_task& e) { return e.received_since_boot <= after_since_boot; });
+    lost_ = false;
+    if (stream_) lost_base_ = stream_->lost().value_or(0);
+}
+
+void add_ledger_records(std::vector<task_record>& records, const cpu_ledger& l, const ledger_sources& src,
+                        const snapshot& after, const ps_options& opts, std::optional<uid_t> only_uid,
+                        user_names& users) {
+    // Children columns: every live process whose source reads children times.
+    std::unordered_map<pid_t, const children_account*> grew;
+    for (const auto& c : l.children) grew[c.pid] = &c;
+    std::unordered_map<pid_t, std::size_t> record_of;
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        auto& r = records[i];
+        record_of[r.pid] = i;
+        const auto* p = after.find(r.pid);
+        if (!p || !p->children_kernel || !p->children_user || !r.used) continue;
+        const auto it = grew.find(r.pid);
+        r.used->children_kernel = it != grew.end() ? it->second->kernel : nanoseconds{0};
+        r.used->children_user = it != grew.end() ? it->second->user : nanoseconds{0};
+    }
+
+    const auto anchor = get_boot_anchor();
+    const auto at = [&](nanoseconds since_boot) -> std::optional<instant> {
+        if (!anchor) return std::nullopt;
+        return anchor->boot + since_boot;
+    };
+    const std::int64_t hz = clock_ticks_per_second();
+    const nanoseconds tick{hz > 0 ? 1'000'000'000 / hz : 10'000'000};
+    const nanoseconds from = l.interval > nanoseconds{0} ? after.since_boot - l.interval : after.since_boot;
+    auto ended_thread = [&](const ended_task& e, pid_t pid, const ps_values& v) {
+        task_record t;
+        t.pid = pid;
+        t.tid = e.tid;
+        t.name = e.name.str();
+        if (auto c = at(e.received_since_boot - e.elapsed)) t.creation = *c;
+        t.exit = at(e.received_since_boot);
+        t.exit_source = "observed";
+        t.kernel = e.kernel;
+        t.user = e.user;
+        t.resolution = tick;
+        t.total_resolution = nanoseconds{1};
+        t.source = "exit_record";
+        t.state = "exited";
+        t.sampled_at = t.exit;
+        t.ps = v;
+        t.ps->proc_state = 'X';
+        return t;
+    };
+
+    // Processes that ended in the interval, with their final times.
+    for (const auto& e : l.processes) {
+        if (only_uid && e.uid != *only_uid) continue;
+        task_record r;
+        r.pid = e.pid;
+        r.name = e.name.str();
+        if (auto c = instant_from_start_ticks(e.start_ticks)) r.creation = *c;
+        r.exit = at(e.ended_since_boot);
+        r.exit_source = "observed";
+        r.kernel = e.final_kernel;
+        r.user = e.final_user;
+        r.resolution = tick;
+        r.total_resolution = e.exact ? nanoseconds{1} : tick;
+        r.source = "exit_record";
+        r.state = "exited";
+        r.sampled_at = r.exit;
+        ps_values v;
+        v.ppid = e.parent_pid;
+        v.uid = e.uid;
+        v.user_name = users.name(e.uid);
+        v.proc_state = 'X';
+        r.ps = v;
+        interval_values u;
+        u.interval = l.interval;
+        u.kernel = e.kernel;
+        u.user = e.user;
+        u.cpu_percent = l.interval.count() > 0 ? 100.0 * seconds(e.cpu()) / seconds(l.interval) : 0.0;
+        u.basis = "ended";
+        r.used = u;
+        if (opts.threads) {
+            // Its threads' records of this life (received up to its end).
+            for (const auto& t : src.exits())
+                if (t.pid == e.pid && t.received_since_boot > from && t.received_since_boot <= e.ended_since_boot &&
+                    t.received_since_boot + tick >= e.ended_since_boot - t.elapsed)
+                    r.threads.push_back(ended_thread(t, e.pid, v));
+        }
+        records.push_back(std::move(r));
+    }
+
+    // Threads that ended in the interval inside processes still running.
+    if (opts.threads) {
+        for (const auto& t : src.exits()) {
+            if (t.process_ended || t.pid == 0 || t.received_since_boot <= from ||
+                t.received_since_boot > after.since_boot)
+                continue;
+            const auto it = record_of.find(t.pid);
+            if (it == record_of.end()) continue;
+            auto& r = records[it->second];
+            if (!r.ps) continue;
+            r.threads.push_back(ended_thread(t, t.pid, *r.ps));
+        }
+    }
+}
+
+namespace {
+
+struct term {
+    const char* name;
+    nanoseconds value;
+};
+
+}  // namespace
+
+void write_ledger(std::ostream& out, const result<cpu_ledger>& l, const ledger_sources& src, output_format format) {
+    if (format == output_format::table) {
+        if (!l) {
+            out << fmt::format("\nledger: unavailable ({})\n", l.error().message());
+            return;
+        }
+        const double capacity = seconds(l->stat_interval) * std::max(l->cpus, 1);
+        auto part = [&](const char* name, nanoseconds v) {
+            return fmt::format("{} {:.2f} s {:.1f} %", name, seconds(v),
+                               capacity > 0 ? 100.0 * seconds(v) / capacity : 0.0);
+        };
+        // Terms wrapped at 80 columns, continuation lines indented.
+        std::vector<std::string> parts = {part("live", l->live),
+                                          part("+ ended", l->ended),
+                                          part("+ children", l->reaped_children),
+                                          part("+ irq", l->irq),
+                                          part("+ softirq", l->softirq),
+                                          part("+ steal", l->steal),
+                                          part("+ unattributed", l->unattributed)};
+        std::string line = fmt::format("\nledger: {} of {:.2f} CPU-s =", part("busy", l->busy), capacity);
+        std::string text;
+        for (const auto& p : parts) {
+            const std::size_t last_nl = line.rfind('\n');
+            const std::size_t col = line.size() - (last_nl == std::string::npos ? 0 : last_nl + 1);
+            if (col + 1 + p.size() > 80) line += "\n       ";
+            line += ' ';
+            line += p;
+        }
+        out << line << '\n';
+        std::string note = fmt::format("        guest {:.2f} s (inside user)", seconds(l->guest));
+        if (src.source() == "none") {
+            note += fmt::format("; ended tasks not named: {}", src.why_none());
+        } else if (src.lost()) {
+            note += "; some exit records were lost";
+        }
+        out << note << '\n';
+        return;
+    }
+    const double capacity_s = l ? seconds(l->stat_interval) * std::max(l->cpus, 1) : 0.0;
+    const auto pct = [&](nanoseconds v) { return capacity_s > 0 ? 100.0 * seconds(v) / capacity_s : 0.0; };
+    std::vector<term> terms;
+    if (l)
+        terms = {{"busy", l->busy},
+                 {"live", l->live},
+                 {"ended", l->ended},
+                 {"reaped_children", l->reaped_children},
+                 {"irq", l->irq},
+                 {"softirq", l->softirq},
+                 {"steal", l->steal},
+                 {"guest", l->guest},
+                 {"unattributed", l->unattributed}};
+    if (format == output_format::json) {
+        nlohmann::ordered_json j;
+        j["record"] = "ledger";
+        if (!l) {
+            j["error"] = l.error().message();
+        } else {
+            j["interval_ns"] = l->interval.count();
+            j["stat_interval_ns"] = l->stat_interval.count();
+            j["cpus"] = l->cpus;
+            j["capacity_ns"] = static_cast<std::int64_t>(capacity_s * 1e9);
+            for (const auto& t : terms) j[std::string(t.name) + "_ns"] = t.value.count();
+            for (const auto& t : terms) j[std::string(t.name) + "_percent"] = pct(t.value);
+            j["ended_processes"] = l->processes.size();
+            j["ended_without_record"] = l->ended_without_record;
+            j["children_unknown"] = l->children_unknown;
+        }
+        j["ended_source"] = src.source();
+        j["ended_source_note"] = src.why_none();
+        j["records_lost"] = src.lost();
+        if (const auto n = src.lost_count()) {
+            j["records_lost_count"] = *n;
+        } else {
+            j["records_lost_count"] = nullptr;
+        }
+        out << '\n' << j.dump(2, ' ', true) << '\n';
+        return;
+    }
+    // CSV: a block of its own after the frame's rows, its first column "record".
+    std::string head = "record", row = "ledger";
+    auto col = [&](const std::string& name, const std::string& value) {
+        head += ',' + name;
+        row += ',' + value;
+    };
+    col("interval_ns", l ? std::to_string(l->interval.count()) : "");
+    col("stat_interval_ns", l ? std::to_string(l->stat_interval.count()) : "");
+    col("cpus", l ? std::to_string(l->cpus) : "");
+    col("capacity_ns", l ? std::to_string(static_cast<std::int64_t>(capacity_s * 1e9)) : "");
+    static const char* names[] = {"busy",    "live",  "ended", "reaped_children", "irq",
+                                  "softirq", "steal", "guest", "unattributed"};
+    for (std::size_t i = 0; i < std::size(names); ++i)
+        col(std::string(names[i]) + "_ns", l ? std::to_string(terms[i].value.count()) : "");
+    for (std::size_t i = 0; i < std::size(names); ++i)
+        col(std::string(names[i]) + "_percent", l ? fmt::format("{:.3f}", pct(terms[i].value)) : "");
+    col("ended_processes", l ? std::to_string(l->processes.size()) : "");
+    col("ended_without_record", l ? std::to_string(l->ended_without_record) : "");
+    col("children_unknown", l ? std::to_string(l->children_unknown) : "");
+    col("ended_source", src.source());
+    col("ended_source_note", csv_field(src.why_none()));
+    col("records_lost", src.lost() ? "true" : "false");
+    col("records_lost_count", src.lost_count() ? std::to_string(*src.lost_count()) : "");
+    col("error", l ? "" : csv_field(l.error().message()));
+    out << '\n' << head << '\n' << row << '\n';
+}
+
+}  // namespace proctimes::cli::ps_detail

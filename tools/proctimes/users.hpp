@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: MIT
+// tools/proctimes/users.hpp — users as the command names them: a --user
+// argument (a name or a decimal uid), and a uid's name for output.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include <sys/types.h>
+
+namespace proctimes::cli {
+
+/// --user: a user name from the password database, or a decimal uid. Empty
+/// when it is neither (or is the reserved uid (uid_t)-1).
+std::optional<uid_t> user_argument(const std::string& s);
+
+/// uid → user name from the password database, once per uid; the uid in
+/// decimal when it has none, "?" for the unknown uid. References returned
+/// stay valid while the object lives. One thread at a time.
+class user_names {
+public:
+    const std::string& name(uid_t uid);
+
+private:
+    std::unordered_map<uid_t, std::string> cache_;
+};
+
+}  // namespace proctimes::cli

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: MIT
+// The scope of `watch` (watch_scope.hpp): --cgroup resolved against the
+// mounted cgroup file systems, a process's cgroup line, the cgroup's counter,
+// the real uid, --user.
+#include "watch_scope.hpp"
+
+#include <cerrno>
+#include <charconv>
+#include <sstream>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "parse/cgroup.hpp"
+#include "proctimes/cgroup.hpp"
+
+namespace proctimes::cli {
+
+namespace {
+
+bool is_directory(const std::string& p) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+}  // namespace
+
+std::optional<cgroup_target> resolve_cgroup(const std::string& arg, std::string& why) {
+    if (arg.empty() || arg.front() != '/') {
+        why = fmt::format("'{}': a cgroup is an absolute path (/sys/fs/cgroup/... or a path inside a hierarchy)",
+                          escape_for_table(arg));
+        return std::nullopt;
+    }
+    std::string a = arg;
+    while (a.size() > 1 && a.back() == '/') a.pop_back();
+    if (a.find("/../") != std::string::npos || a.ends_with("/..") || a.find("/./") != std::string::npos) {
+        why = fmt::format("'{}': a cgroup path may not contain '.' or '..' steps", escape_for_table(arg));
+        return std::nullopt;
+    }
+    const auto text = read_small_file("/proc/self/mountinfo");
+    const auto mounts = text ? parse::parse_cgroup_mounts(*text) : std::nullopt;
+    if (!mounts || (!mounts->unified && !mounts->cpuacct)) {
+        why = "no cgroup v2 or v1 cpuacct file system is mounted (/proc/self/mountinfo)";
+        return std::nullopt;
+    }
+    const auto no_such = [&] {
+        why = fmt::format("no such cgroup: {} (in the v2 hierarchy{})", escape_for_table(arg),
+                          mounts->cpuacct ? " or the v1 cpuacct one" : "");
+        return std::nullopt;
+    };
+    // A directory of a mount: its hierarchy path is the mount's root + the rest.
+    for (const bool v2 : {true, false}) {
+        const auto& m = v2 ? mounts->unified : mounts->cpuacct;
+        if (!m) continue;
+        const std::string& mp = m->mount_point;
+        if (a != mp && !(a.starts_with(mp) && a.size() > mp.size() && a[mp.size()] == '/')) continue;
+        if (!is_directory(a)) return no_such();
+        std::string rest = a.substr(mp.size());
+        std::string path = m->root == "/" ? rest : m->root + rest;
+        return cgroup_target{a, path.empty() ? "/" : path, v2};
+    }
+    // A path inside a hierarchy.
+    for (const bool v2 : {true, false}) {
+        const auto& m = v2 ? mounts->unified : mounts->cpuacct;
+        if (!m) continue;
+        if (const auto dir = parse::cgroup_directory(*m, a); dir && is_directory(*dir))
+            return cgroup_target{*dir, a, v2};
+    }
+    return no_such();
+}
+
+bool in_cgroup(std::string_view text, const cgroup_target& t) {
+    const auto paths = parse::parse_proc_cgroup(text);
+    if (!paths) return false;
+    const auto& path = t.v2 ? paths->unified : paths->cpuacct;
+    return path && cgroup_path_under(*path, t.path);
+}
+
+bool cgroup_path_under(std::string_view path, std::string_view under) {
+    if (under == "/") return !path.empty() && path.front() == '/';
+    return path == under || (path.starts_with(under) && path.size() > under.size() && path[under.size()] == '/');
+}
+
+std::optional<std::string> read_small_file(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) return std::nullopt;
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        return std::nullopt;
+    }
+    std::string s;
+    char buf[4096];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0 || s.size() > std::size_t{256} * 1024) break;
+        s.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    return s;
+}
+
+std::optional<std::chrono::nanoseconds> read_cgroup_counter(const cgroup_target& t) {
+    auto r = cgroup_cpu_usage(t.directory);
+    if (!r) return std::nullopt;
+    return *r;
+}
+
+std::optional<uid_t> read_real_uid(const std::string& proc_root, pid_t pid) {
+    const auto text = read_small_file(fmt::format("{}/{}/status", proc_root, pid));
+    if (!text) return std::nullopt;
+    const auto at = text->find("\nUid:");
+    if (at == std::string::npos) return std::nullopt;
+    const char* p = text->data() + at + 5;
+    const char* end = text->data() + text->size();
+    while (p < end && (*p == '\t' || *p == ' ')) ++p;
+    unsigned long v = 0;
+    const auto [q, ec] = std::from_chars(p, end, v);
+    if (ec != std::errc{} || q == p || v >= static_cast<uid_t>(-1)) return std::nullopt;
+    return static_cast<uid_t>(v);
+}
+
+bool watch_scope::matches(std::string_view comm, uid_t real_uid) const {
+    if (uid && real_uid != *uid) return false;
+    if (name && !std::regex_search(comm.begin(), comm.end(), *name)) return false;
+    return true;
+}
+
+std::string watch_scope::describe() const {
+    std::string s;
+    const auto add = [&s](const std::string& part) { s += (s.empty() ? "" : " ") + part; };
+    if (name) add(fmt::format("--name '{}'", escape_for_table(name_text)));
+    if (uid) add(fmt::format("--user {}", *uid));
+    if (cgroup) add(fmt::format("--cgroup {}", escape_for_table(cgroup->directory)));
+    return s.empty() ? "--all" : s;
+}
+
+}  // namespace proctimes::cli
