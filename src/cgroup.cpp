@@ -26,6 +26,19 @@ bool under_mount(const std::string& path, const parse::cgroup_mount& m) {
     return path.compare(0, point.size(), point) == 0 && (path.size() == point.size() || path[point.size()] == '/');
 }
 
+// "/", "//", ...: the root of a hierarchy.
+bool is_root_path(std::string_view path) { return path.find_first_not_of('/') == std::string_view::npos; }
+
+// `path` (under_mount of `m`) is the mount point itself, and the mount shows
+// the hierarchy's root.
+bool is_root_of(const std::string& path, const parse::cgroup_mount& m) {
+    if (m.root != "/") return false;
+    std::string_view p = path, point = m.mount_point;
+    while (p.size() > 1 && p.back() == '/') p.remove_suffix(1);
+    while (point.size() > 1 && point.back() == '/') point.remove_suffix(1);
+    return p == point;
+}
+
 bool has_dotdot(std::string_view path) {
     for (std::string_view rest = path; !rest.empty();) {
         const auto slash = rest.find('/');
@@ -82,12 +95,32 @@ result<nanoseconds> cgroup_cpu_usage(const std::string& cgroup_path) noexcept {
         if (auto e = detail::read_file("/proc/self/mountinfo", text, 1 << 22)) return e;
         const auto mounts = parse::parse_cgroup_mounts(text);
         if (!mounts) return make_error_code(errc::malformed_data);
+        // The root of the v2 hierarchy has no usage counter of its own: the
+        // kernel sums its per-CPU busy time (the ticks /proc/stat shows, 4 ms
+        // steps at HZ=250). The root of a v1 cpuacct hierarchy is charged by
+        // the scheduler like every other cpuacct group, to the ns: where one
+        // is mounted and is the whole machine too, it is read instead.
+        const auto v1_root = [&]() -> std::optional<std::string> {
+            if (!mounts->cpuacct || mounts->cpuacct->root != "/") return std::nullopt;
+            return parse::cgroup_directory(*mounts->cpuacct, "/");
+        };
         // A directory on a mounted cgroup file system, named as such.
-        if (mounts->unified && under_mount(cgroup_path, *mounts->unified)) return read_unified(cgroup_path);
+        if (mounts->unified && under_mount(cgroup_path, *mounts->unified)) {
+            if (is_root_of(cgroup_path, *mounts->unified)) {
+                if (const auto dir = v1_root())
+                    if (auto r = read_cpuacct(*dir)) return r;
+            }
+            return read_unified(cgroup_path);
+        }
         if (mounts->cpuacct && under_mount(cgroup_path, *mounts->cpuacct)) return read_cpuacct(cgroup_path);
         // A hierarchy path: v2 first (process_cgroup's choice), else v1
         // cpuacct — the same path in the v1 tree (a process with no v2 line,
-        // or a v2 tree without cpu.stat, before Linux 4.15).
+        // or a v2 tree without cpu.stat, before Linux 4.15). The root ("/",
+        // the whole machine) from v1 where it can, as above.
+        if (mounts->unified && mounts->unified->root == "/" && is_root_path(cgroup_path)) {
+            if (const auto dir = v1_root())
+                if (auto r = read_cpuacct(*dir)) return r;
+        }
         std::optional<std::error_code> first;
         if (mounts->unified) {
             if (const auto dir = parse::cgroup_directory(*mounts->unified, cgroup_path)) {

@@ -55,6 +55,13 @@ PROCTIMES_API result<std::string> process_cgroup(pid_t pid, const std::string& p
 /// cgroup namespace); std::errc::no_such_file_or_directory when the cgroup
 /// does not exist; errc::malformed_data when the counter is not a number;
 /// the native errno of the reads.
+///
+/// The root cgroup ("/") is the whole machine. The kernel keeps no counter of
+/// its own for the v2 root: its usage_usec is the sum of every CPU's busy
+/// time, in the scheduler ticks /proc/stat counts (4 ms at HZ=250), so it can
+/// be a few ticks off what the tasks used. Where a v1 cpuacct hierarchy is
+/// mounted beside it, its root counter (charged to the ns like every cpuacct
+/// group) is read for "/" instead.
 PROCTIMES_API result<std::chrono::nanoseconds> cgroup_cpu_usage(const std::string& cgroup_path) noexcept;
 
 }  // namespace proctimes
