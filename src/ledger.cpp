@@ -152,6 +152,15 @@ result<cpu_ledger> compute_ledger(const snapshot& before, const snapshot& after,
                 p.name = dated->name;
                 p.parent_pid = lf.end->parent_pid != 0 ? lf.end->parent_pid : dated->parent_pid;
                 p.ended_since_boot = lf.end->received_since_boot;
+                p.creation = dated->creation;
+                p.exit = lf.end->exit;
+                for (const ended_task* r : lf.records)
+                    if (!r->exit || !p.exit) {
+                        p.exit.reset();
+                        break;
+                    } else if (*r->exit > *p.exit) {
+                        p.exit = r->exit;
+                    }
                 account(lf, before, seen, tick, p);
                 if (p.parent_pid == 0 && seen) p.parent_pid = seen->parent_pid;
                 l.ended += p.cpu();

@@ -224,6 +224,10 @@ struct PROCTIMES_API ended_process {
     /// CLOCK_BOOTTIME when its last exit record was received: it ended no
     /// later than this.
     std::chrono::nanoseconds ended_since_boot{};
+    /// From the eBPF exit stream (ended_task::exact): when it ended (the
+    /// latest do_exit() of its threads' records, 1 ns; empty when one of them
+    /// has no stamp) and when it was created (1 ns). Empty from taskstats.
+    std::optional<instant> exit, creation;
     /// `before` listed it (so kernel/user are final − what `before` read).
     bool seen_before = false;
     /// The values are exact (1 ns totals). False only for a multi-threaded

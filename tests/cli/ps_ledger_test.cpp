@@ -352,8 +352,18 @@ TEST(PsLedger, AThreadThatEndedIsListedUnderItsRunningProcess) {
     if (auto s = proctimes::exit_stream::open(); !s)
         GTEST_SKIP() << "the exit stream cannot open here: " << s.error().message();
     std::atomic<pid_t> tid{0};
+    // FILETIME ticks of the system clock around the thread's life.
+    const auto ft_now = [] {
+        return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                              std::chrono::system_clock::now().time_since_epoch())
+                                              .count() /
+                                          100) +
+               116'444'736'000'000'000ULL;
+    };
+    std::atomic<std::uint64_t> before_start{0}, after_end{0};
     std::thread later([&] {
         std::this_thread::sleep_for(1s);  // after the first walk
+        before_start = ft_now();
         std::thread t([&] {
             ::pthread_setname_np(::pthread_self(), "pt-ended-thr");
             tid = static_cast<pid_t>(::gettid());
@@ -366,6 +376,7 @@ TEST(PsLedger, AThreadThatEndedIsListedUnderItsRunningProcess) {
             } while ((t1.tv_sec - t0.tv_sec) * 1'000'000'000LL + (t1.tv_nsec - t0.tv_nsec) < 10'000'000);
         });
         t.join();
+        after_end = ft_now();
     });
     const auto r = run_cli({"ps", "--interval", "4", "--count", "1", "--threads", "--format", "json", "--sort", "pid"});
     later.join();
@@ -380,8 +391,19 @@ TEST(PsLedger, AThreadThatEndedIsListedUnderItsRunningProcess) {
             found = true;
             EXPECT_EQ(t["name"], "pt-ended-thr");
             EXPECT_EQ(t["state"], "exited");
-            EXPECT_EQ(t["source"], "exit_record");
             EXPECT_GE(t["kernel_ns"].get<std::int64_t>() + t["user_ns"].get<std::int64_t>(), 10'000'000);
+            if (t["source"] == "bpf_exit") {
+                // The eBPF stream: its exact creation and do_exit() instants,
+                // between clock samples taken around the thread's life (each
+                // floored to 100 ns).
+                const auto created = t["creation_filetime"].get<std::uint64_t>();
+                const auto ended = t["exit_filetime"].get<std::uint64_t>();
+                EXPECT_GE(created, before_start.load()) << t;
+                EXPECT_LE(created, ended) << t;
+                EXPECT_LE(ended, after_end.load()) << t;
+            } else {
+                EXPECT_EQ(t["source"], "exit_record") << t;
+            }
         }
     EXPECT_TRUE(found) << "thread " << tid.load() << " that ended in the interval";
 }

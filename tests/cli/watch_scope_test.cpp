@@ -232,7 +232,8 @@ TEST(WatchScope, NameSeesProcessesStartedAfterItBeganWithFinalCpu) {
         seen.insert(e["pid"].get<pid_t>());
         EXPECT_EQ(e["end_source"], "exit_stream") << e;
         EXPECT_EQ(e["state"], "exited") << e;
-        EXPECT_EQ(e["source"], bpf ? "bpf" : "exit_record") << e;
+        EXPECT_EQ(e["source"], bpf ? "bpf_exit" : "exit_record") << e;
+        EXPECT_EQ(e["exit_source"], bpf ? "bpf_exit" : "observed") << e;
         if (bpf) {
             EXPECT_EQ(e["exit_code"], 3) << e;
             EXPECT_EQ(e["exit_resolution_ns"], 0) << "the instant it ran do_exit(): " << e;

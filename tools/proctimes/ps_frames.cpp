@@ -147,9 +147,11 @@ int run_interval(const ps_options& opts, std::optional<uid_t> only_uid, std::ost
         o.children = opts.ledger || o.format == output_format::table;
         std::ostringstream text;
         if (!opts.group_by.empty()) {
-            if (o.format == output_format::table) text << header_line(cur, *delta, opts, records.size()) << "\n\n";
-            write_groups(text, records, ledger ? &*ledger : nullptr, opts, by_cgroup ? &groups_prev : nullptr,
-                         by_cgroup ? &groups_cur : nullptr);
+            const cpu_ledger* l = ledger ? &*ledger : nullptr;
+            const auto rows =
+                group_rows(records, l, opts, by_cgroup ? &groups_prev : nullptr, by_cgroup ? &groups_cur : nullptr);
+            if (o.format == output_format::table) text << header_line(cur, *delta, opts, rows.size()) << "\n\n";
+            write_groups(text, rows, l, opts);
         } else {
             sort_records(records, opts.sort.empty() ? "cpu" : opts.sort);
             std::optional<std::size_t> top = opts.top;

@@ -25,16 +25,6 @@ namespace {
 
 using std::chrono::nanoseconds;
 
-struct group_row {
-    std::string key;
-    std::size_t processes = 0, ended = 0;
-    nanoseconds kernel{}, user{}, children{};
-    std::optional<nanoseconds> cgroup_usage;  ///< the counter's growth (cgroup only)
-    nanoseconds subtree{};                    ///< cpu of this cgroup's rows and its descendants'
-
-    [[nodiscard]] nanoseconds cpu() const { return kernel + user + children; }
-};
-
 // `path` is `root` or below it.
 bool below(const std::string& path, const std::string& root) {
     if (root == "/") return true;
@@ -57,8 +47,8 @@ cgroup_readings read_cgroups(const snapshot& s, const std::string& proc_root) {
     return r;
 }
 
-void write_groups(std::ostream& out, const std::vector<task_record>& records, const cpu_ledger* l,
-                  const ps_options& opts, const cgroup_readings* before, const cgroup_readings* after) {
+std::vector<group_row> group_rows(const std::vector<task_record>& records, const cpu_ledger* l, const ps_options& opts,
+                                  const cgroup_readings* before, const cgroup_readings* after) {
     std::unordered_map<pid_t, nanoseconds> counted;
     if (l)
         for (const auto& c : l->children) counted[c.pid] = c.counted;
@@ -112,7 +102,10 @@ void write_groups(std::ostream& out, const std::vector<task_record>& records, co
     std::stable_sort(rows.begin(), rows.end(),
                      [](const group_row& a, const group_row& b) { return a.cpu() > b.cpu(); });
     if (opts.top && rows.size() > *opts.top) rows.resize(*opts.top);
+    return rows;
+}
 
+void write_groups(std::ostream& out, const std::vector<group_row>& rows, const cpu_ledger* l, const ps_options& opts) {
     const nanoseconds interval = l ? l->interval : nanoseconds{0};
     const auto pct = [&](nanoseconds v) {
         return interval.count() > 0
@@ -166,20 +159,37 @@ void write_groups(std::ostream& out, const std::vector<task_record>& records, co
         case output_format::table:
             break;
     }
-    out << fmt::format("{:>5} {:>5} {:>6} {:>9} {:>9} {:>9}", "PROCS", "ENDED", "CPU%", "KERNEL", "USER", "CHILD");
-    if (cg) out << fmt::format(" {:>9} {:>9}", "CGROUP", "OTHER");
-    out << ' ' << (cg ? "CGROUP" : opts.group_by == "user" ? "OWNER" : "NAME") << '\n';
+    // Cells first: each column as wide as its widest cell, right-aligned,
+    // the group's name last and unpadded.
+    std::vector<std::vector<std::string>> cells;
+    cells.push_back({"PROCS", "ENDED", "CPU%", "KERNEL", "USER", "CHILD"});
+    if (cg) {
+        cells.back().emplace_back("CGROUP");
+        cells.back().emplace_back("OTHER");
+    }
     for (const auto& g : rows) {
-        out << fmt::format("{:>5} {:>5} {:>6.1f} {:>9} {:>9} {:>9}", g.processes, g.ended, pct(g.cpu()),
-                           human_duration(g.kernel), human_duration(g.user), human_duration(g.children));
-        if (cg)
-            out << fmt::format(" {:>9} {:>9}", g.cgroup_usage ? human_duration(*g.cgroup_usage) : "-",
-                               g.cgroup_usage
-                                   ? (*g.cgroup_usage >= g.subtree ? "" : "-") +
-                                         human_duration(*g.cgroup_usage >= g.subtree ? *g.cgroup_usage - g.subtree
-                                                                                     : g.subtree - *g.cgroup_usage)
-                                   : "-");
-        out << ' ' << escape_for_table(g.key) << '\n';
+        cells.push_back({std::to_string(g.processes), std::to_string(g.ended), fmt::format("{:.1f}", pct(g.cpu())),
+                         human_duration(g.kernel), human_duration(g.user), human_duration(g.children)});
+        if (cg) {
+            cells.back().push_back(g.cgroup_usage ? human_duration(*g.cgroup_usage) : "-");
+            // What the counter holds beyond the rows (negative: the rows hold more).
+            cells.back().push_back(!g.cgroup_usage                ? "-"
+                                   : *g.cgroup_usage >= g.subtree ? human_duration(*g.cgroup_usage - g.subtree)
+                                                                  : "-" + human_duration(g.subtree - *g.cgroup_usage));
+        }
+    }
+    std::vector<std::size_t> width(cells.front().size(), 0);
+    for (const auto& row : cells)
+        for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], display_width(row[i]));
+    for (std::size_t r = 0; r < cells.size(); ++r) {
+        for (std::size_t i = 0; i < cells[r].size(); ++i)
+            out << (i ? " " : "") << std::string(width[i] - display_width(cells[r][i]), ' ') << cells[r][i];
+        out << ' '
+            << (r == 0 ? (cg                        ? "CGROUP"
+                          : opts.group_by == "user" ? "OWNER"
+                                                    : "NAME")
+                       : escape_for_table(rows[r - 1].key))
+            << '\n';
     }
 }
 

@@ -63,6 +63,9 @@ public:
     [[nodiscard]] const std::vector<ended_task>& exits() const noexcept { return pending_; }
     /// "exit_stream", or "none" when no source can name ended tasks.
     [[nodiscard]] std::string source() const { return stream_ ? "exit_stream" : "none"; }
+    /// The exit stream is the eBPF one: final values read after the last
+    /// switch-out, exact instants.
+    [[nodiscard]] bool exact() const noexcept { return stream_ && stream_->source() == "bpf"; }
     /// Why there is no exit stream ("" when there is one).
     [[nodiscard]] const std::string& why_none() const noexcept { return why_none_; }
     /// Records were lost (the socket overflowed) since the last forget_until.
@@ -107,8 +110,23 @@ struct cgroup_readings {
 };
 cgroup_readings read_cgroups(const snapshot& s, const std::string& proc_root);
 
-/// Writes the frame's rows summed per group instead of one per process.
-void write_groups(std::ostream& out, const std::vector<task_record>& records, const cpu_ledger* l,
-                  const ps_options& opts, const cgroup_readings* before, const cgroup_readings* after);
+/// One row of --group-by: the processes of one group.
+struct group_row {
+    std::string key;
+    std::size_t processes = 0, ended = 0;
+    std::chrono::nanoseconds kernel{}, user{}, children{};
+    std::optional<std::chrono::nanoseconds> cgroup_usage;  ///< the counter's growth (cgroup only)
+    std::chrono::nanoseconds subtree{};                    ///< cpu of this cgroup's rows and its descendants'
+
+    [[nodiscard]] std::chrono::nanoseconds cpu() const { return kernel + user + children; }
+};
+
+/// The frame's rows summed per group, busiest first, at most --top of them.
+std::vector<group_row> group_rows(const std::vector<task_record>& records, const cpu_ledger* l, const ps_options& opts,
+                                  const cgroup_readings* before, const cgroup_readings* after);
+
+/// Writes the groups' rows instead of one per process (the table's columns as
+/// wide as their widest cell).
+void write_groups(std::ostream& out, const std::vector<group_row>& rows, const cpu_ledger* l, const ps_options& opts);
 
 }  // namespace proctimes::cli::ps_detail

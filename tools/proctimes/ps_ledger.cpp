@@ -134,14 +134,20 @@ void add_ledger_records(std::vector<task_record>& records, const cpu_ledger& l, 
         t.pid = pid;
         t.tid = e.tid;
         t.name = e.name.str();
-        if (auto c = at(e.received_since_boot - e.elapsed)) t.creation = *c;
-        t.exit = at(e.received_since_boot);
-        t.exit_source = "observed";
+        // eBPF: the exact creation and do_exit() instants; taskstats: the
+        // record's arrival, no earlier than the end ("observed").
+        if (e.creation) {
+            t.creation = *e.creation;
+        } else if (auto c = at(e.received_since_boot - e.elapsed)) {
+            t.creation = *c;
+        }
+        t.exit = e.exit ? e.exit : at(e.received_since_boot);
+        t.exit_source = e.exit ? "bpf_exit" : "observed";
         t.kernel = e.kernel;
         t.user = e.user;
         t.resolution = tick;
         t.total_resolution = nanoseconds{1};
-        t.source = "exit_record";
+        t.source = e.exact ? "bpf_exit" : "exit_record";
         t.state = "exited";
         t.sampled_at = t.exit;
         t.ps = v;
@@ -155,14 +161,18 @@ void add_ledger_records(std::vector<task_record>& records, const cpu_ledger& l, 
         task_record r;
         r.pid = e.pid;
         r.name = e.name.str();
-        if (auto c = instant_from_start_ticks(e.start_ticks)) r.creation = *c;
-        r.exit = at(e.ended_since_boot);
-        r.exit_source = "observed";
+        if (e.creation) {
+            r.creation = *e.creation;
+        } else if (auto c = instant_from_start_ticks(e.start_ticks)) {
+            r.creation = *c;
+        }
+        r.exit = e.exit ? e.exit : at(e.ended_since_boot);
+        r.exit_source = e.exit ? "bpf_exit" : "observed";
         r.kernel = e.final_kernel;
         r.user = e.final_user;
         r.resolution = tick;
         r.total_resolution = e.exact ? nanoseconds{1} : tick;
-        r.source = "exit_record";
+        r.source = src.exact() ? "bpf_exit" : "exit_record";
         r.state = "exited";
         r.sampled_at = r.exit;
         ps_values v;

@@ -305,11 +305,13 @@ void scope_tracker::emit(const ended_task& e, const threads_ended& te, std::opti
         t.exit = std::max(anchor_ + e.received_since_boot, t.creation);
         t.exit_earliest = std::clamp(w ? w->last.sampled_at : t.creation, t.creation, *t.exit);
     }
-    t.precision.exit_source = exit_source::observed;
+    // eBPF: stamped at do_exit() (exact); otherwise no later than seen.
+    const exit_source exit_from = e.exit ? exit_source::bpf_exit : exit_source::observed;
+    t.precision.exit_source = exit_from;
     t.precision.exit_resolution = *t.exit - *t.exit_earliest;
     // The eBPF stream's values are the kernel's own counters after the last
-    // switch-out (bpf_task); taskstats' are its exit record's.
-    t.precision.source = e.exact ? cpu_source::bpf_task : cpu_source::exit_record;
+    // switch-out (bpf_exit); taskstats' are its exit record's.
+    t.precision.source = e.exact ? cpu_source::bpf_exit : cpu_source::exit_record;
     t.precision.resolution = tick;
     t.precision.total_resolution = nanoseconds{1};
     t.precision.creation_resolution = e.creation ? nanoseconds{1} : tick;
@@ -321,7 +323,7 @@ void scope_tracker::emit(const ended_task& e, const threads_ended& te, std::opti
             t.kernel = w->last.kernel;
             t.user = w->last.user;
             t.precision = w->last.precision;
-            t.precision.exit_source = exit_source::observed;
+            t.precision.exit_source = exit_from;
             t.precision.exit_resolution = *t.exit - *t.exit_earliest;
             t.sampled_at = w->last.sampled_at;
         }

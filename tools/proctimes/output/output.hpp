@@ -170,6 +170,10 @@ void write_csv(std::ostream& out, const std::vector<task_record>& records, const
 
 // ---- formatting helpers (pure functions) --------------------------------------
 
+/// Columns a terminal uses for `s`: one per UTF-8 lead byte ("µ" is two
+/// bytes, one column). Exact for the cells tables hold (ASCII and "µ").
+std::size_t display_width(std::string_view s);
+
 /// A CPU duration for people: "0 s", "850 ns", "12.5 µs", "12.345 ms",
 /// "1.234 s", "2 min 3.4 s", "3 h 02 min". Truncated (never rounded up) to the
 /// digits shown; trailing zeros of the fraction are dropped.

@@ -10,14 +10,12 @@
 
 namespace proctimes::cli {
 
-namespace {
-
-// Columns a terminal uses for s: one per UTF-8 lead byte ("µ" is two bytes,
-// one column). Cells hold only ASCII and "µ", so this is exact here.
 std::size_t display_width(std::string_view s) {
     return static_cast<std::size_t>(
         std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
+
+namespace {
 
 class table_writer final : public record_writer {
 public:
