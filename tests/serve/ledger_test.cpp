@@ -226,6 +226,42 @@ TEST(Ledger, AddsUpToBusyWithEndedAndUnattributed) {
     EXPECT_EQ(d.start_ticks, static_cast<std::uint64_t>((101500ms - 300ms) / tick));
 }
 
+TEST(Ledger, EbpfEndsGiveTheProcessItsLatestThreadsExitAndItsCreation) {
+    const auto before = snap(100s, {});
+    const auto after = snap(102s, {});
+    const instant born = instant{} + 1000s + 123'456ns;
+    // eBPF records (exact): the leader ends first, its last thread later; a
+    // second process one of whose records has no exit stamp.
+    auto leader = record(700, 700, 10ms, 0s, 101s, 400ms, false, "p");
+    auto worker = record(701, 700, 20ms, 0s, 101100ms, 300ms, true, "p");
+    auto lone = record(800, 800, 5ms, 0s, 101200ms, 100ms, false, "q");
+    auto last = record(801, 800, 5ms, 0s, 101300ms, 100ms, true, "q");
+    for (auto* e : {&leader, &worker, &lone, &last}) {
+        e->exact = true;
+        e->creation = born;
+    }
+    leader.exit = born + 300ms;
+    worker.exit = born + 350ms;
+    last.exit = born + 20ms;  // `lone` has none: the process's end is not known exactly
+    const std::vector<ended_task> exits = {leader, worker, lone, last};
+    const auto s = stat_at(100s, 0s, 0s, 0s, 0s);
+    auto l = compute_ledger(before, after, exits, s, stat_at(102s, 40ms, 0s, 0s, 0s));
+    ASSERT_TRUE(l) << l.error().message();
+    ASSERT_EQ(l->processes.size(), 2u);
+    EXPECT_EQ(l->processes[0].pid, 700);
+    EXPECT_EQ(l->processes[0].creation, born);
+    EXPECT_EQ(l->processes[0].exit, born + 350ms) << "the process ended with its last thread";
+    EXPECT_EQ(l->processes[1].pid, 800);
+    EXPECT_FALSE(l->processes[1].exit.has_value()) << "a thread without a stamp: no exact end";
+    // taskstats records carry neither.
+    const std::vector<ended_task> plain = {record(900, 900, 5ms, 0s, 101s, 100ms, true, "r")};
+    auto t = compute_ledger(before, after, plain, s, stat_at(102s, 5ms, 0s, 0s, 0s));
+    ASSERT_TRUE(t);
+    ASSERT_EQ(t->processes.size(), 1u);
+    EXPECT_FALSE(t->processes[0].exit.has_value());
+    EXPECT_FALSE(t->processes[0].creation.has_value());
+}
+
 TEST(Ledger, ReusedPidInsideTheIntervalIsTwoProcesses) {
     const auto before = snap(100s, {proc(500, 5000, 1s, 0s, "old")});
     const auto after = snap(102s, {});
