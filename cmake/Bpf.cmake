@@ -65,14 +65,29 @@ if(PROCTIMES_EBPF)
   else()
     set(_bpf_arch ${CMAKE_SYSTEM_PROCESSOR})
   endif()
+  # The task walk (open-coded task iterator, kernel 6.7+) is built where the
+  # build machine's BTF has it; the task iterator always is, and is what a
+  # kernel that refuses the walk gets at run time.
+  set(_bpf_progs task_iter exits)
+  execute_process(COMMAND ${PROCTIMES_BPFTOOL} btf dump file ${PROCTIMES_BPF_BTF} format c
+                  OUTPUT_VARIABLE _bpf_btf_c ERROR_QUIET RESULT_VARIABLE _bpf_btf_rc)
+  string(FIND "${_bpf_btf_c}" "struct bpf_iter_task {" _bpf_has_walk)
+  unset(_bpf_btf_c)
+  if(_bpf_btf_rc EQUAL 0 AND NOT _bpf_has_walk EQUAL -1)
+    list(APPEND _bpf_progs task_walk)
+    target_compile_definitions(proctimes PRIVATE PROCTIMES_BPF_TASK_WALK=1)
+  else()
+    message(STATUS "proctimes: the BTF has no open-coded task iterator (Linux < 6.7): snapshots use bpf_iter/task")
+  endif()
   set(_skels "")
-  foreach(prog task_iter exits)
+  foreach(prog ${_bpf_progs})
     add_custom_command(OUTPUT ${_bpf_out}/${prog}.skel.h
       COMMAND ${PROCTIMES_BPF_CLANG} -g -O2 -target bpf -D__TARGET_ARCH_${_bpf_arch}
               -I${_bpf_out} -I${_bpf_src} -I${CMAKE_CURRENT_SOURCE_DIR}/src/parse -c ${_bpf_src}/${prog}.bpf.c -o ${_bpf_out}/${prog}.bpf.o
       COMMAND ${PROCTIMES_BPFTOOL} gen skeleton ${_bpf_out}/${prog}.bpf.o name proctimes_${prog} > ${_bpf_out}/${prog}.skel.h.tmp
       COMMAND ${CMAKE_COMMAND} -E rename ${_bpf_out}/${prog}.skel.h.tmp ${_bpf_out}/${prog}.skel.h
-      DEPENDS ${_bpf_src}/${prog}.bpf.c ${CMAKE_CURRENT_SOURCE_DIR}/src/parse/bpf_record_layout.h ${_bpf_out}/vmlinux.h
+      DEPENDS ${_bpf_src}/${prog}.bpf.c ${_bpf_src}/task_record.bpf.h ${CMAKE_CURRENT_SOURCE_DIR}/src/parse/bpf_record_layout.h
+              ${_bpf_out}/vmlinux.h
       COMMENT "Compiling the BPF program ${prog}" VERBATIM)
     list(APPEND _skels ${_bpf_out}/${prog}.skel.h)
   endforeach()

@@ -342,6 +342,11 @@ struct PROCTIMES_API bpf_source_status {
     std::string reason;
     /// What loading and attaching took, when it was tried.
     std::chrono::nanoseconds load_time{};
+    /// When usable, the program that reads the tasks: "task walk" (one run
+    /// over the task list with the open-coded task iterator, Linux 6.7+) or
+    /// "task iterator" (bpf_iter/task, older kernels, or
+    /// PROCTIMES_BPF_TASK_ITER=1 in the environment); docs/BPF.md.
+    std::string program;
 };
 PROCTIMES_API bpf_source_status bpf_snapshot_status() noexcept;
 

@@ -3,6 +3,9 @@
 // processes and threads being created and ending meanwhile (docs/BPF.md).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <string_view>
+
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -98,6 +101,15 @@ TEST(BpfSnapshot, NamesItsSourceAndPrecision) {
     ASSERT_NE(snap->find(2), nullptr);
     EXPECT_EQ(snap->find(2)->parent_pid, 0);
     EXPECT_TRUE(snap->find(2)->kernel_thread);
+    // The program that read it: the iterator when asked for (the CTest run
+    // bpf.task_iterator), else the walk where this build and kernel have it.
+    const auto st = bpf_snapshot_status();
+    const char* forced = std::getenv("PROCTIMES_BPF_TASK_ITER");
+    if (forced && std::string_view(forced) == "1") {
+        EXPECT_EQ(st.program, "task iterator");
+    } else {
+        EXPECT_TRUE(st.program == "task walk" || st.program == "task iterator") << st.program;
+    }
     EXPECT_EQ(snap->find(2)->times.user, nanoseconds{0});
     // The one-shot function keeps to /proc unless bpf is asked for.
     auto once = take_snapshot();

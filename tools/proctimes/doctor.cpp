@@ -30,6 +30,7 @@ int run_doctor(std::ostream& out) {
     const auto st = bpf_snapshot_status();
     out << fmt::format("eBPF snapshot source: {}\n", !st.built ? "not built" : st.usable ? "usable" : "not usable");
     if (!st.reason.empty()) out << fmt::format("  why: {}\n", st.reason);
+    if (st.usable) out << fmt::format("  program: {}\n", st.program);
     if (st.built) out << fmt::format("  load and attach: {:.1f} ms\n", static_cast<double>(st.load_time.count()) / 1e6);
     out << fmt::format("  ps (one snapshot), --source auto: /proc (one snapshot never pays the load)\n");
     out << fmt::format("  ps --interval, --source auto: {}\n", st.usable ? "eBPF" : "/proc");

@@ -14,11 +14,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <span>
+#include <string_view>
 #include <utility>
 
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -31,16 +35,38 @@
 #include "parse/bpf_records.hpp"
 #include "proctimes/boot.hpp"
 #include "task_iter.skel.h"
+#ifdef PROCTIMES_BPF_TASK_WALK
+#include "task_walk.skel.h"
+#endif
 
 namespace proctimes {
 namespace detail {
 
 using std::chrono::nanoseconds;
 
+// The loaded programs: the task walk where the kernel runs it, else (or
+// once a walk found its ring buffer too small) the task iterator.
 struct bpf_task_iter {
     proctimes_task_iter* skel = nullptr;
     bpf_link* link = nullptr;
+#ifdef PROCTIMES_BPF_TASK_WALK
+    proctimes_task_walk* walk = nullptr;
+    ring_buffer* ring = nullptr;
+    // Where the ring's records are copied; the callback never allocates.
+    struct sink {
+        std::byte* data = nullptr;
+        std::size_t capacity = 0, used = 0;
+        bool overflow = false;
+    } out;
+    // One run and drain of the shared ring buffer at a time (snapshotters
+    // of a process share the loaded programs), and the iterator's lazy load.
+    std::mutex mutex;
+#endif
     ~bpf_task_iter() {
+#ifdef PROCTIMES_BPF_TASK_WALK
+        ring_buffer__free(ring);
+        proctimes_task_walk__destroy(walk);
+#endif
         bpf_link__destroy(link);
         proctimes_task_iter__destroy(skel);
     }
@@ -68,20 +94,97 @@ shared_state& shared() {
     return *s;
 }
 
+// Loads and attaches the bpf_iter/task program into `it`.
+bool load_iterator(bpf_task_iter& it, std::string& reason) {
+    it.skel = proctimes_task_iter__open_and_load();
+    if (!it.skel) {
+        reason = bpf::load_failure("cannot load the task iterator", errno);
+        return false;
+    }
+    it.link = bpf_program__attach_iter(it.skel->progs.proctimes_tasks, nullptr);
+    if (!it.link) {
+        reason = bpf::load_failure("cannot attach the task iterator", errno);
+        return false;
+    }
+    return true;
+}
+
+#ifdef PROCTIMES_BPF_TASK_WALK
+int on_record(void* ctx, void* data, std::size_t size) {
+    auto& out = *static_cast<bpf_task_iter::sink*>(ctx);
+    if (out.capacity - out.used < size) {
+        out.overflow = true;  // drained all the same: the next run starts empty
+        return 0;
+    }
+    std::memcpy(out.data + out.used, data, size);
+    out.used += size;
+    return 0;
+}
+
+// Loads the task walk into `it`; false (and nothing kept) where the kernel
+// refuses it, or PROCTIMES_BPF_TASK_ITER=1 asks for the iterator.
+bool load_walk(bpf_task_iter& it) {
+    if (const char* e = std::getenv("PROCTIMES_BPF_TASK_ITER"); e && std::string_view(e) == "1") return false;
+    proctimes_task_walk* w = proctimes_task_walk__open();
+    if (!w) return false;
+    // Room for four times the tasks there are now, each a record and the
+    // ring's 8-byte header; at least 4 MiB (a power of two, as the ring needs).
+    struct sysinfo si {};
+    const std::uint64_t tasks = ::sysinfo(&si) == 0 ? si.procs : 0;
+    const std::uint64_t want = 4 * tasks * (sizeof(parse::bpf_task_record) + 8);
+    std::uint64_t size = std::uint64_t{4} << 20;
+    while (size < want && size < (std::uint64_t{1} << 30)) size <<= 1;
+    if (bpf_map__set_max_entries(w->maps.records, static_cast<std::uint32_t>(size)) != 0 ||
+        proctimes_task_walk__load(w) != 0) {
+        proctimes_task_walk__destroy(w);
+        return false;
+    }
+    it.walk = w;
+    it.ring = ring_buffer__new(bpf_map__fd(w->maps.records), on_record, &it.out, nullptr);
+    if (!it.ring) {
+        proctimes_task_walk__destroy(w);
+        it.walk = nullptr;
+        return false;
+    }
+    return true;
+}
+
+// One run of the task walk into bytes[0..used); `complete` is false when the
+// ring buffer had no room for every task (then nothing of this run is used).
+std::error_code read_walk(bpf_task_iter& it, std::vector<std::byte>& bytes, std::size_t& used, bool& complete) {
+    bpf_test_run_opts opts{};  // what LIBBPF_OPTS makes, without its C99 compound literal
+    opts.sz = sizeof opts;
+    if (bpf_prog_test_run_opts(bpf_program__fd(it.walk->progs.proctimes_walk), &opts) != 0) {
+        const int err = errno;
+        (void)ring_buffer__consume(it.ring);
+        return errno_code(err);
+    }
+    const std::size_t need = it.walk->bss->walked * sizeof(parse::bpf_task_record);
+    try {
+        if (bytes.size() < need) bytes.resize(need);
+    } catch (...) {
+        it.out = {};
+        (void)ring_buffer__consume(it.ring);  // drained, copied nowhere
+        throw;
+    }
+    it.out = {bytes.data(), bytes.size(), 0, false};
+    const int n = ring_buffer__consume(it.ring);
+    used = it.out.used;
+    complete = it.walk->bss->missed == 0 && !it.out.overflow;
+    it.out = {};
+    if (n < 0) return errno_code(-n);
+    return {};
+}
+#endif
+
 std::shared_ptr<bpf_task_iter> load_iter(std::string& reason) {
     if (reason = bpf::precheck(); !reason.empty()) return nullptr;
     bpf::quiet_libbpf();
     auto it = std::make_shared<bpf_task_iter>();
-    it->skel = proctimes_task_iter__open_and_load();
-    if (!it->skel) {
-        reason = bpf::load_failure("cannot load the task iterator", errno);
-        return nullptr;
-    }
-    it->link = bpf_program__attach_iter(it->skel->progs.proctimes_tasks, nullptr);
-    if (!it->link) {
-        reason = bpf::load_failure("cannot attach the task iterator", errno);
-        return nullptr;
-    }
+#ifdef PROCTIMES_BPF_TASK_WALK
+    if (load_walk(*it)) return it;
+#endif
+    if (!load_iterator(*it, reason)) return nullptr;
     return it;
 }
 
@@ -127,6 +230,26 @@ std::error_code read_all(const bpf_task_iter& it, std::vector<std::byte>& bytes,
     return {};
 }
 
+// Every task of the system into bytes[0..used): the task walk where it is
+// loaded (the iterator, loaded now, for a walk that did not fit its ring
+// buffer), else the task iterator.
+std::error_code read_tasks(bpf_task_iter& it, std::vector<std::byte>& bytes, std::size_t& used) {
+#ifdef PROCTIMES_BPF_TASK_WALK
+    if (it.walk) {
+        std::lock_guard lock(it.mutex);
+        bool complete = false;
+        if (auto ec = read_walk(it, bytes, used, complete)) return ec;
+        if (complete) return {};
+        if (!it.link) {
+            std::string reason;
+            if (!load_iterator(it, reason)) return make_error_code(errc::not_supported);
+        }
+        return read_all(it, bytes, used);
+    }
+#endif
+    return read_all(it, bytes, used);
+}
+
 constexpr std::int64_t ns_per_tick(std::int64_t hz) { return 1'000'000'000 / hz; }
 
 }  // namespace
@@ -169,7 +292,7 @@ result<void> bpf_snapshot_source::take(snapshot& out, const snapshot_options& op
         out.workers = 1;
         out.source = snapshot_source::bpf;
         std::size_t used = 0;
-        if (auto ec = read_all(*iter_, buf_->bytes, used)) return ec;
+        if (auto ec = read_tasks(*iter_, buf_->bytes, used)) return ec;
         out.walk_duration = nanoseconds{now_ns(CLOCK_BOOTTIME) - start};
 
         auto& recs = buf_->records;
@@ -274,6 +397,13 @@ bpf_source_status bpf_snapshot_status() noexcept {
         st.usable = held != nullptr;
         st.reason = s.reason;
         st.load_time = s.load_time;
+        if (held) {
+#ifdef PROCTIMES_BPF_TASK_WALK
+            st.program = held->walk ? "task walk" : "task iterator";
+#else
+            st.program = "task iterator";
+#endif
+        }
     } catch (...) {
         st.reason = "out of memory";
     }
