@@ -22,7 +22,6 @@
 #include <string_view>
 #include <utility>
 
-#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -33,6 +32,7 @@
 #include "linux/bpf/loader.hpp"
 #include "linux/sys.hpp"
 #include "parse/bpf_records.hpp"
+#include "parse/loadavg.hpp"
 #include "proctimes/boot.hpp"
 #include "task_iter.skel.h"
 #ifdef PROCTIMES_BPF_TASK_WALK
@@ -96,7 +96,7 @@ shared_state& shared() {
 
 // Loads and attaches the bpf_iter/task program into `it`.
 bool load_iterator(bpf_task_iter& it, std::string& reason) {
-    it.skel = proctimes_task_iter__open_and_load();
+    if (!it.skel) it.skel = proctimes_task_iter__open_and_load();  // kept by an attach that failed
     if (!it.skel) {
         reason = bpf::load_failure("cannot load the task iterator", errno);
         return false;
@@ -127,10 +127,13 @@ bool load_walk(bpf_task_iter& it) {
     if (const char* e = std::getenv("PROCTIMES_BPF_TASK_ITER"); e && std::string_view(e) == "1") return false;
     proctimes_task_walk* w = proctimes_task_walk__open();
     if (!w) return false;
-    // Room for four times the tasks there are now, each a record and the
-    // ring's 8-byte header; at least 4 MiB (a power of two, as the ring needs).
-    struct sysinfo si {};
-    const std::uint64_t tasks = ::sysinfo(&si) == 0 ? si.procs : 0;
+    // Room for four times the tasks there are now (/proc/loadavg's total of
+    // scheduling entities), each a record and the ring's 8-byte header; at
+    // least 4 MiB (a power of two, as the ring needs).
+    std::uint64_t tasks = 0;
+    std::string loadavg;
+    if (!read_file("/proc/loadavg", loadavg, 4096))
+        tasks = parse::parse_loadavg_tasks(loadavg).value_or(parse::task_load{}).total;
     const std::uint64_t want = 4 * tasks * (sizeof(parse::bpf_task_record) + 8);
     std::uint64_t size = std::uint64_t{4} << 20;
     while (size < want && size < (std::uint64_t{1} << 30)) size <<= 1;
