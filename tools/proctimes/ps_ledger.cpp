@@ -129,20 +129,26 @@ void add_ledger_records(std::vector<task_record>& records, const cpu_ledger& l, 
     const std::int64_t hz = clock_ticks_per_second();
     const nanoseconds tick{hz > 0 ? 1'000'000'000 / hz : 10'000'000};
     const nanoseconds from = l.interval > nanoseconds{0} ? after.since_boot - l.interval : after.since_boot;
+    // The instants of an ended task: eBPF's exact creation and do_exit();
+    // otherwise the estimates, and the record's arrival, no earlier than the
+    // end ("observed").
+    const auto set_instants = [](task_record& r, const std::optional<instant>& creation,
+                                 const std::optional<instant>& estimated_creation, const std::optional<instant>& exit,
+                                 const std::optional<instant>& arrival) {
+        if (creation) {
+            r.creation = *creation;
+        } else if (estimated_creation) {
+            r.creation = *estimated_creation;
+        }
+        r.exit = exit ? exit : arrival;
+        r.exit_source = exit ? "bpf_exit" : "observed";
+    };
     auto ended_thread = [&](const ended_task& e, pid_t pid, const ps_values& v) {
         task_record t;
         t.pid = pid;
         t.tid = e.tid;
         t.name = e.name.str();
-        // eBPF: the exact creation and do_exit() instants; taskstats: the
-        // record's arrival, no earlier than the end ("observed").
-        if (e.creation) {
-            t.creation = *e.creation;
-        } else if (auto c = at(e.received_since_boot - e.elapsed)) {
-            t.creation = *c;
-        }
-        t.exit = e.exit ? e.exit : at(e.received_since_boot);
-        t.exit_source = e.exit ? "bpf_exit" : "observed";
+        set_instants(t, e.creation, at(e.received_since_boot - e.elapsed), e.exit, at(e.received_since_boot));
         t.kernel = e.kernel;
         t.user = e.user;
         t.resolution = tick;
@@ -161,13 +167,9 @@ void add_ledger_records(std::vector<task_record>& records, const cpu_ledger& l, 
         task_record r;
         r.pid = e.pid;
         r.name = e.name.str();
-        if (e.creation) {
-            r.creation = *e.creation;
-        } else if (auto c = instant_from_start_ticks(e.start_ticks)) {
-            r.creation = *c;
-        }
-        r.exit = e.exit ? e.exit : at(e.ended_since_boot);
-        r.exit_source = e.exit ? "bpf_exit" : "observed";
+        std::optional<instant> estimated;
+        if (auto c = instant_from_start_ticks(e.start_ticks)) estimated = *c;
+        set_instants(r, e.creation, estimated, e.exit, at(e.ended_since_boot));
         r.kernel = e.final_kernel;
         r.user = e.final_user;
         r.resolution = tick;
