@@ -5,7 +5,7 @@
  * puts one pt_task_record per task into a ring buffer. Unlike the
  * bpf_iter/task program (task_iter.bpf.c), whose kernel side looks each task
  * up by pid and goes through a seq_file, this follows the task list itself:
- * about 7 times less kernel time for the same records (docs/BPF.md). */
+ * about a quarter of the kernel time for the same records (docs/BPF.md). */
 // vmlinux.h first: the libbpf headers use its kernel types.
 #include "vmlinux.h"
 
