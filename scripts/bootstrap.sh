@@ -20,6 +20,7 @@ packages=(
   libbpf-dev bpftool libelf-dev zlib1g-dev    # the eBPF source (clang above compiles it; docs/BPF.md)
   pandoc dpkg-dev lintian man-db bash-completion          # man pages, scripts/package.sh and its test
   libcpp-httplib-dev libyaml-cpp-dev                     # proctimes serve (HTTP, process-exporter config)
+  libmicrohttpd-dev libre2-dev                           # serve's HTTP server and its rule matching (linear time)
   prometheus prometheus-process-exporter                 # serve tests (a real Prometheus) and bench/ (the peer)
 )
 
