@@ -39,7 +39,8 @@ PROCTIMES_API bool exit_monitor_enabled() noexcept;
 /// that sees the end is an observer like the exit monitor: unless an earlier
 /// observer did, it stamps the exit instant at its wake-up and reads the
 /// zombie's final values, so times() right after it never reports a later
-/// instant.
+/// instant. A signal handler running meanwhile neither ends the wait nor
+/// extends it: it resumes until `timeout` has passed on the monotonic clock.
 /// Errors: not_supported without pidfds (Linux < 5.3), invalid_handle.
 PROCTIMES_API result<bool> wait_for_exit(const process& p,
                                          std::optional<std::chrono::nanoseconds> timeout = std::nullopt) noexcept;

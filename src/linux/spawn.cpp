@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -33,21 +34,29 @@ using std::chrono::nanoseconds;
 namespace {
 
 // poll(2) on pidfds; timeout empty = forever. Returns the number ready.
+// A signal handler interrupts ppoll with EINTR; the wait then resumes for
+// what is left until a deadline on the monotonic clock, so that signals
+// arriving more often than the timeout never stretch the wait.
 result<int> poll_pidfds(pollfd* fds, std::size_t n, std::optional<nanoseconds> timeout) noexcept {
-    timespec ts{};
-    timespec* tp = nullptr;
+    std::int64_t deadline = -1;  // CLOCK_MONOTONIC ns; -1: forever
     if (timeout) {
-        const auto t = std::max(*timeout, nanoseconds{0});
-        ts.tv_sec = static_cast<time_t>(t.count() / 1'000'000'000);
-        ts.tv_nsec = static_cast<long>(t.count() % 1'000'000'000);
-        tp = &ts;
+        const std::int64_t t = std::max(timeout->count(), std::int64_t{0});
+        const std::int64_t now = detail::now_ns(CLOCK_MONOTONIC);
+        // Beyond what the clock can reach (child::wait's nanoseconds::max()): forever.
+        if (now >= 0 && t <= std::numeric_limits<std::int64_t>::max() - now) deadline = now + t;
     }
     for (;;) {
+        timespec ts{};
+        timespec* tp = nullptr;
+        if (deadline >= 0) {
+            const std::int64_t left = std::max(deadline - detail::now_ns(CLOCK_MONOTONIC), std::int64_t{0});
+            ts.tv_sec = static_cast<time_t>(left / 1'000'000'000);
+            ts.tv_nsec = static_cast<long>(left % 1'000'000'000);
+            tp = &ts;
+        }
         const int r = ::ppoll(fds, n, tp, nullptr);
         if (r >= 0) return r;
         if (errno != EINTR) return detail::last_errno();
-        // EINTR: ppoll updates nothing; a retried wait may last a little longer
-        // than asked, never shorter.
     }
 }
 
