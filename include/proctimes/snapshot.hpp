@@ -148,8 +148,11 @@ struct snapshot_options {
     /// run on 2 or more CPUs, and one of them is idle at the start (the
     /// running count of /proc/loadavg); else 1. On a busy machine a second
     /// walker is preempted while holding part of the work and makes the walk
-    /// slower, not faster (docs/PERFORMANCE.md). If a thread cannot be
-    /// started, the walk continues on fewer.
+    /// slower, not faster (docs/PERFORMANCE.md). A larger request is cut to
+    /// four per CPU the caller may run on, and never more than 64 (each
+    /// walker is a thread and a 64 KiB buffer). If a thread cannot be
+    /// started, the walk continues on fewer; snapshot::workers says how many
+    /// ran.
     unsigned workers = 0;
     /// snapshotter only, with threads, on the live /proc: copy the thread
     /// entries of a process that has not run since the previous take()

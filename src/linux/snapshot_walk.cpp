@@ -23,6 +23,7 @@
 
 #include "clock_ns.hpp"
 #include "linux/bpf/snapshot_source.hpp"
+#include "linux/fork_generation.hpp"
 #include "linux/snapshot_proc.hpp"
 #include "parse/loadavg.hpp"
 #include "parse/procfs.hpp"
@@ -81,6 +82,10 @@ std::size_t usable_cpus() noexcept {
     return std::max(1u, std::thread::hardware_concurrency());
 }
 
+// The most walkers a take starts, whatever snapshot_options::workers asks:
+// four per usable CPU, at most 64 (snapshot.hpp).
+std::size_t max_walkers() noexcept { return std::min<std::size_t>(4 * usable_cpus(), 64); }
+
 // Whether a procfs mount shows the caller's pid namespace: its "self" names us.
 bool is_live_procfs(int proc_fd) noexcept {
     char link[32];
@@ -103,6 +108,10 @@ public:
     result<void> take(snapshot& out, const snapshot* reuse_from) noexcept override;
 
 private:
+    result<void> reopen_after_fork() noexcept;
+
+    // The fork generation this source's descriptors and eBPF objects belong to.
+    std::uint64_t generation_ = 0;
     bool threads_ = false;
     snapshot_cpu cpu_ = snapshot_cpu::precise_processes;
     unsigned workers_wanted_ = 0;
@@ -131,10 +140,29 @@ result<void> proc_source::open(const snapshot_options& options) noexcept {
     if ((root.empty() || root == detail::proc_root) && !procfs_) return errc::proc_unavailable;
     options_ = options;
     bpf_ = bpf_snapshot_source::open(options, live_);
+    generation_ = fork_generation();
     return {};
 }
 
+// In a forked child, the /proc descriptor's file offset (which getdents
+// moves) and the eBPF programs, ring buffer and counters are shared with the
+// parent: two walks at once would read each other's records. The child opens
+// its own before its first walk; the parent's stay untouched.
+result<void> proc_source::reopen_after_fork() noexcept {
+    try {
+        const snapshot_options options = options_;
+        bpf_ = bpf_snapshot_source{};
+        workers_.clear();
+        outputs_.clear();
+        return open(options);
+    } catch (...) {
+        return detail::errno_code(ENOMEM);
+    }
+}
+
 result<void> proc_source::stamp(snapshot& out) noexcept {
+    if (generation_ != fork_generation())
+        if (auto r = reopen_after_fork(); !r) return r;
     auto anchor = get_boot_anchor();
     if (!anchor) return anchor.error();
     start_ = detail::now_ns(CLOCK_BOOTTIME);
@@ -183,7 +211,9 @@ result<void> proc_source::take(snapshot& out, const snapshot* reuse_from) noexce
                 if (tasks >= parallel_min_tasks && load.running > 0 && load.running < cpus) want = 2;
             }
         }
-        want = std::max<std::size_t>(want, 1);
+        // Each walker costs a thread and a 64 KiB buffer kept between takes:
+        // a request beyond what the CPUs can run is cut to max_walkers().
+        want = std::clamp<std::size_t>(want, 1, max_walkers());
         while (workers_.size() < want) workers_.push_back(std::make_unique<worker>());
         outputs_.clear();
         for (std::size_t i = 0; i < want; ++i) {

@@ -30,6 +30,7 @@
 #include "clock_ns.hpp"
 #include "cpu_split.hpp"
 #include "linux/bpf/loader.hpp"
+#include "linux/fork_generation.hpp"
 #include "linux/sys.hpp"
 #include "parse/bpf_records.hpp"
 #include "parse/loadavg.hpp"
@@ -84,6 +85,9 @@ namespace {
 struct shared_state {
     std::mutex mutex;
     std::weak_ptr<bpf_task_iter> loaded;
+    // The fork generation `loaded` belongs to: a forked child loads its own
+    // programs and ring buffer, never running the parent's.
+    std::uint64_t generation = 0;
     bool tried = false;
     bool failed = false;
     std::string reason;
@@ -196,6 +200,10 @@ std::shared_ptr<bpf_task_iter> load_iter(std::string& reason) {
 std::shared_ptr<bpf_task_iter> acquire() {
     auto& s = shared();
     std::lock_guard lock(s.mutex);
+    if (const std::uint64_t gen = fork_generation(); s.generation != gen) {
+        s.loaded.reset();
+        s.generation = gen;
+    }
     if (auto held = s.loaded.lock()) return held;
     if (s.failed) return nullptr;
     const auto t0 = std::chrono::steady_clock::now();
