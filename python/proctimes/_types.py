@@ -61,7 +61,21 @@ class AccessDenied(Error, PermissionError):
 
 
 class Precision(NamedTuple):
-    """How precise the values of one Times are (all in nanoseconds)."""
+    """How precise the values of one Times are (all in nanoseconds).
+
+    source, where the CPU times came from: "rusage" (this_process_times:
+    getrusage), "thread_clock+rusage" (this_thread_times), "cpu_clock+stat" (a
+    process or thread CPU clock, split by stat's ticks), "schedstat+stat" (a
+    thread of another process), "stat" (ticks only), "wait_rusage" (a spawned
+    child's wait), "exit_record" (the kernel's taskstats exit record), "bpf"
+    (a Snapshotter's eBPF task walk) or "bpf_exit" (the eBPF exit stream:
+    final values read after the task's last switch-out).
+
+    exit_source, where the exit instant came from: "none" (running),
+    "observed" (stamped when the end was seen), "exit_record" (creation + the
+    kernel's elapsed time) or "bpf_exit" (the instant the task ran do_exit,
+    exact to 1 ns).
+    """
     resolution_ns: int
     """Granularity of kernel and of user, each on its own."""
     total_resolution_ns: int
@@ -70,11 +84,12 @@ class Precision(NamedTuple):
     """Granularity of the creation instant (10 ms: one start tick, floored)."""
     source: str
     """Where the CPU times came from: "rusage", "thread_clock+rusage", "cpu_clock+stat",
-    "schedstat+stat", "stat", "wait_rusage" or "exit_record"."""
+    "schedstat+stat", "stat", "wait_rusage", "exit_record", "bpf" or "bpf_exit"."""
     exit_source: str
     """Where the exit instant came from: "none" (running), "observed" (stamped
     when the end was seen: it ended no later than exit, no earlier than
-    exit_earliest) or "exit_record" (creation + the kernel's elapsed time)."""
+    exit_earliest), "exit_record" (creation + the kernel's elapsed time) or
+    "bpf_exit" (when the task ran do_exit, 1 ns: exit_earliest equals exit)."""
     exit_resolution_ns: int
     """How far the real end can be from exit (0 while running)."""
 
@@ -222,3 +237,5 @@ class Snapshot(list):
     """Processes and threads that exited during the walk and were skipped."""
     reused_threads: int
     """Thread entries a Snapshotter copied because their process had not run."""
+    workers: int
+    """How many threads walked /proc (1 for the eBPF source)."""

@@ -213,12 +213,16 @@ py::object to_py(const proctimes::snapshot& s) {
     out.attr("failures") = std::move(failures);
     out.attr("vanished") = s.vanished;
     out.attr("reused_threads") = s.reused_threads;
+    out.attr("workers") = s.workers;
     return out;
 }
 
 std::optional<nanoseconds> to_timeout(const py::object& seconds) {
     if (seconds.is_none()) return std::nullopt;
-    const double s = py::cast<double>(seconds);
+    // A real number (int, float, or anything with __float__ or __index__), as
+    // time.sleep takes: a str or other non-number raises TypeError.
+    const double s = PyFloat_AsDouble(seconds.ptr());
+    if (s == -1.0 && PyErr_Occurred()) throw py::error_already_set();
     if (std::isnan(s)) throw py::value_error("timeout is NaN");
     if (s < 0) throw py::value_error("timeout must be >= 0 or None");
     // Beyond ~292 years a nanosecond count overflows: that is forever.

@@ -60,7 +60,9 @@ py::object to_cpu_times(const proctimes::task_times& t,
 py::object to_py(const proctimes::snapshot& s);
 
 /// A timeout in seconds (None: forever) → the library's optional duration.
-/// Raises ValueError for a negative or NaN value; +inf means forever.
+/// Raises TypeError for a non-number (a str), ValueError for a negative or
+/// NaN value, OverflowError for an int too large for a float; +inf means
+/// forever.
 std::optional<std::chrono::nanoseconds> to_timeout(const py::object& seconds);
 
 }  // namespace pyproctimes

@@ -14,6 +14,7 @@
 #include "bindings.hpp"
 #include "convert.hpp"
 #include "errors.hpp"
+#include "wait.hpp"
 
 namespace pyproctimes {
 
@@ -48,13 +49,14 @@ std::optional<pid_t> to_id(const py::object& o, const char* what) {
     return static_cast<pid_t>(v);
 }
 
+// Waits in slices (wait.hpp), so that a signal (Ctrl-C) interrupts it.
 py::object handle_wait(const auto& h, const py::object& timeout, pid_t pid, pid_t tid) {
     const auto to = to_timeout(timeout);
     proctimes::result<bool> r = false;
-    {
-        py::gil_scoped_release nogil;
-        r = proctimes::wait_for_exit(*h, to);
-    }
+    wait_in_slices(to, [&](nanoseconds slice) {
+        r = proctimes::wait_for_exit(*h, slice);
+        return !r || *r;
+    });
     return py::bool_(unwrap(r, pid, tid));
 }
 
@@ -179,8 +181,10 @@ void bind_handles(py::module_& m) {
             [](const py_process& p, const py::object& timeout) { return handle_wait(p.get(), timeout, p.pid, 0); },
             py::arg("timeout") = py::none(),
             "Waits until the process has exited (any process, not only children; it is\n"
-            "not reaped). timeout in seconds, None: forever. True once exited, False on\n"
-            "timeout. Releases the GIL.")
+            "not reaped). timeout in seconds (a number; None: forever). True once exited,\n"
+            "False on timeout. Releases the GIL; signal handlers run during the wait, so\n"
+            "Ctrl-C raises KeyboardInterrupt. TypeError for a timeout that is not a number,\n"
+            "ValueError for a negative or NaN one.")
         .def(
             "is_running",
             [](const py_process& p) { return !handle_wait(p.get(), py::float_(0.0), p.pid, 0).cast<bool>(); },
@@ -212,7 +216,9 @@ void bind_handles(py::module_& m) {
         .def_property_readonly(
             "pidfd", [](const py_process& p) { return proctimes::native_pidfd(*p.get()); },
             "The pidfd (readable once the process exits; owned by the handle), or -1.")
-        .def_property_readonly("closed", [](const py_process& p) { return !p.h; })
+        .def_property_readonly(
+            "closed", [](const py_process& p) { return !p.h; },
+            "True once close() (or the end of a with block) has released the handle.")
         .def(
             "close", [](py_process& p) { p.h.reset(); },
             "Releases the handle's descriptors (once no call in flight uses them).")
@@ -231,7 +237,8 @@ void bind_handles(py::module_& m) {
 
     py::class_<py_thread>(m, "Thread", thread_doc)
         .def(py::init(&open_thread), py::arg("tid") = py::none(), py::arg("pid") = py::none())
-        .def_property_readonly("tid", [](const py_thread& t) { return t.tid; })
+        .def_property_readonly(
+            "tid", [](const py_thread& t) { return t.tid; }, "The thread id (fixed at open).")
         .def_property_readonly(
             "pid", [](const py_thread& t) { return t.pid; }, "The process it belongs to.")
         .def(
@@ -252,14 +259,21 @@ void bind_handles(py::module_& m) {
             "wait",
             [](const py_thread& t, const py::object& timeout) { return handle_wait(t.get(), timeout, t.pid, t.tid); },
             py::arg("timeout") = py::none(),
-            "Waits until the thread has exited (needs Linux >= 6.9). True once exited,\n"
-            "False on timeout. Releases the GIL.")
-        .def("identity", [](const py_thread& t) { return to_py(t.get()->identity()); })
+            "Waits until the thread has exited (needs Linux >= 6.9; else Error with errno\n"
+            "EOPNOTSUPP). timeout as Process.wait. True once exited, False on timeout.\n"
+            "Releases the GIL; Ctrl-C raises KeyboardInterrupt.")
+        .def(
+            "identity", [](const py_thread& t) { return to_py(t.get()->identity()); },
+            "Identity(boot, id, start_ticks, pidfs_inode) of the thread: exact across tid reuse.")
         .def(
             "name", [](const py_thread& t) { return to_str(unwrap(t.get()->name(), t.pid, t.tid)); },
             "The thread's name (comm), read now.")
-        .def_property_readonly("closed", [](const py_thread& t) { return !t.h; })
-        .def("close", [](py_thread& t) { t.h.reset(); })
+        .def_property_readonly(
+            "closed", [](const py_thread& t) { return !t.h; },
+            "True once close() (or the end of a with block) has released the handle.")
+        .def(
+            "close", [](py_thread& t) { t.h.reset(); },
+            "Releases the handle's descriptors (once no call in flight uses them).")
         .def("__enter__", [](py::object self) { return self; })
         .def("__exit__", [](py_thread& t, const py::args&) { t.h.reset(); })
         .def("__eq__",

@@ -109,10 +109,12 @@ void bind_misc(py::module_& m) {
 
     m.def("set_exit_monitor_enabled", &proctimes::set_exit_monitor_enabled, py::arg("on"),
           "Exit tracking for handles opened afterwards (default on; PROCTIMES_EXIT_MONITOR=0 turns it off).");
-    m.def("exit_monitor_enabled", &proctimes::exit_monitor_enabled);
+    m.def("exit_monitor_enabled", &proctimes::exit_monitor_enabled,
+          "Whether handles opened from now on have their exit tracked (set_exit_monitor_enabled).");
     m.def("set_exit_records_enabled", &proctimes::set_exit_records_enabled, py::arg("on"),
           "The kernel's taskstats exit records (root): exact final values of threads.");
-    m.def("exit_records_enabled", &proctimes::exit_records_enabled);
+    m.def("exit_records_enabled", &proctimes::exit_records_enabled,
+          "Whether the kernel's taskstats exit records are listened to (set_exit_records_enabled).");
 }
 
 }  // namespace pyproctimes

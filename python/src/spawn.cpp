@@ -9,6 +9,7 @@
 #include "convert.hpp"
 #include "errors.hpp"
 #include "handles.hpp"
+#include "wait.hpp"
 
 namespace pyproctimes {
 
@@ -56,7 +57,14 @@ py_child spawn(const py::object& args, const py::object& cwd, const py::object& 
     if (!cwd.is_none()) o.working_directory = fs_bytes(cwd);
     if (!env.is_none()) {
         std::vector<std::string> e;
-        for (const auto& [k, v] : env.cast<py::dict>()) e.push_back(fs_bytes(k) + "=" + fs_bytes(v));
+        for (const auto& [k, v] : env.cast<py::dict>()) {
+            std::string key = fs_bytes(k);
+            // "A=B": "C" would reach the child as A='B=C'. os.execve and
+            // subprocess refuse such a name, and so does this.
+            if (key.empty() || key.find('=') != std::string::npos)
+                throw py::value_error("illegal environment variable name");
+            e.push_back(std::move(key) + "=" + fs_bytes(v));
+        }
         o.environment = std::move(e);
     }
     o.stdin_fd = to_fd(stdin_);
@@ -83,37 +91,38 @@ const proctimes::process& handle_of(const py_child& c) {
 
 // The final values once the child has exited, else None. The wait itself is
 // on the handle (safe from several threads at once, each with its own
-// timeout); child::wait then reaps at once.
+// timeout); child::wait then reaps at once. It runs in slices (wait.hpp), so
+// that a signal (Ctrl-C) interrupts it.
 py::object child_wait(const py_child& ch, const py::object& timeout) {
     const auto to = to_timeout(timeout);
     const auto st = ch.s;
     std::optional<proctimes::child_exit> out;
     std::error_code err;
-    {
-        py::gil_scoped_release nogil;
-        if (!st->c.handle().valid()) {
-            // No handle (handle_error(): no descriptor, no /proc, or the child
-            // was gone before it could be opened): the child waits on its own
-            // pidfd and reports what waitid gives.
+    if (!st->c.handle().valid()) {
+        // No handle (handle_error(): no descriptor, no /proc, or the child
+        // was gone before it could be opened): the child waits on its own
+        // pidfd and reports what waitid gives.
+        wait_in_slices(to, [&](nanoseconds slice) {
             std::lock_guard lock(st->mutex);
             if (st->done) {
                 out = st->done;
-            } else if (to) {
-                auto e = st->c.wait_for(*to);
-                if (!e)
-                    err = e.error();
-                else if (*e)
-                    out = st->done = **e;
-            } else {
-                auto e = st->c.wait();
-                if (!e)
-                    err = e.error();
-                else
-                    out = st->done = *e;
+                return true;
             }
-        } else if (auto ended = proctimes::wait_for_exit(st->c.handle(), to); !ended) {
-            err = ended.error();
-        } else if (*ended) {
+            auto e = st->c.wait_for(slice);
+            if (!e)
+                err = e.error();
+            else if (*e)
+                out = st->done = **e;
+            return !e || e->has_value();
+        });
+    } else {
+        bool ended = wait_in_slices(to, [&](nanoseconds slice) {
+            auto r = proctimes::wait_for_exit(st->c.handle(), slice);
+            if (!r) err = r.error();
+            return !r || *r;
+        });
+        if (ended && !err) {
+            py::gil_scoped_release nogil;
             std::lock_guard lock(st->mutex);
             auto e = st->c.wait();
             if (e)
@@ -132,7 +141,8 @@ void bind_spawn(py::module_& m) {
     py::class_<py_child>(m, "Child",
                          "A process started by proctimes.spawn(). Its handle is safe from the first\n"
                          "instant (clone3 with CLONE_PIDFD). Dropping it without wait() leaves no zombie.")
-        .def_property_readonly("pid", [](const py_child& c) { return c.pid; })
+        .def_property_readonly(
+            "pid", [](const py_child& c) { return c.pid; }, "The child's process id.")
         .def_property_readonly(
             "process",
             [](const py_child& c) {
@@ -146,9 +156,11 @@ void bind_spawn(py::module_& m) {
         .def("wait", &child_wait, py::arg("timeout") = py::none(),
              "Waits for it to exit and reaps it: ChildExit(status, times, children_kernel_ns,\n"
              "children_user_ns, max_rss_kib, times_error), its final values; None on timeout\n"
-             "(seconds; None: forever). status is None when unknown (the kernel reaped it\n"
-             "because SIGCHLD is ignored). Calling it again returns the same values.\n"
-             "Releases the GIL.")
+             "(seconds, a number; None: forever). status is None when unknown (the kernel\n"
+             "reaped it because SIGCHLD is ignored). Calling it again returns the same\n"
+             "values. Releases the GIL; Ctrl-C raises KeyboardInterrupt (the child is not\n"
+             "reaped then). TypeError for a timeout that is not a number, ValueError for a\n"
+             "negative or NaN one.")
         .def(
             "cpu_times",
             [](const py_child& c) {
@@ -163,11 +175,14 @@ void bind_spawn(py::module_& m) {
             },
             "psutil's cpu_times(); children_user/children_system are known (not None)\n"
             "once the child has exited and been waited for.")
-        .def("exit_status",
-             [](const py_child& c) {
-                 auto s = unwrap(handle_of(c).exit_status(), c.pid);
-                 return s ? to_py(*s) : py::object(py::none());
-             })
+        .def(
+            "exit_status",
+            [](const py_child& c) {
+                auto s = unwrap(handle_of(c).exit_status(), c.pid);
+                return s ? to_py(*s) : py::object(py::none());
+            },
+            "ExitStatus(code, signal, core_dumped, shell_code) once it has exited (before\n"
+            "or after wait()), else None.")
         .def("__repr__", [](const py_child& c) { return "proctimes.Child(pid=" + std::to_string(c.pid) + ")"; });
 
     m.def("spawn", &spawn, py::arg("args"), py::kw_only(), py::arg("cwd") = py::none(), py::arg("env") = py::none(),
@@ -179,7 +194,9 @@ waited for no children).
 
 args: a sequence of str/bytes/path-like; args[0] is searched in PATH unless
 `program` is given. cwd, env (a dict; None: inherit), stdin/stdout/stderr (a
-descriptor or an object with fileno(); None: inherit). Raises FileNotFoundError-
+descriptor or an object with fileno(); None: inherit). ValueError for an
+environment name that is empty or contains '=', and for a NUL byte in any
+argument, name or value (as os.execve). Raises FileNotFoundError-
 like proctimes.Error (errno ENOENT) or PermissionError-like AccessDenied when
 the program cannot be executed. Releases the GIL.)");
 }
