@@ -82,7 +82,7 @@ std::string take_on_both_sides(snapshotter& s, std::string& child_finding) {
     const char c = 'g';
     (void)!::write(go[1], &c, 1);
     ::close(go[1]);
-    const std::string mine = take_many(s);
+    std::string mine = take_many(s);
     child_finding.clear();
     char buf[512];
     ssize_t n;
@@ -95,7 +95,7 @@ std::string take_on_both_sides(snapshotter& s, std::string& child_finding) {
     return mine;
 }
 
-void check_both_sides(snapshot_options o, snapshot_source expected) {
+void check_both_sides(const snapshot_options& o, snapshot_source expected) {
     auto s = snapshotter::open(o);
     ASSERT_TRUE(s) << s.error().message();
     // One take before the fork: the descriptors, buffers and (eBPF) ring
