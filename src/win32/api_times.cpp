@@ -35,15 +35,6 @@ BOOL write_times(const task_times& t, FILETIME* creation, FILETIME* exit, FILETI
     return TRUE;
 }
 
-// Does this handle's object name the calling process (thread)? Then it takes
-// the pseudo-handle's sources, as on Windows where both are one object.
-bool names_caller(const process_ref& p) noexcept {
-    return p.self || (!p.object->child && detail::core_is_self(p.object->other));
-}
-bool names_caller(const thread_ref& t) noexcept {
-    return t.self || (!t.object->child && detail::core_is_self(t.object->other));
-}
-
 }  // namespace
 
 extern "C" {

@@ -8,6 +8,7 @@
 #include <map>
 
 #include <poll.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "proctimes/error.hpp"
@@ -209,7 +210,26 @@ result<std::optional<exit_status>> created_process::status() noexcept {
     // The reaping wait's status, or what the zombie showed if something else
     // reaped it first; unknown when nobody saw it (SIGCHLD ignored).
     if (!exit_->status) return make_error_code(errc::not_supported);
+    // Killed by TerminateProcess: the code it was given, as Windows reports.
+    if (terminate_code_ && exit_->status->signal == SIGKILL)
+        return std::optional<exit_status>(exit_status{*terminate_code_, 0});
     return std::optional<exit_status>(*exit_->status);
+}
+
+result<bool> created_process::terminate(int code) noexcept {
+    std::lock_guard lock(mutex_);
+    auto f = finish_if_exited_locked();
+    if (!f) return f.error();
+    if (*f) return false;  // already ended (and reaped)
+    const int fd = native_pidfd(child_);
+    if (fd < 0) return make_error_code(errc::not_supported);
+    // A zombie takes the signal without effect: its own status stands. The
+    // code is recorded under the lock status() takes, before anyone can read
+    // the status the signal causes.
+    if (::syscall(SYS_pidfd_send_signal, fd, SIGKILL, nullptr, 0) != 0)
+        return errno == ESRCH ? result<bool>(false) : result<bool>(std::error_code(errno, std::generic_category()));
+    if (!terminate_code_) terminate_code_ = code;
+    return true;
 }
 
 }  // namespace proctimes::win32
