@@ -77,6 +77,11 @@ int core_native_handle(const task_core& c) noexcept;
 /// that thread. Such a core takes the sources of self_process_times() and
 /// self_thread_times(), so that every handle to the caller gives one answer.
 bool core_is_self(const task_core& c) noexcept;
+/// Ends the process behind the platform's own handle on it
+/// (core_native_handle, native_pidfd) at once: Linux sends SIGKILL through
+/// the pidfd, never by pid. ESRCH once it has been reaped; not_supported
+/// where the platform cannot.
+std::error_code kill_by_native_handle(int handle) noexcept;
 /// The same for a handle (false for an empty one).
 bool core_is_self(const process& p) noexcept;
 bool core_is_self(const thread& t) noexcept;

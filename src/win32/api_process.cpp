@@ -7,11 +7,9 @@
 #include <cerrno>
 #include <chrono>
 #include <climits>
-#include <csignal>
 #include <thread>
 
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "platform.hpp"
@@ -323,12 +321,9 @@ BOOL proctimes_TerminateProcess(HANDLE hProcess, UINT uExitCode) {
     // the pid may name a newer process). Its exit code is then 128 + 9.
     auto st = p.object->other.exit_status();
     if (!st || *st) return fail<BOOL>(FALSE, ERROR_ACCESS_DENIED);  // ended (or reaped unread)
-    const int fd = native_pidfd(p.object->other);
-    if (fd < 0) return fail<BOOL>(FALSE, ERROR_NOT_SUPPORTED);  // no pidfd (Linux < 5.3)
-    if (::syscall(SYS_pidfd_send_signal, fd, SIGKILL, nullptr, 0) != 0)
+    if (const auto ec = detail::kill_by_native_handle(native_pidfd(p.object->other)))
         return fail<BOOL>(
-            FALSE, errno == ESRCH ? ERROR_ACCESS_DENIED
-                                  : error_from(std::error_code(errno, std::generic_category()), error_context::query));
+            FALSE, ec == std::errc::no_such_process ? ERROR_ACCESS_DENIED : error_from(ec, error_context::query));
     return TRUE;
 }
 

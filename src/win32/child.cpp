@@ -8,9 +8,9 @@
 #include <map>
 
 #include <poll.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "platform.hpp"
 #include "proctimes/error.hpp"
 #include "proctimes/exit.hpp"
 #include "proctimes/linux.hpp"
@@ -221,13 +221,11 @@ result<bool> created_process::terminate(int code) noexcept {
     auto f = finish_if_exited_locked();
     if (!f) return f.error();
     if (*f) return false;  // already ended (and reaped)
-    const int fd = native_pidfd(child_);
-    if (fd < 0) return make_error_code(errc::not_supported);
     // A zombie takes the signal without effect: its own status stands. The
     // code is recorded under the lock status() takes, before anyone can read
     // the status the signal causes.
-    if (::syscall(SYS_pidfd_send_signal, fd, SIGKILL, nullptr, 0) != 0)
-        return errno == ESRCH ? result<bool>(false) : result<bool>(std::error_code(errno, std::generic_category()));
+    if (const auto ec = detail::kill_by_native_handle(native_pidfd(child_)))
+        return ec == std::errc::no_such_process ? result<bool>(false) : result<bool>(ec);
     if (!terminate_code_) terminate_code_ = code;
     return true;
 }

@@ -84,7 +84,7 @@ static void test_terminate_process(void) {
     DWORD code = 0;
     HANDLE q, t;
     if (!start_sleeper(&pi)) {
-        CHECK(!"CreateProcessA(sleep 60)");
+        CHECK(0 && "CreateProcessA(sleep 60)");
         return;
     }
     /* Without PROCESS_TERMINATE: refused, the process runs on. */
@@ -144,7 +144,7 @@ static void test_duplicate_handle(void) {
     CHECK(CloseHandle(h));
 
     if (!start_sleeper(&pi)) {
-        CHECK(!"CreateProcessA(sleep 60)");
+        CHECK(0 && "CreateProcessA(sleep 60)");
         return;
     }
     /* Same access, then the source closed: the duplicate works on. */

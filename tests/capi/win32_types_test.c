@@ -37,7 +37,7 @@ typedef WCHAR my_WCHAR;
 typedef LPWSTR my_LPWSTR;
 typedef LPCWSTR my_LPCWSTR;
 
-static int run_types_test(void) {
+static int run_types_test(void) { /* NOLINT(modernize-redundant-void-arg): C11 too */
     my_BOOLEAN b = TRUE;
     my_PBOOLEAN pb = &b;
     my_UCHAR uc = 255;
