@@ -164,6 +164,15 @@ result<thread_times> times() noexcept { return detail::self_thread_times(); }
 namespace detail {
 
 task_core* handle_access::core(const process& p) noexcept { return p.impl_ ? p.impl_->core.get() : nullptr; }
+
+bool core_is_self(const process& p) noexcept {
+    const task_core* c = handle_access::core(p);
+    return c && core_is_self(*c);
+}
+bool core_is_self(const thread& t) noexcept {
+    const task_core* c = handle_access::core(t);
+    return c && core_is_self(*c);
+}
 task_core* handle_access::core(const thread& t) noexcept { return t.impl_ ? t.impl_->core.get() : nullptr; }
 
 result<process> handle_access::make_process(result<task_core_ptr> core) noexcept {

@@ -70,6 +70,21 @@ const task_identity& core_identity(const task_core& c) noexcept;
 instant core_creation(const task_core& c) noexcept;
 /// The platform's own handle on the task (Linux: the pidfd), or -1.
 int core_native_handle(const task_core& c) noexcept;
+/// Whether the task is the caller itself: a process core opened on the
+/// calling process, or a thread core opened on the calling thread, by this
+/// process (not inherited through fork). Decided by identity, never by the id
+/// alone: a handle to an ended thread whose id a new thread reuses is not
+/// that thread. Such a core takes the sources of self_process_times() and
+/// self_thread_times(), so that every handle to the caller gives one answer.
+bool core_is_self(const task_core& c) noexcept;
+/// Ends the process behind the platform's own handle on it
+/// (core_native_handle, native_pidfd) at once: Linux sends SIGKILL through
+/// the pidfd, never by pid. ESRCH once it has been reaped; not_supported
+/// where the platform cannot.
+std::error_code kill_by_native_handle(int handle) noexcept;
+/// The same for a handle (false for an empty one).
+bool core_is_self(const process& p) noexcept;
+bool core_is_self(const thread& t) noexcept;
 /// The task's lifecycle (src/task_state.hpp), shared with the exit watch.
 task_lifecycle& core_lifecycle(task_core& c) noexcept;
 
@@ -107,7 +122,10 @@ pid_t self_process_id() noexcept;
 pid_t self_thread_id() noexcept;
 /// this_process::times() and this_thread::times() (process.hpp).
 result<process_times> self_process_times() noexcept;
-result<thread_times> self_thread_times() noexcept;
+/// `with_creation` false: the creation instant is left empty (the epoch) and
+/// not looked up, so the call opens no file (a thread's first lookup reads
+/// /proc; the main thread's is the process's).
+result<thread_times> self_thread_times(bool with_creation = true) noexcept;
 
 // ---- clocks ----------------------------------------------------------------------------
 

@@ -60,7 +60,9 @@ public:
 
     /// Creation, exit (empty while running), kernel and user CPU time of all
     /// threads, exited ones included, children excluded.
-    /// Sources: the process CPU clock (1 ns total) + the stat split (10 ms).
+    /// Sources: the process CPU clock (1 ns total) + the stat split (10 ms);
+    /// a handle to the calling process (opened by it, not inherited through
+    /// fork): this_process::times()'s, so that mixing the two never goes back.
     /// After the process exits the handle still answers, like a Windows
     /// handle: state exited with the exit instant and final values (read from
     /// the zombie), or exited_partial with the last values sampled when it was
@@ -126,7 +128,9 @@ public:
 
     /// Creation, exit (empty while running), kernel and user CPU time of this thread.
     /// Sources: this process's threads: the thread CPU clock (1 ns) + stat
-    /// split; other processes' threads: schedstat (1 ns) + stat split.
+    /// split; other processes' threads: schedstat (1 ns) + stat split. A
+    /// handle to the calling thread, used by that thread: this_thread::times()'s
+    /// (one split guard for both, so mixing them never goes back).
     [[nodiscard]] result<thread_times> times() const noexcept;
     /// The thread's name (comm), read now.
     [[nodiscard]] result<std::string> name() const;

@@ -16,10 +16,12 @@
  *    GetLastError(); success leaves the last error untouched;
  *  - the last error is per thread;
  *  - nothing throws, nothing aborts.
- * NULL pointers. Where Windows would fault on a NULL pointer argument, the
- * function fails instead with ERROR_NOACCESS (998), the code Windows returns
- * when its kernel finds an invalid buffer (functions with no way to report
- * failure just set the last error and return). Checks happen in Windows'
+ * NULL pointers. The outputs of GetProcessTimes and GetThreadTimes are
+ * optional (only those given are filled: what Windows callers rely on).
+ * Where Windows would fault on a NULL pointer argument, the function fails
+ * instead with ERROR_NOACCESS (998), the code Windows returns when its kernel
+ * finds an invalid buffer (functions with no way to report failure just set
+ * the last error and return). docs/WIN32.md gives each function's rule. Checks happen in Windows'
  * order: the handle, then the values, then the pointers; e.g.
  * FileTimeToDosDateTime(&ft_1601, NULL, NULL) fails with
  * ERROR_INVALID_PARAMETER, exactly as on Windows.
@@ -141,6 +143,34 @@ typedef HANDLE* PHANDLE;
 typedef HANDLE* LPHANDLE;
 typedef LONG NTSTATUS;
 typedef DWORD ACCESS_MASK;
+/* The rest of the basic types of <windows.h> (Boost.WinAPI and the like take
+ * them from there), with their Windows definitions. */
+typedef BYTE BOOLEAN;
+typedef BOOLEAN* PBOOLEAN;
+typedef unsigned char UCHAR;
+typedef UCHAR* PUCHAR;
+typedef short SHORT;
+typedef SHORT* PSHORT;
+typedef unsigned short USHORT;
+typedef USHORT* PUSHORT;
+typedef INT* PINT;
+typedef INT* LPINT;
+typedef UINT* PUINT;
+typedef LONG* LPLONG;
+typedef DWORD_PTR* PDWORD_PTR;
+typedef SIZE_T* PSIZE_T;
+typedef LONG_PTR SSIZE_T;
+typedef SSIZE_T* PSSIZE_T;
+/* WCHAR is wchar_t, as Windows' headers define it in C++ (and in C, where
+ * it is unsigned short there): so that L"..." literals and the C library's
+ * wide functions work. It is 4 bytes on Linux, not Windows' 2: code that
+ * needs UTF-16 units uses char16_t. No function of this layer takes one. */
+typedef wchar_t WCHAR;
+typedef WCHAR* PWCHAR;
+typedef WCHAR* LPWSTR;
+typedef WCHAR* PWSTR;
+typedef const WCHAR* LPCWSTR;
+typedef const WCHAR* PCWSTR;
 
 #ifndef TEXT
 #define TEXT(s) s
@@ -258,6 +288,9 @@ PROCTIMES_STATIC_ASSERT(sizeof(BOOL) == 4, "BOOL is 32 bits");
 PROCTIMES_STATIC_ASSERT(sizeof(WORD) == 2 && sizeof(DWORD) == 4 && sizeof(LONG) == 4, "WORD/DWORD/LONG sizes");
 PROCTIMES_STATIC_ASSERT(sizeof(LONGLONG) == 8 && sizeof(ULONG64) == 8, "64-bit integers");
 PROCTIMES_STATIC_ASSERT(sizeof(HANDLE) == sizeof(void*), "HANDLE is a pointer");
+PROCTIMES_STATIC_ASSERT(sizeof(BOOLEAN) == 1 && sizeof(UCHAR) == 1, "BOOLEAN, UCHAR: 1 byte");
+PROCTIMES_STATIC_ASSERT(sizeof(SHORT) == 2 && sizeof(USHORT) == 2, "SHORT, USHORT: 2 bytes");
+PROCTIMES_STATIC_ASSERT(sizeof(SSIZE_T) == sizeof(void*) && sizeof(SIZE_T) == sizeof(void*), "SIZE_T, SSIZE_T");
 PROCTIMES_STATIC_ASSERT(sizeof(FILETIME) == 8 && PROCTIMES_ALIGNOF(FILETIME) == 4, "FILETIME: 8 bytes, 4-aligned");
 PROCTIMES_STATIC_ASSERT(offsetof(FILETIME, dwLowDateTime) == 0 && offsetof(FILETIME, dwHighDateTime) == 4,
                         "FILETIME: low word first");
@@ -348,6 +381,10 @@ PROCTIMES_STATIC_ASSERT(sizeof(SECURITY_ATTRIBUTES) == 24, "SECURITY_ATTRIBUTES 
 #define ERROR_NOACCESS 998L
 #define ERROR_INTERNAL_ERROR 1359L
 
+/* DuplicateHandle options */
+#define DUPLICATE_CLOSE_SOURCE 0x00000001u
+#define DUPLICATE_SAME_ACCESS 0x00000002u
+
 /* WaitForSingleObject */
 #define INFINITE 0xFFFFFFFFu
 #define WAIT_OBJECT_0 0x00000000u
@@ -426,6 +463,11 @@ PROCTIMES_API BOOL proctimes_CreateProcessA(LPCSTR lpApplicationName, LPSTR lpCo
                                             LPSTARTUPINFOA lpStartupInfo, LPPROCESS_INFORMATION lpProcessInformation);
 PROCTIMES_API DWORD proctimes_WaitForSingleObject(HANDLE hHandle, DWORD dwMilliseconds);
 PROCTIMES_API BOOL proctimes_GetExitCodeProcess(HANDLE hProcess, LPDWORD lpExitCode);
+PROCTIMES_API BOOL proctimes_TerminateProcess(HANDLE hProcess, UINT uExitCode);
+/* Within the calling process only: both process handles must name it. */
+PROCTIMES_API BOOL proctimes_DuplicateHandle(HANDLE hSourceProcessHandle, HANDLE hSourceHandle,
+                                             HANDLE hTargetProcessHandle, LPHANDLE lpTargetHandle,
+                                             DWORD dwDesiredAccess, BOOL bInheritHandle, DWORD dwOptions);
 
 /* Timing */
 PROCTIMES_API BOOL proctimes_GetProcessTimes(HANDLE hProcess, LPFILETIME lpCreationTime, LPFILETIME lpExitTime,
@@ -437,6 +479,7 @@ PROCTIMES_API BOOL proctimes_QueryThreadCycleTime(HANDLE ThreadHandle, PULONG64 
 
 /* FILETIME helpers */
 PROCTIMES_API void proctimes_GetSystemTimeAsFileTime(LPFILETIME lpSystemTimeAsFileTime);
+PROCTIMES_API void proctimes_GetSystemTime(LPSYSTEMTIME lpSystemTime);
 PROCTIMES_API BOOL proctimes_FileTimeToSystemTime(const FILETIME* lpFileTime, LPSYSTEMTIME lpSystemTime);
 PROCTIMES_API BOOL proctimes_SystemTimeToFileTime(const SYSTEMTIME* lpSystemTime, LPFILETIME lpFileTime);
 PROCTIMES_API BOOL proctimes_FileTimeToLocalFileTime(const FILETIME* lpFileTime, LPFILETIME lpLocalFileTime);
@@ -487,11 +530,14 @@ PROCTIMES_API BOOL proctimes_GetExitTimeInfo(HANDLE hObject, LPDWORD lpSource, L
 #define CreateProcess proctimes_CreateProcessA
 #define WaitForSingleObject proctimes_WaitForSingleObject
 #define GetExitCodeProcess proctimes_GetExitCodeProcess
+#define TerminateProcess proctimes_TerminateProcess
+#define DuplicateHandle proctimes_DuplicateHandle
 #define GetProcessTimes proctimes_GetProcessTimes
 #define GetThreadTimes proctimes_GetThreadTimes
 #define QueryProcessCycleTime proctimes_QueryProcessCycleTime
 #define QueryThreadCycleTime proctimes_QueryThreadCycleTime
 #define GetSystemTimeAsFileTime proctimes_GetSystemTimeAsFileTime
+#define GetSystemTime proctimes_GetSystemTime
 #define FileTimeToSystemTime proctimes_FileTimeToSystemTime
 #define SystemTimeToFileTime proctimes_SystemTimeToFileTime
 #define FileTimeToLocalFileTime proctimes_FileTimeToLocalFileTime

@@ -19,6 +19,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "linux/fork_generation.hpp"
 #include "linux/sys.hpp"
 #include "linux/task.hpp"
 #include "parse/procfs.hpp"
@@ -98,6 +99,7 @@ result<task_core_ptr> open_core(pid_t pid, unique_fd pidfd) noexcept {
     }
     c->id = c->tgid = pid;
     c->opener_pid = ::getpid();
+    c->opener_generation = fork_generation();
     c->pidfd = std::move(pidfd);
     char path[64];
     std::snprintf(path, sizeof path, "%s/%d", proc_root, static_cast<int>(pid));
@@ -123,6 +125,7 @@ result<task_core_ptr> open_task(pid_t tgid, pid_t tid, unique_fd pidfd) noexcept
     p->id = tid;
     p->tgid = tgid;
     p->opener_pid = ::getpid();
+    p->opener_generation = fork_generation();
     p->pidfd = std::move(pidfd);
     char path[96];
     std::snprintf(path, sizeof path, "%s/%d/task/%d/stat", proc_root, static_cast<int>(tgid), static_cast<int>(tid));
@@ -208,6 +211,20 @@ pid_t core_process_id(const task_core& c) noexcept { return c.tgid; }
 const task_identity& core_identity(const task_core& c) noexcept { return c.identity; }
 instant core_creation(const task_core& c) noexcept { return c.creation; }
 int core_native_handle(const task_core& c) noexcept { return c.pidfd.get(); }
+
+bool core_is_self(const task_core& c) noexcept {
+    // Opened in this process: the generation moves in every forked child, so
+    // a copy inherited through fork (whose pid the child may even have been
+    // given, once the named process was reaped) is never taken for the child.
+    if (c.opener_generation != fork_generation()) return false;
+    if (!c.is_thread) return c.id == c.opener_pid;
+    if (c.tgid != c.opener_pid || c.id != self_thread_id()) return false;
+    // A thread of this process with the caller's id: the same thread unless
+    // the named one ended and the caller was given its id; then its start
+    // tick differs.
+    auto created = self_thread_creation();
+    return created && *created == c.creation;
+}
 
 // ---- reads through the kept descriptors ---------------------------------------------
 

@@ -63,24 +63,56 @@ result<instant> creation_from_path(const char* path) noexcept {
 namespace detail {
 
 pid_t self_process_id() noexcept { return ::getpid(); }
-pid_t self_thread_id() noexcept { return static_cast<pid_t>(::gettid()); }
+pid_t self_thread_id() noexcept {
+    // Cached per thread (and per fork generation: a forked child's thread has
+    // a new id): gettid(2) is a system call.
+    thread_local std::uint64_t gen = 0;
+    thread_local pid_t tid = 0;
+    const std::uint64_t now_gen = detail::fork_generation();
+    if (gen != now_gen) {
+        tid = static_cast<pid_t>(::gettid());
+        gen = now_gen;
+    }
+    return tid;
+}
 
-result<process_times> self_process_times() noexcept {
-    // The creation instant never changes: read /proc/self/stat once (per fork).
+namespace {
+
+// The calling process's creation instant: read /proc/self/stat once (per fork).
+result<instant> self_process_creation() noexcept {
     static std::atomic<std::uint64_t> cached_gen{0};
     static std::atomic<std::int64_t> cached_ns{0};
     const std::uint64_t gen = detail::fork_generation();
-    instant created;
-    if (cached_gen.load(std::memory_order_acquire) == gen) {
-        created = instant{nanoseconds{cached_ns.load(std::memory_order_relaxed)}};
-    } else {
-        auto c = creation_from_path("/proc/self/stat");
-        if (!c) return c.error();
-        created = *c;
-        cached_ns.store(created.time_since_epoch().count(), std::memory_order_relaxed);
-        cached_gen.store(gen, std::memory_order_release);
-    }
-    return process_rusage_times(created);
+    if (cached_gen.load(std::memory_order_acquire) == gen)
+        return instant{nanoseconds{cached_ns.load(std::memory_order_relaxed)}};
+    auto c = creation_from_path("/proc/self/stat");
+    if (!c) return c.error();
+    cached_ns.store(c->time_since_epoch().count(), std::memory_order_relaxed);
+    cached_gen.store(gen, std::memory_order_release);
+    return *c;
+}
+
+}  // namespace
+
+result<process_times> self_process_times() noexcept {
+    auto created = self_process_creation();
+    if (!created) return created.error();
+    return process_rusage_times(*created);
+}
+
+result<instant> self_thread_creation() noexcept {
+    thread_local std::uint64_t cached_gen = 0;
+    thread_local instant created;
+    const std::uint64_t gen = detail::fork_generation();
+    if (cached_gen == gen) return created;
+    // The main thread started with the process: the same start tick, and a
+    // lookup the process's own times share. Any other thread reads its own
+    // stat once: /proc is the only place the kernel shows a thread's start.
+    auto c = self_thread_id() == ::getpid() ? self_process_creation() : creation_from_path("/proc/thread-self/stat");
+    if (!c) return c.error();
+    created = *c;
+    cached_gen = gen;
+    return created;
 }
 
 // getrusage(RUSAGE_THREAD) alone would lag: it reports the thread's runtime as
@@ -90,17 +122,19 @@ result<process_times> self_process_times() noexcept {
 // before it sleeps again. Its CPU clock adds the time since (task_sched_runtime()).
 // So the total comes from the clock, read after getrusage so that it is never
 // below the rusage sum, and only the ratio from getrusage.
-result<thread_times> self_thread_times() noexcept {
-    thread_local std::uint64_t cached_gen = 0;
-    thread_local instant created;
+result<thread_times> self_thread_times(bool with_creation) noexcept {
+    thread_local std::uint64_t split_gen = 0;
     thread_local detail::split_guard split;  // this thread's own: no lock
     const std::uint64_t gen = detail::fork_generation();
-    if (cached_gen != gen) {
-        auto c = creation_from_path("/proc/thread-self/stat");
+    if (split_gen != gen) {
+        split = {};  // a forked child's thread starts again near zero
+        split_gen = gen;
+    }
+    instant created{};
+    if (with_creation) {
+        auto c = self_thread_creation();
         if (!c) return c.error();
         created = *c;
-        split = {};  // a forked child's thread starts again near zero
-        cached_gen = gen;
     }
     rusage ru{};
     if (::getrusage(RUSAGE_THREAD, &ru) != 0) return detail::last_errno();

@@ -3,6 +3,7 @@
 
 #include "linux/fork_generation.hpp"
 #include "parse/procfs.hpp"
+#include "platform.hpp"
 
 #include <atomic>
 #include <cstdio>
@@ -20,6 +21,12 @@ namespace proctimes::detail {
 int pidfd_open(pid_t pid, unsigned flags) noexcept { return static_cast<int>(::syscall(SYS_pidfd_open, pid, flags)); }
 
 int pidfd_alive(int pidfd) noexcept { return static_cast<int>(::syscall(SYS_pidfd_send_signal, pidfd, 0, nullptr, 0)); }
+
+std::error_code kill_by_native_handle(int handle) noexcept {
+    if (handle < 0) return make_error_code(errc::not_supported);  // no pidfd (Linux < 5.3)
+    if (::syscall(SYS_pidfd_send_signal, handle, SIGKILL, nullptr, 0) != 0) return last_errno();
+    return {};
+}
 
 bool pidfd_group_exited(int pidfd) noexcept {
     pollfd p{pidfd, POLLIN, 0};

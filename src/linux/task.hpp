@@ -47,9 +47,10 @@ struct stat_memo {
 
 struct task_core {
     bool is_thread = false;
-    pid_t id = 0;          // pid, or tid
-    pid_t tgid = 0;        // the thread group (== id for a process)
-    pid_t opener_pid = 0;  // this process's pid at open: its threads use the thread CPU clock
+    pid_t id = 0;                         // pid, or tid
+    pid_t tgid = 0;                       // the thread group (== id for a process)
+    pid_t opener_pid = 0;                 // this process's pid at open: its threads use the thread CPU clock
+    std::uint64_t opener_generation = 0;  // fork_generation() at open: a forked child's copy is not self
     unique_fd pidfd;
     unique_fd dir;        // processes: /proc/<pid>
     unique_fd stat;       // /proc/<pid>/stat or /proc/<tgid>/task/<tid>/stat
@@ -77,6 +78,10 @@ struct stat_read {
 /// Reads and parses a stat file through its kept descriptor: ESRCH (the task
 /// was reaped) is no_such_thread/no_such_process, a parse failure malformed_data.
 std::error_code read_stat(int fd, stat_read& out, bool thread) noexcept;
+
+/// The calling thread's creation instant (cached per thread; the main
+/// thread's is the process's), for core_is_self (self.cpp).
+result<instant> self_thread_creation() noexcept;
 
 /// The granularity of creation instants: one USER_HZ tick.
 std::chrono::nanoseconds creation_resolution() noexcept;

@@ -71,9 +71,25 @@ void memo_store(task_core& c, nanoseconds total, std::int64_t now_ns, const pars
     c.memo.rec.comm = {};
 }
 
+// The caller itself, through a real handle: the pseudo-handle's sources
+// (self.cpp), so that mixing the two never shows kernel or user time going
+// backwards; on Windows both name one object. Empty when `c` is not the
+// caller, or when the caller's own read failed (the handle's path then answers).
+std::optional<task_times> sample_self(const task_core& c) noexcept {
+    if (!core_is_self(c)) return std::nullopt;
+    auto t = c.is_thread ? self_thread_times(false) : self_process_times();
+    if (!t) return std::nullopt;
+    t->creation = c.creation;  // the same instant (core_is_self compared them for a thread)
+    return *t;
+}
+
 }  // namespace
 
 result<task_times> sample(task_core& c, bool& dead) noexcept {
+    if (auto self = sample_self(c)) {
+        dead = false;  // the caller runs
+        return *self;
+    }
     nanoseconds total{-1};
     cpu_source source = c.is_thread ? cpu_source::schedstat_and_stat : cpu_source::cpu_clock_and_stat;
     bool memo = false;  // whether this total may key the stat memo

@@ -13,7 +13,7 @@ pid_t self_process_id() noexcept { return ::getpid(); }
 pid_t self_thread_id() noexcept { return 0; }
 
 result<process_times> self_process_times() noexcept { return make_error_code(errc::not_supported); }
-result<thread_times> self_thread_times() noexcept { return make_error_code(errc::not_supported); }
+result<thread_times> self_thread_times(bool) noexcept { return make_error_code(errc::not_supported); }
 
 instant realtime_now() noexcept { return instant{std::chrono::nanoseconds{now_ns(CLOCK_REALTIME)}}; }
 

@@ -54,3 +54,7 @@ result<std::optional<std::size_t>> wait_for_any(std::span<const process* const> 
 }
 
 }  // namespace proctimes
+
+namespace proctimes::detail {
+std::error_code kill_by_native_handle(int) noexcept { return make_error_code(errc::not_supported); }
+}  // namespace proctimes::detail

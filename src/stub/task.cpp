@@ -29,6 +29,7 @@ pid_t core_process_id(const task_core&) noexcept { return 0; }
 const task_identity& core_identity(const task_core& c) noexcept { return c.identity; }
 instant core_creation(const task_core&) noexcept { return instant{}; }
 int core_native_handle(const task_core&) noexcept { return -1; }
+bool core_is_self(const task_core&) noexcept { return false; }
 task_lifecycle& core_lifecycle(task_core& c) noexcept { return c.life; }
 
 result<task_times> sample(task_core&, bool& dead) noexcept {

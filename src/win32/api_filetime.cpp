@@ -16,6 +16,21 @@ void store(FILETIME* out, filetime ft) noexcept {
     out->dwHighDateTime = ft.high();
 }
 
+// Fills a SYSTEMTIME; false for an instant it cannot hold.
+bool to_system_time(filetime ft, SYSTEMTIME* out) noexcept {
+    const auto c = civil_from_filetime(ft);
+    if (!c) return false;
+    out->wYear = static_cast<WORD>(c->year);
+    out->wMonth = static_cast<WORD>(c->month);
+    out->wDayOfWeek = static_cast<WORD>(c->day_of_week);
+    out->wDay = static_cast<WORD>(c->day);
+    out->wHour = static_cast<WORD>(c->hour);
+    out->wMinute = static_cast<WORD>(c->minute);
+    out->wSecond = static_cast<WORD>(c->second);
+    out->wMilliseconds = static_cast<WORD>(c->millisecond);
+    return true;
+}
+
 }  // namespace
 
 extern "C" {
@@ -28,19 +43,22 @@ void proctimes_GetSystemTimeAsFileTime(LPFILETIME lpSystemTimeAsFileTime) {
     store(lpSystemTimeAsFileTime, system_time_now());
 }
 
+void proctimes_GetSystemTime(LPSYSTEMTIME lpSystemTime) {
+    if (!lpSystemTime) {
+        last_error() = ERROR_NOACCESS;  // no return value to report it with
+        return;
+    }
+    // CLOCK_REALTIME, as GetSystemTimeAsFileTime: milliseconds truncate. A
+    // clock set past 30828 cannot be shown; the structure is then zeroed.
+    if (!to_system_time(system_time_now(), lpSystemTime)) *lpSystemTime = SYSTEMTIME{};
+}
+
 BOOL proctimes_FileTimeToSystemTime(const FILETIME* lpFileTime, LPSYSTEMTIME lpSystemTime) {
     if (!lpFileTime) return fail<BOOL>(FALSE, ERROR_NOACCESS);
-    const auto c = civil_from_filetime(load(lpFileTime));
-    if (!c) return fail<BOOL>(FALSE, ERROR_INVALID_PARAMETER);
+    SYSTEMTIME st;
+    if (!to_system_time(load(lpFileTime), &st)) return fail<BOOL>(FALSE, ERROR_INVALID_PARAMETER);
     if (!lpSystemTime) return fail<BOOL>(FALSE, ERROR_NOACCESS);
-    lpSystemTime->wYear = static_cast<WORD>(c->year);
-    lpSystemTime->wMonth = static_cast<WORD>(c->month);
-    lpSystemTime->wDayOfWeek = static_cast<WORD>(c->day_of_week);
-    lpSystemTime->wDay = static_cast<WORD>(c->day);
-    lpSystemTime->wHour = static_cast<WORD>(c->hour);
-    lpSystemTime->wMinute = static_cast<WORD>(c->minute);
-    lpSystemTime->wSecond = static_cast<WORD>(c->second);
-    lpSystemTime->wMilliseconds = static_cast<WORD>(c->millisecond);
+    *lpSystemTime = st;
     return TRUE;
 }
 

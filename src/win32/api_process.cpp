@@ -302,4 +302,84 @@ BOOL proctimes_GetExitCodeProcess(HANDLE hProcess, LPDWORD lpExitCode) {
     return TRUE;
 }
 
+// ---- ending processes, duplicating handles --------------------------------------------
+
+BOOL proctimes_TerminateProcess(HANDLE hProcess, UINT uExitCode) {
+    process_ref p;
+    if (DWORD err = resolve_process(hProcess, PROCESS_TERMINATE, p)) return fail<BOOL>(FALSE, err);
+    // The caller ends itself at once, without exit handlers (as Windows runs no
+    // DLL detach code); its parent sees the low 8 bits of the code.
+    if (names_caller(p)) ::_exit(static_cast<int>(uExitCode));
+    if (p.object->child) {
+        auto r = p.object->child->terminate(static_cast<int>(uExitCode));
+        if (!r) return fail<BOOL>(FALSE, error_from(r.error(), error_context::query));
+        // Windows: a process that has already ended cannot be terminated.
+        if (!*r) return fail<BOOL>(FALSE, ERROR_ACCESS_DENIED);
+        return TRUE;
+    }
+    // Any other process: SIGKILL through the handle's pidfd (never by pid:
+    // the pid may name a newer process). Its exit code is then 128 + 9.
+    auto st = p.object->other.exit_status();
+    if (!st || *st) return fail<BOOL>(FALSE, ERROR_ACCESS_DENIED);  // ended (or reaped unread)
+    if (const auto ec = detail::kill_by_native_handle(native_pidfd(p.object->other)))
+        return fail<BOOL>(
+            FALSE, ec == std::errc::no_such_process ? ERROR_ACCESS_DENIED : error_from(ec, error_context::query));
+    return TRUE;
+}
+
+BOOL proctimes_DuplicateHandle(HANDLE hSourceProcessHandle, HANDLE hSourceHandle, HANDLE hTargetProcessHandle,
+                               LPHANDLE lpTargetHandle, DWORD dwDesiredAccess, BOOL bInheritHandle, DWORD dwOptions) {
+    (void)bInheritHandle;  // handles are never inherited
+    try {
+        // Handles are values of one process's table: both process handles must
+        // name the calling process, with the right Windows asks for.
+        process_ref source_process, target_process;
+        DWORD err = resolve_process(hSourceProcessHandle, PROCESS_DUP_HANDLE, source_process);
+        if (!err && !names_caller(source_process)) err = ERROR_NOT_SUPPORTED;
+        if (err) return fail<BOOL>(FALSE, err);
+        // From here on, DUPLICATE_CLOSE_SOURCE closes the source whatever happens (as Windows).
+        const auto finish = [&](BOOL r, DWORD e) {
+            if (dwOptions & DUPLICATE_CLOSE_SOURCE) (void)proctimes_CloseHandle(hSourceHandle);
+            return r ? r : fail<BOOL>(FALSE, e);
+        };
+        err = resolve_process(hTargetProcessHandle, PROCESS_DUP_HANDLE, target_process);
+        if (!err && !names_caller(target_process)) err = ERROR_NOT_SUPPORTED;
+        if (err) return finish(FALSE, err);
+
+        const bool same_access = (dwOptions & DUPLICATE_SAME_ACCESS) != 0;
+        const auto v = reinterpret_cast<std::uintptr_t>(hSourceHandle);
+        handle_entry e;
+        if (v == current_process_handle) {
+            // A pseudo-handle duplicated is a real handle to the caller.
+            use_win32_defaults();
+            auto self = process::open(::getpid());
+            if (!self) return finish(FALSE, error_from(self.error(), error_context::open));
+            e.kind = object_kind::process;
+            e.process = std::make_shared<process_object>();
+            e.process->other = std::move(*self);
+            e.access = normalize_process_access(same_access ? PROCESS_ALL_ACCESS : dwDesiredAccess);
+        } else if (v == current_thread_handle) {
+            use_win32_defaults();
+            auto self = thread::open(::getpid(), this_thread::id());
+            if (!self) return finish(FALSE, error_from(self.error(), error_context::open));
+            e.kind = object_kind::thread;
+            e.thread = std::make_shared<thread_object>();
+            e.thread->other = std::move(*self);
+            e.access = normalize_thread_access(same_access ? THREAD_ALL_ACCESS : dwDesiredAccess);
+        } else {
+            auto found = handle_table::instance().find(v);
+            if (!found) return finish(FALSE, ERROR_INVALID_HANDLE);
+            e = std::move(*found);  // the same object: one process or thread, one exit record
+            if (!same_access)
+                e.access = e.kind == object_kind::process ? normalize_process_access(dwDesiredAccess)
+                                                          : normalize_thread_access(dwDesiredAccess);
+        }
+        // Without a place to put it, Windows makes a handle nobody can use.
+        if (lpTargetHandle) *lpTargetHandle = as_handle(handle_table::instance().insert(std::move(e)));
+        return finish(TRUE, 0);
+    } catch (...) {
+        return fail<BOOL>(FALSE, error_from_current_exception());
+    }
+}
+
 }  // extern "C"

@@ -3,6 +3,7 @@
 // QueryThreadCycleTime.
 #include <unistd.h>
 
+#include "platform.hpp"
 #include "proctimes/cycles.hpp"
 #include "proctimes/filetime.hpp"
 #include "proctimes/process.hpp"
@@ -19,17 +20,18 @@ void store(FILETIME* out, filetime ft) noexcept {
     out->dwHighDateTime = ft.high();
 }
 
-// Writes the four values; the exit time is 0 while the task runs.
+// Writes the values asked for (a NULL output is skipped, as Windows callers
+// expect: docs/WIN32.md); the exit time is 0 while the task runs.
 BOOL write_times(const task_times& t, FILETIME* creation, FILETIME* exit, FILETIME* kernel, FILETIME* user) noexcept {
     const auto c = filetime_from_time(t.creation);
     const auto x = t.exit ? filetime_from_time(*t.exit) : std::optional<filetime>(filetime{0});
     const auto k = filetime_from_duration(t.kernel);
     const auto u = filetime_from_duration(t.user);
-    if (!c || !x || !k || !u) return fail<BOOL>(FALSE, ERROR_INVALID_DATA);  // not representable: cannot happen
-    store(creation, *c);
-    store(exit, *x);
-    store(kernel, *k);
-    store(user, *u);
+    if ((creation && !c) || !x || !k || !u) return fail<BOOL>(FALSE, ERROR_INVALID_DATA);  // cannot happen
+    if (creation) store(creation, *c);
+    if (exit) store(exit, *x);
+    if (kernel) store(kernel, *k);
+    if (user) store(user, *u);
     return TRUE;
 }
 
@@ -41,7 +43,6 @@ BOOL proctimes_GetProcessTimes(HANDLE hProcess, LPFILETIME lpCreationTime, LPFIL
                                LPFILETIME lpKernelTime, LPFILETIME lpUserTime) {
     process_ref p;
     if (DWORD err = resolve_process(hProcess, PROCESS_QUERY_LIMITED_INFORMATION, p)) return fail<BOOL>(FALSE, err);
-    if (!lpCreationTime || !lpExitTime || !lpKernelTime || !lpUserTime) return fail<BOOL>(FALSE, ERROR_NOACCESS);
     auto t = p.self ? this_process::times() : p.object->times();
     if (!t) return fail<BOOL>(FALSE, error_from(t.error(), error_context::query));
     return write_times(*t, lpCreationTime, lpExitTime, lpKernelTime, lpUserTime);
@@ -51,16 +52,15 @@ BOOL proctimes_GetThreadTimes(HANDLE hThread, LPFILETIME lpCreationTime, LPFILET
                               LPFILETIME lpUserTime) {
     // The calling thread first, without touching the handle table: its CPU
     // clock and one getrusage(RUSAGE_THREAD) (this_thread::times), and the
-    // conversions.
+    // conversions; its creation instant only when asked for (a thread's first
+    // one reads /proc, except the main thread's, which is the process's).
     if (reinterpret_cast<std::uintptr_t>(hThread) == current_thread_handle) {
-        if (!lpCreationTime || !lpExitTime || !lpKernelTime || !lpUserTime) return fail<BOOL>(FALSE, ERROR_NOACCESS);
-        auto t = this_thread::times();
+        auto t = detail::self_thread_times(lpCreationTime != nullptr);
         if (!t) return fail<BOOL>(FALSE, error_from(t.error(), error_context::query));
         return write_times(*t, lpCreationTime, lpExitTime, lpKernelTime, lpUserTime);
     }
     thread_ref th;
     if (DWORD err = resolve_thread(hThread, THREAD_QUERY_LIMITED_INFORMATION, th)) return fail<BOOL>(FALSE, err);
-    if (!lpCreationTime || !lpExitTime || !lpKernelTime || !lpUserTime) return fail<BOOL>(FALSE, ERROR_NOACCESS);
     auto t = th.object->times();
     if (!t) return fail<BOOL>(FALSE, error_from(t.error(), error_context::query));
     return write_times(*t, lpCreationTime, lpExitTime, lpKernelTime, lpUserTime);
@@ -101,7 +101,7 @@ BOOL proctimes_QueryProcessCycleTime(HANDLE ProcessHandle, PULONG64 CycleTime) {
     process_ref p;
     if (DWORD err = resolve_process(ProcessHandle, PROCESS_QUERY_LIMITED_INFORMATION, p)) return fail<BOOL>(FALSE, err);
     if (!CycleTime) return fail<BOOL>(FALSE, ERROR_NOACCESS);
-    if (p.self) {
+    if (names_caller(p)) {
         *CycleTime = this_process::cycles();
         return TRUE;
     }
@@ -120,13 +120,15 @@ BOOL proctimes_QueryThreadCycleTime(HANDLE ThreadHandle, PULONG64 CycleTime) {
     thread_ref th;
     if (DWORD err = resolve_thread(ThreadHandle, THREAD_QUERY_LIMITED_INFORMATION, th)) return fail<BOOL>(FALSE, err);
     if (!CycleTime) return fail<BOOL>(FALSE, ERROR_NOACCESS);
+    // A handle to the calling thread counts as the pseudo-handle does (one
+    // count, strictly increasing between two calls, as Windows promises).
+    if (names_caller(th)) {
+        *CycleTime = this_thread::cycles();
+        return TRUE;
+    }
     auto t = th.object->times();
     if (!t) return fail<BOOL>(FALSE, error_from(t.error(), error_context::query));
-    // A handle to the calling thread itself names a running thread: its count
-    // must move between two calls, as Windows promises.
-    const bool running_caller = !th.object->child && th.object->other.process_id() == this_process::id() &&
-                                th.object->id() == this_thread::id();
-    *CycleTime = th.object->cycles.update(cycles_from_cpu_time(t->cpu(), get_tsc_rate().hz), running_caller);
+    *CycleTime = th.object->cycles.update(cycles_from_cpu_time(t->cpu(), get_tsc_rate().hz), false);
     return TRUE;
 }
 

@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include "platform.hpp"
 #include "proctimes/error.hpp"
 #include "proctimes/exit.hpp"
 #include "proctimes/linux.hpp"
@@ -209,7 +210,24 @@ result<std::optional<exit_status>> created_process::status() noexcept {
     // The reaping wait's status, or what the zombie showed if something else
     // reaped it first; unknown when nobody saw it (SIGCHLD ignored).
     if (!exit_->status) return make_error_code(errc::not_supported);
+    // Killed by TerminateProcess: the code it was given, as Windows reports.
+    if (terminate_code_ && exit_->status->signal == SIGKILL)
+        return std::optional<exit_status>(exit_status{*terminate_code_, 0});
     return std::optional<exit_status>(*exit_->status);
+}
+
+result<bool> created_process::terminate(int code) noexcept {
+    std::lock_guard lock(mutex_);
+    auto f = finish_if_exited_locked();
+    if (!f) return f.error();
+    if (*f) return false;  // already ended (and reaped)
+    // A zombie takes the signal without effect: its own status stands. The
+    // code is recorded under the lock status() takes, before anyone can read
+    // the status the signal causes.
+    if (const auto ec = detail::kill_by_native_handle(native_pidfd(child_)))
+        return ec == std::errc::no_such_process ? result<bool>(false) : result<bool>(ec);
+    if (!terminate_code_) terminate_code_ = code;
+    return true;
 }
 
 }  // namespace proctimes::win32

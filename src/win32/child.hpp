@@ -68,6 +68,11 @@ public:
     /// Errors: not_supported if something else in this process reaped it
     /// before its status could be read.
     [[nodiscard]] result<std::optional<exit_status>> status() noexcept;
+    /// TerminateProcess: kills it (SIGKILL through its pidfd) and records
+    /// `code` as the exit code status() reports when it died of that SIGKILL
+    /// (if it exited on its own first, its own status stands). False when it
+    /// had already exited; the first code given wins.
+    [[nodiscard]] result<bool> terminate(int code) noexcept;
 
     created_process(const created_process&) = delete;
     created_process& operator=(const created_process&) = delete;
@@ -91,6 +96,7 @@ private:
     std::optional<instant> creation_;
     std::optional<child_exit> exit_;
     std::optional<thread_times> main_final_;
+    std::optional<int> terminate_code_;  // TerminateProcess's exit code
     detail::monotonic_split process_guard_, thread_guard_;
 };
 

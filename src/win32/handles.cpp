@@ -3,6 +3,8 @@
 
 #include <new>
 
+#include "platform.hpp"
+
 namespace proctimes::win32 {
 
 DWORD normalize_process_access(DWORD a) noexcept {
@@ -116,6 +118,14 @@ DWORD resolve_thread(HANDLE h, DWORD right, thread_ref& out) noexcept {
     if (const DWORD rc = find_object(v, object_kind::thread, right, e); rc != ERROR_SUCCESS) return rc;
     out.object = std::move(e->thread);
     return ERROR_SUCCESS;
+}
+
+bool names_caller(const process_ref& p) noexcept {
+    return p.self || (p.object && !p.object->child && detail::core_is_self(p.object->other));
+}
+
+bool names_caller(const thread_ref& t) noexcept {
+    return t.self || (t.object && !t.object->child && detail::core_is_self(t.object->other));
 }
 
 }  // namespace proctimes::win32

@@ -126,4 +126,10 @@ DWORD resolve_process(HANDLE h, DWORD right, process_ref& out) noexcept;
 /// The same for a call on a thread.
 DWORD resolve_thread(HANDLE h, DWORD right, thread_ref& out) noexcept;
 
+/// Does the reference name the calling process (thread)? The pseudo-handle,
+/// or a handle whose object is the caller by identity (detail::core_is_self):
+/// such a handle answers as the pseudo-handle does, Windows' one object.
+bool names_caller(const process_ref& p) noexcept;
+bool names_caller(const thread_ref& t) noexcept;
+
 }  // namespace proctimes::win32
