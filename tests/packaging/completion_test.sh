@@ -7,7 +7,7 @@
 #   completion_test.sh COMPLETION_FILE PROCTIMES_BINARY
 set -euo pipefail
 completion=$1
-bin=$2
+bin=$(readlink -f "$2")
 fail() { echo "FAIL: $*" >&2; exit 1; }
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT

@@ -57,21 +57,20 @@ std::string label_value(std::string_view name) {
         const std::size_t n = utf8_length(name);
         if (n == 0) {
             const auto b = static_cast<unsigned char>(name[0]);
-            out += "\x";
+            out += "\\x";
             out += hex[b >> 4];
             out += hex[b & 0xF];
             name.remove_prefix(1);
             continue;
         }
-        if (name[0] == '\') {
-            out += reads_as_escape(name.substr(1)) ? "\\" : "\";
+        if (name[0] == '\\') {
+            out += reads_as_escape(name.substr(1)) ? "\\\\" : "\\";
+        } else {
+            out.append(name.data(), n);
+        }
+        name.remove_prefix(n);
     }
-    else {
-        out.append(name.data(), n);
-    }
-    name.remove_prefix(n);
-}
-return out;
+    return out;
 }
 
 format negotiate(std::string_view accept) noexcept {

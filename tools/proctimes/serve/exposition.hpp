@@ -45,8 +45,9 @@ std::string_view content_type(format f) noexcept;
 std::string label_value(std::string_view name);
 
 /// Renders the families. Label values go through label_value(), then are
-/// escaped for the format (\\, \", \n); help text escapes \\ and \n. No `_created` samples: Prometheus 2.42 would store
-/// each as another series. OpenMetrics output ends with "# EOF".
+/// escaped for the format (\\, \", \n); help text escapes \\ and \n. No
+/// `_created` samples: Prometheus 2.42 would store each as another series.
+/// OpenMetrics output ends with "# EOF".
 std::string render(const std::vector<family>& families, format f);
 
 /// The shortest decimal that reads back as `v` ("+Inf", "-Inf", "NaN" for

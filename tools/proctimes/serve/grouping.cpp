@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "fd.hpp"
@@ -116,7 +117,7 @@ std::vector<pe_rule> parse_pe_config(std::string_view yaml, std::string& error) 
             for (const auto& re : r.cmdline_text) {
                 auto p = pattern::compile(re, error);
                 if (!p) {
-                    error = "bad cmdline regex '" + re + "': " + error;
+                    error = fmt::format("bad cmdline regex '{}': {}", re, error);
                     return {};
                 }
                 r.cmdline.push_back(std::move(p));
@@ -156,8 +157,7 @@ std::unique_ptr<classifier> classifier::make(const serve_options& opts, std::str
         if (text->empty()) continue;
         *slot = pattern::compile(*text, error);
         if (!*slot) {
-            error = "bad --" + std::string(text == &opts.include ? "include" : "exclude") + " regex '" + *text +
-                    "': " + error;
+            error = fmt::format("bad --{} regex '{}': {}", text == &opts.include ? "include" : "exclude", *text, error);
             return nullptr;
         }
     }
