@@ -63,7 +63,7 @@ TEST(Version, AnUnbuiltPartIsNeverUsable) {
 }
 
 TEST(Version, EbpfIsJudgedByTheLibrarysOwnCheck) {
-    const auto ebpf = [](machine_facts f) { return optional_parts(true, false, false, f).at(0); };
+    const auto ebpf = [](const machine_facts& f) { return optional_parts(true, false, false, f).at(0); };
     EXPECT_EQ(ebpf({}).name, "eBPF sources");
     EXPECT_TRUE(ebpf({true, "", false}).usable);
     EXPECT_EQ(ebpf({true, "", false}).why, "");

@@ -118,6 +118,17 @@ private:
     int up_ = -1, down_ = -1;
 };
 
+// posix_spawnp(3) of argv[0]; the child's pid, or -1.
+pid_t spawn(std::vector<std::string>& args) {
+    std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = -1;
+    if (::posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return -1;
+    return pid;
+}
+
 std::string temp_file(const std::string& text) {
     char path[] = "/tmp/proctimes-serve-rules-XXXXXX";
     const int fd = ::mkstemp(path);
@@ -153,11 +164,8 @@ TEST(ServeRules, StockAllRuleSurvivesAHugeCommandLine) {
     const std::string cfg = temp_file("process_names:\n  - name: \"{{.Comm}}\"\n    cmdline:\n    - '.+'\n");
     const std::string big(40000, 'x');
     std::vector<std::string> argv_s{"sh", "-c", "sleep 60; :", big};
-    std::vector<char*> argv;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    ASSERT_EQ(::posix_spawnp(&pid, "sh", nullptr, nullptr, argv.data(), environ), 0);
+    const pid_t pid = spawn(argv_s);
+    ASSERT_GT(pid, 0);
     ::usleep(100000);  // let it exec
     std::string out;
     const int rc = run_bin("serve --once --top 0 --config " + cfg, out);
@@ -186,11 +194,8 @@ TEST(ServeRules, NamedCapturesNameTheGroup) {
         "    - '(?i)\\ASH -C (?P<word>\\pL+) 6\\d; :\\z'\n");
     // "; :" keeps sh from exec'ing sleep: the command line stays "sh -c sleep 60; :".
     std::vector<std::string> argv_s{"sh", "-c", "sleep 60; :"};
-    std::vector<char*> argv;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    ASSERT_EQ(::posix_spawnp(&pid, "sh", nullptr, nullptr, argv.data(), environ), 0);
+    const pid_t pid = spawn(argv_s);
+    ASSERT_GT(pid, 0);
     ::usleep(100000);
     std::string out, err;
     const int rc = run({"serve", "--once", "--top", "0", "--config", cfg}, out, err);
