@@ -132,7 +132,7 @@ struct watch_options {
     // A scope instead of pids (watch_scoped.cpp): every process, or those the
     // given conditions select (all of them).
     bool all = false;
-    std::optional<std::string> name;    ///< --name REGEX (ECMAScript, searched in the comm)
+    std::optional<std::string> name;    ///< --name REGEX (RE2, searched in the comm)
     std::optional<std::string> user;    ///< --user NAME|UID (real uid)
     std::optional<std::string> cgroup;  ///< --cgroup PATH
     std::optional<double> duration;     ///< --duration SECONDS; empty: until SIGINT/SIGTERM

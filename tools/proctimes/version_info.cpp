@@ -5,10 +5,9 @@
 #include <cstdlib>
 #include <string_view>
 
-#include <linux/capability.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "proctimes/snapshot.hpp"
 #include "proctimes/version.hpp"
 
 #ifndef PROCTIMES_BUILT_EBPF
@@ -24,14 +23,6 @@
 namespace proctimes::cli {
 
 namespace {
-
-// Capability numbers of capability(7); CAP_BPF is missing from older headers.
-constexpr unsigned cap_sys_admin_bit = 21;
-constexpr unsigned cap_bpf_bit = 39;
-
-bool has_effective_capability(const __user_cap_data_struct (&data)[2], unsigned bit) {
-    return (data[bit / 32].effective >> (bit % 32)) & 1u;
-}
 
 bool executable_on_path(std::string_view name) {
     const char* path = std::getenv("PATH");
@@ -52,14 +43,11 @@ bool executable_on_path(std::string_view name) {
 
 machine_facts read_machine_facts() {
     machine_facts f;
-    f.kernel_btf = ::access("/sys/kernel/btf/vmlinux", R_OK) == 0;
-    // capget(2) directly, so that the command needs no libcap.
-    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-    __user_cap_data_struct data[2]{};
-    if (::syscall(SYS_capget, &header, data) == 0) {
-        f.cap_bpf = has_effective_capability(data, cap_bpf_bit);
-        f.cap_sys_admin = has_effective_capability(data, cap_sys_admin_bit);
-    }
+    // The library's own verdict: it tries what the sources need (and loads
+    // the program once, about 50 ms, when the prerequisites are there).
+    const bpf_source_status st = bpf_snapshot_status();
+    f.ebpf = st.usable;
+    f.ebpf_why = st.reason;
     f.python3 = executable_on_path("python3");
     return f;
 }
@@ -68,17 +56,12 @@ std::vector<optional_part> optional_parts(bool ebpf_built, bool python_built, bo
                                           const machine_facts& facts) {
     std::vector<optional_part> parts;
 
-    // The eBPF source loads a CO-RE program: it needs the kernel's BTF and the
-    // right to load BPF programs (CAP_BPF, or CAP_SYS_ADMIN before Linux 5.8).
-    optional_part ebpf{"eBPF exit source", ebpf_built, false, {}};
+    // The eBPF snapshot and exit sources load CO-RE programs; whether they
+    // can is what the library found (machine_facts::ebpf).
+    optional_part ebpf{"eBPF sources", ebpf_built, false, {}};
     if (ebpf_built) {
-        if (!facts.kernel_btf) {
-            ebpf.why = "the kernel has no BTF (/sys/kernel/btf/vmlinux)";
-        } else if (!facts.cap_bpf && !facts.cap_sys_admin) {
-            ebpf.why = "needs CAP_BPF or CAP_SYS_ADMIN";
-        } else {
-            ebpf.usable = true;
-        }
+        ebpf.usable = facts.ebpf;
+        if (!facts.ebpf) ebpf.why = facts.ebpf_why.empty() ? std::string("cannot be loaded here") : facts.ebpf_why;
     }
     parts.push_back(ebpf);
 
@@ -93,8 +76,8 @@ std::vector<optional_part> optional_parts(bool ebpf_built, bool python_built, bo
     }
     parts.push_back(python);
 
-    // The exporter reads what the library reads and serves it: nothing more
-    // is needed than what the command itself needs.
+    // The exporter (`proctimes serve`) reads what the library reads and serves
+    // it: nothing more is needed than what the command itself needs.
     parts.push_back(optional_part{"exporter", exporter_built, exporter_built, {}});
     return parts;
 }

@@ -3,11 +3,10 @@
 // version, and each optional part of the build with whether it can be used on
 // this machine now.
 //
-// Which parts were built is decided at configure time by the CMake options
-// PROCTIMES_EBPF, PROCTIMES_PYTHON and PROCTIMES_EXPORTER, passed to this code
-// as the macros PROCTIMES_BUILT_EBPF, PROCTIMES_BUILT_PYTHON and
-// PROCTIMES_BUILT_EXPORTER (0 or 1, see CMakeLists.txt): adding a part turns
-// its option on, and this code follows without an edit.
+// Which parts were built is decided at configure time (PROCTIMES_EBPF,
+// PROCTIMES_PYTHON; the exporter is in every build of the command) and passed
+// to this code as the macros PROCTIMES_BUILT_EBPF, PROCTIMES_BUILT_PYTHON and
+// PROCTIMES_BUILT_EXPORTER (0 or 1, see CMakeLists.txt).
 #pragma once
 
 #include <string>
@@ -18,10 +17,13 @@ namespace proctimes::cli {
 /// What `--version` needs to know about the machine, read once by
 /// read_machine_facts() so that the decisions below are pure and testable.
 struct machine_facts {
-    bool kernel_btf = false;     ///< /sys/kernel/btf/vmlinux is readable (CO-RE eBPF programs need it)
-    bool cap_bpf = false;        ///< CAP_BPF is in the effective set (Linux 5.8+)
-    bool cap_sys_admin = false;  ///< CAP_SYS_ADMIN is in the effective set (loads BPF on older kernels)
-    bool python3 = false;        ///< an executable python3 is on PATH
+    /// The eBPF programs can be loaded and attached here: the verdict of
+    /// bpf_snapshot_status(), the check `doctor` and `ps --source` use (kernel
+    /// BTF, the initial pid namespace, CAP_BPF + CAP_PERFMON or root, a load
+    /// that succeeds).
+    bool ebpf = false;
+    std::string ebpf_why;  ///< when not: the library's reason
+    bool python3 = false;  ///< an executable python3 is on PATH
 };
 
 /// Reads the facts above for the calling process. Never fails: what cannot be
@@ -29,7 +31,7 @@ struct machine_facts {
 machine_facts read_machine_facts();
 
 struct optional_part {
-    std::string name;     ///< e.g. "eBPF exit source"
+    std::string name;     ///< e.g. "eBPF sources"
     bool built = false;   ///< compiled into this build (from the macros above)
     bool usable = false;  ///< built, and its prerequisites are met here now
     std::string why;      ///< when built but not usable: what is missing

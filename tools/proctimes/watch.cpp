@@ -201,7 +201,7 @@ subcommand add_watch(CLI::App& root) {
     app->add_flag("--utc", st->opts.output.utc, "Table: print instants in UTC rather than local time");
     app->add_flag("--all", st->opts.all, "Instead of pids: every process that ends, started before or after watch");
     auto* name = app->add_option("--name", st->name,
-                                 "Instead of pids: the processes whose name (comm) matches REGEX (ECMAScript, "
+                                 "Instead of pids: the processes whose name (comm) matches REGEX (RE2, Go's syntax, "
                                  "searched: anchor it with ^...$ for a whole name)")
                      ->type_name("REGEX");
     auto* user = app->add_option("--user", st->user,

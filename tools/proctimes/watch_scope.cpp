@@ -126,7 +126,7 @@ std::optional<uid_t> read_real_uid(const std::string& proc_root, pid_t pid) {
 
 bool watch_scope::matches(std::string_view comm, uid_t real_uid) const {
     if (uid && real_uid != *uid) return false;
-    if (name && !std::regex_search(comm.begin(), comm.end(), *name)) return false;
+    if (name && !name->search(comm)) return false;
     return true;
 }
 

@@ -6,8 +6,8 @@
 
 #include <chrono>
 #include <iosfwd>
+#include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "output/output.hpp"
+#include "pattern.hpp"
 #include "users.hpp"
 
 namespace proctimes::cli {
@@ -57,7 +58,7 @@ std::optional<std::string> read_small_file(const std::string& path);
 /// What `watch` with a scope is given on its command line, checked.
 struct watch_scope {
     bool all = false;
-    std::optional<std::regex> name;  ///< ECMAScript, searched in the comm (std::regex_search)
+    std::shared_ptr<const pattern> name;  ///< RE2 (Go's syntax), searched in the comm
     std::string name_text;
     std::optional<uid_t> uid;  ///< real uid
     std::optional<cgroup_target> cgroup;

@@ -14,7 +14,6 @@
 #include <cstring>
 #include <optional>
 #include <ostream>
-#include <regex>
 
 #include <poll.h>
 
@@ -45,14 +44,14 @@ std::optional<watch_scope> make_scope(const watch_options& opts, std::ostream& e
     watch_scope s;
     s.all = opts.all;
     if (opts.name) {
-        try {
-            s.name.emplace(*opts.name, std::regex::ECMAScript);
-            s.name_text = *opts.name;
-        } catch (const std::regex_error& e) {
-            err << fmt::format("proctimes: watch: --name '{}': not a valid regular expression (ECMAScript): {}\n",
-                               escape_for_table(*opts.name), e.what());
+        std::string why;
+        s.name = pattern::compile(*opts.name, why);
+        if (!s.name) {
+            err << fmt::format("proctimes: watch: --name '{}': not a valid regular expression (RE2): {}\n",
+                               escape_for_table(*opts.name), why);
             return std::nullopt;
         }
+        s.name_text = *opts.name;
     }
     if (opts.user) {
         s.uid = user_argument(*opts.user);

@@ -51,7 +51,7 @@ uid_t scope_tracker::real_uid(const snapshot_process& p) {
 }
 
 bool scope_tracker::in_scope(const snapshot_process& p) {
-    if (scope_.name && !std::regex_search(p.name.view().begin(), p.name.view().end(), *scope_.name)) return false;
+    if (scope_.name && !scope_.name->search(p.name.view())) return false;
     if (scope_.uid && real_uid(p) != *scope_.uid) return false;
     if (!scope_.cgroup) return true;
     auto& f = facts_[p.pid()];

@@ -117,7 +117,9 @@ void collector::collect() {
         st.seen = true;
         if (fresh || !(st.name == p.name)) {
             st.name = p.name;
-            st.group = classify_->group_of(p).value_or(std::string());
+            std::string group = classify_->group_of(p).value_or(std::string());
+            if (group != st.group) st.in_group = nanoseconds{0};
+            st.group = std::move(group);
             st.pid = p.pid();
             st.start_ticks = p.identity.start_ticks;
             st.start_seconds = epoch_seconds(p.times.creation);
@@ -127,6 +129,7 @@ void collector::collect() {
         st.system += ds;
         st.last_interval = du + ds;
         if (st.group.empty()) continue;
+        st.in_group += du + ds;
         group_state& g = groups_[st.group];
         g.user += du;
         g.system += ds;
@@ -155,7 +158,7 @@ void collector::collect() {
                 g.user += clamp0(fin->final_user - st.user);
                 g.system += clamp0(fin->final_kernel - st.system);
             } else {
-                g.estimated += st.user + st.system;
+                g.estimated += st.in_group;
             }
         }
         it = procs_.erase(it);

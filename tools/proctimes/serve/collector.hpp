@@ -48,7 +48,10 @@ private:
         std::string group;                          ///< "" when excluded
         task_name name;                             ///< the name the group was decided on (exec changes it)
         std::chrono::nanoseconds user{}, system{};  ///< exported so far (monotone)
-        std::chrono::nanoseconds last_interval{};   ///< CPU in the last interval (top-N order)
+        /// What of user + system was added to `group`: the group changes when
+        /// the process renames itself, and only this part is the group's.
+        std::chrono::nanoseconds in_group{};
+        std::chrono::nanoseconds last_interval{};  ///< CPU in the last interval (top-N order)
         std::uint64_t start_ticks = 0;
         double start_seconds = 0;
         pid_t pid = 0;

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "numbers.hpp"
 #include "serve/collector.hpp"
 #include "serve/serve.hpp"
 
@@ -46,9 +47,10 @@ subcommand add_serve(CLI::App& root) {
         ->type_name("HOST:PORT");
     app->add_option("--group-by", *by, "Group processes by name, user, cgroup or exe")
         ->check(CLI::IsMember({"name", "user", "cgroup", "exe"}));
-    app->add_option("--include", opts->include, "Only groups whose name matches this regex (ECMAScript)");
+    app->add_option("--include", opts->include, "Only groups whose name matches this regex (RE2, Go's syntax)");
     app->add_option("--exclude", opts->exclude, "Leave out groups whose name matches this regex");
-    app->add_option("--top", opts->top, "Per-process series for the N busiest processes (0: none)");
+    app->add_option("--top", opts->top, "Per-process series for the N busiest processes (0: none)")
+        ->check(whole_number_in(0, 4'294'967'295));
     app->add_flag("--threads", opts->threads,
                   "Walk threads too (exact final values for multi-threaded processes that end)");
     app->add_option("--config", opts->config_file,

@@ -4,49 +4,27 @@
 #include <charconv>
 #include <cmath>
 
+#include "utf8.hpp"
+
 namespace proctimes::cli::serve {
 namespace {
 
-// Length of the valid UTF-8 sequence at the start of `v`, or 0 (RFC 3629:
-// no overlong forms, no surrogates, nothing above U+10FFFF).
-std::size_t utf8_length(std::string_view v) {
-    const auto b = [&v](std::size_t i) { return static_cast<unsigned char>(v[i]); };
-    const unsigned char c = b(0);
-    std::size_t n;
-    unsigned lo = 0x80, hi = 0xBF;
-    if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        n = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3;
-        if (c == 0xE0) lo = 0xA0;
-        if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4;
-        if (c == 0xF0) lo = 0x90;
-        if (c == 0xF4) hi = 0x8F;
-    } else {
-        return 0;
-    }
-    if (v.size() < n) return 0;
-    if (b(1) < lo || b(1) > hi) return 0;
-    for (std::size_t i = 2; i < n; ++i)
-        if (b(i) < 0x80 || b(i) > 0xBF) return 0;
-    return n;
+bool hex_digit(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+// Whether `v` starts with what label_value() writes for an invalid byte
+// (\xHH, HH from 80 to FF), or with a backslash (the start of \\).
+bool reads_as_escape(std::string_view v) {
+    if (v.empty()) return false;
+    if (v[0] == '\\') return true;
+    if (utf8_length(v) == 0) return true;  // an invalid byte: it will be written as \xHH
+    if (v.size() < 3 || (v[0] != 'x' && v[0] != 'X')) return false;
+    const char h = v[1];
+    const bool high = h == '8' || h == '9' || (h >= 'a' && h <= 'f') || (h >= 'A' && h <= 'F');
+    return high && hex_digit(v[2]);
 }
 
-// Label values must be UTF-8 in both formats, and a scraper rejects the whole
-// scrape otherwise; process names are whatever bytes a program chose. Each
-// invalid byte becomes U+FFFD.
 void escape_label(std::string& out, std::string_view v) {
-    while (!v.empty()) {
-        const std::size_t n = utf8_length(v);
-        if (n == 0) {
-            out += "\xEF\xBF\xBD";
-            v.remove_prefix(1);
-            continue;
-        }
-        const char c = v[0];
+    for (const char c : v) {
         if (c == '\\')
             out += "\\\\";
         else if (c == '"')
@@ -54,8 +32,7 @@ void escape_label(std::string& out, std::string_view v) {
         else if (c == '\n')
             out += "\\n";
         else
-            out.append(v.data(), n);
-        v.remove_prefix(n);
+            out += c;
     }
 }
 
@@ -71,6 +48,30 @@ void escape_help(std::string& out, std::string_view v) {
 }
 
 }  // namespace
+
+std::string label_value(std::string_view name) {
+    static constexpr char hex[] = "0123456789ABCDEF";
+    std::string out;
+    out.reserve(name.size());
+    while (!name.empty()) {
+        const std::size_t n = utf8_length(name);
+        if (n == 0) {
+            const auto b = static_cast<unsigned char>(name[0]);
+            out += "\\x";
+            out += hex[b >> 4];
+            out += hex[b & 0xF];
+            name.remove_prefix(1);
+            continue;
+        }
+        if (name[0] == '\\') {
+            out += reads_as_escape(name.substr(1)) ? "\\\\" : "\\";
+        } else {
+            out.append(name.data(), n);
+        }
+        name.remove_prefix(n);
+    }
+    return out;
+}
 
 format negotiate(std::string_view accept) noexcept {
     return accept.find("application/openmetrics-text") != std::string_view::npos ? format::openmetrics_100
@@ -117,7 +118,7 @@ std::string render(const std::vector<family>& families, format f) {
                     first = false;
                     out += k;
                     out += "=\"";
-                    escape_label(out, v);
+                    escape_label(out, label_value(v));
                     out += '"';
                 }
                 out += '}';

@@ -34,10 +34,20 @@ enum class format { text_004, openmetrics_100 };
 format negotiate(std::string_view accept) noexcept;
 std::string_view content_type(format f) noexcept;
 
-/// Renders the families. Label values are escaped (\\, \", \n), and bytes that
-/// are not UTF-8 become U+FFFD (a scraper would refuse the scrape); help text
-/// escapes \\ and \n. No `_created` samples: Prometheus 2.42 would store each
-/// as another series. OpenMetrics output ends with "# EOF".
+/// The label value a name becomes: label values must be UTF-8 (a scraper
+/// refuses the whole scrape otherwise), and process names are any bytes. Each
+/// byte that is not part of valid UTF-8 becomes the four characters \xHH
+/// (upper-case hex, 80 to FF); a backslash of the name is doubled when it could
+/// otherwise be read as the start of such an escape (followed by a backslash,
+/// by an invalid byte, or by x and two hex digits from 80 to FF). The mapping
+/// is one-to-one: distinct names stay distinct series. Valid UTF-8 (U+FFFD
+/// included) and any other backslash are kept as they are.
+std::string label_value(std::string_view name);
+
+/// Renders the families. Label values go through label_value(), then are
+/// escaped for the format (\\, \", \n); help text escapes \\ and \n. No
+/// `_created` samples: Prometheus 2.42 would store each as another series.
+/// OpenMetrics output ends with "# EOF".
 std::string render(const std::vector<family>& families, format f);
 
 /// The shortest decimal that reads back as `v` ("+Inf", "-Inf", "NaN" for

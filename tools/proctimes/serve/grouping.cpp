@@ -5,10 +5,13 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#include <fstream>
+#include <algorithm>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
+
+#include "fd.hpp"
 
 namespace proctimes::cli::serve {
 namespace {
@@ -49,6 +52,46 @@ std::vector<std::string> string_list(const YAML::Node& n, const char* key, std::
 
 }  // namespace
 
+std::string render_name_template(std::string_view tmpl, std::string_view comm, std::string_view exe_base,
+                                 std::string_view exe_full, std::string_view user, pid_t pid,
+                                 const std::vector<std::pair<std::string, std::string>>& matches) {
+    std::string out;
+    while (!tmpl.empty()) {
+        const auto open = tmpl.find("{{");
+        const auto close = open == std::string_view::npos ? open : tmpl.find("}}", open + 2);
+        if (close == std::string_view::npos) {
+            out.append(tmpl);
+            break;
+        }
+        out.append(tmpl.substr(0, open));
+        std::string_view field = tmpl.substr(open + 2, close - open - 2);
+        while (!field.empty() && field.front() == ' ') field.remove_prefix(1);
+        while (!field.empty() && field.back() == ' ') field.remove_suffix(1);
+        constexpr std::string_view matches_prefix = ".Matches.";
+        if (field == ".Comm") {
+            out.append(comm);
+        } else if (field == ".ExeBase") {
+            out.append(exe_base);
+        } else if (field == ".ExeFull") {
+            out.append(exe_full);
+        } else if (field == ".Username") {
+            out.append(user);
+        } else if (field == ".PID") {
+            out += std::to_string(pid);
+        } else if (field.substr(0, matches_prefix.size()) == matches_prefix) {
+            const std::string_view key = field.substr(matches_prefix.size());
+            // The last rule's capture wins, as in process-exporter.
+            const auto it =
+                std::find_if(matches.rbegin(), matches.rend(), [key](const auto& m) { return m.first == key; });
+            out.append(it == matches.rend() ? std::string_view("<no value>") : std::string_view(it->second));
+        } else {
+            out.append(tmpl.substr(open, close + 2 - open));
+        }
+        tmpl.remove_prefix(close + 2);
+    }
+    return out;
+}
+
 bool pe_rule::needs_exe() const { return !exe.empty() || name_template.find("Exe") != std::string::npos; }
 
 std::vector<pe_rule> parse_pe_config(std::string_view yaml, std::string& error) {
@@ -71,7 +114,14 @@ std::vector<pe_rule> parse_pe_config(std::string_view yaml, std::string& error) 
             r.exe = string_list(entry, "exe", error);
             r.cmdline_text = string_list(entry, "cmdline", error);
             if (!error.empty()) return {};
-            for (const auto& re : r.cmdline_text) r.cmdline.emplace_back(re, std::regex::ECMAScript);
+            for (const auto& re : r.cmdline_text) {
+                auto p = pattern::compile(re, error);
+                if (!p) {
+                    error = fmt::format("bad cmdline regex '{}': {}", re, error);
+                    return {};
+                }
+                r.cmdline.push_back(std::move(p));
+            }
             if (r.comm.empty() && r.exe.empty() && r.cmdline.empty()) {
                 error = "a 'process_names' entry has none of comm, exe, cmdline";
                 return {};
@@ -85,30 +135,35 @@ std::vector<pe_rule> parse_pe_config(std::string_view yaml, std::string& error) 
     return rules;
 }
 
+std::vector<pe_rule> read_pe_config(const std::string& path, std::string& error) {
+    constexpr std::size_t max_config_bytes = std::size_t{1} << 20;
+    std::string text;
+    if (const auto ec = detail::read_file(path.c_str(), text, max_config_bytes)) {
+        error = "cannot read " + path + ": " + (ec == std::errc::file_too_large ? "larger than 1 MiB" : ec.message());
+        return {};
+    }
+    auto rules = parse_pe_config(text, error);
+    if (!error.empty()) error = path + ": " + error;
+    return rules;
+}
+
 std::unique_ptr<classifier> classifier::make(const serve_options& opts, std::string& error) {
     std::unique_ptr<classifier> c(new classifier);
     c->by_ = opts.grouping;
     c->proc_root_ = opts.proc_root;
-    try {
-        if (!opts.include.empty()) c->include_.emplace(opts.include, std::regex::ECMAScript);
-        if (!opts.exclude.empty()) c->exclude_.emplace(opts.exclude, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-        error = std::string("bad --include/--exclude regex: ") + e.what();
-        return nullptr;
+    const std::pair<const std::string*, std::shared_ptr<const pattern>*> filters[] = {{&opts.include, &c->include_},
+                                                                                      {&opts.exclude, &c->exclude_}};
+    for (const auto& [text, slot] : filters) {
+        if (text->empty()) continue;
+        *slot = pattern::compile(*text, error);
+        if (!*slot) {
+            error = fmt::format("bad --{} regex '{}': {}", text == &opts.include ? "include" : "exclude", *text, error);
+            return nullptr;
+        }
     }
     if (!opts.config_file.empty()) {
-        std::ifstream in(opts.config_file);
-        if (!in) {
-            error = "cannot read " + opts.config_file;
-            return nullptr;
-        }
-        std::stringstream ss;
-        ss << in.rdbuf();
-        c->rules_ = parse_pe_config(ss.str(), error);
-        if (!error.empty()) {
-            error = opts.config_file + ": " + error;
-            return nullptr;
-        }
+        c->rules_ = read_pe_config(opts.config_file, error);
+        if (!error.empty()) return nullptr;
     }
     return c;
 }
@@ -163,8 +218,8 @@ std::optional<std::string> classifier::filter(std::string group) {
     if (!include_ && !exclude_) return group;
     if (auto it = filtered_.find(group); it != filtered_.end()) return it->second;
     std::optional<std::string> r = group;
-    if (include_ && !std::regex_search(group, *include_)) r.reset();
-    if (r && exclude_ && std::regex_search(group, *exclude_)) r.reset();
+    if (include_ && !include_->search(group)) r.reset();
+    if (r && exclude_ && exclude_->search(group)) r.reset();
     if (filtered_.size() > 100000) filtered_.clear();  // bounded: names are chosen by whoever runs processes
     filtered_.emplace(group, r);
     return r;
@@ -185,29 +240,22 @@ std::optional<std::string> classifier::apply_rules(std::string_view comm, uid_t 
             }
             if (!any) continue;
         }
+        std::vector<std::pair<std::string, std::string>> matches;
         if (!r.cmdline.empty()) {
             if (!f) continue;
             bool all = true;
-            for (const auto& re : r.cmdline) all = all && std::regex_search(f->cmdline, re);
+            for (const auto& re : r.cmdline) all = all && re->search(f->cmdline, matches);
             if (!all) continue;
         }
-        // The name template: the fields proctimes knows.
-        std::string name = r.name_template;
-        auto subst = [&name](std::string_view key, const std::string& value) {
-            for (std::size_t at; (at = name.find(key)) != std::string::npos;) name.replace(at, key.size(), value);
-        };
-        subst("{{.Comm}}", std::string(comm));
-        subst("{{.ExeBase}}", f ? base_name(f->exe.empty() ? f->argv0 : f->exe) : std::string(comm));
-        subst("{{.ExeFull}}", f ? (f->exe.empty() ? f->argv0 : f->exe) : std::string(comm));
-        subst("{{.Username}}", user_name(uid));
-        subst("{{.PID}}", std::to_string(pid));
-        return filter(std::move(name));
+        const std::string full = f ? (f->exe.empty() ? f->argv0 : f->exe) : std::string(comm);
+        const std::string base = f ? base_name(full) : std::string(comm);
+        return filter(render_name_template(r.name_template, comm, base, full, user_name(uid), pid, matches));
     }
     return std::nullopt;
 }
 
 std::optional<std::string> classifier::group_of(const snapshot_process& p) {
-    const std::string comm(p.name.view());
+    const std::string comm(shown_name(p.name.view()));
     if (!rules_.empty()) {
         bool need = false;
         for (const auto& r : rules_) need = need || r.needs_exe() || !r.cmdline.empty();
@@ -233,7 +281,8 @@ std::optional<std::string> classifier::group_of(const snapshot_process& p) {
     return std::nullopt;
 }
 
-std::optional<std::string> classifier::group_of_ended(std::string_view name, uid_t uid) {
+std::optional<std::string> classifier::group_of_ended(std::string_view raw_name, uid_t uid) {
+    const std::string_view name = shown_name(raw_name);
     if (!rules_.empty()) {
         for (const auto& r : rules_)
             if (r.needs_exe() || !r.cmdline.empty()) return std::nullopt;  // a record has no exe or cmdline

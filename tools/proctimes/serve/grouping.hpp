@@ -2,19 +2,21 @@
 // Which group a process belongs to: by name, user, cgroup or executable, with
 // --include/--exclude regexes on the group name, or by the `process_names`
 // rules of a process-exporter config file (docs/SERVE.md lists what of that
-// format is understood).
+// format is understood). Every regex is RE2 (Go's syntax, linear-time
+// matching: pattern.hpp).
 #pragma once
 
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <sys/types.h>
 
+#include "pattern.hpp"
 #include "proctimes/snapshot.hpp"
 #include "serve/serve.hpp"
 
@@ -23,12 +25,35 @@ namespace proctimes::cli::serve {
 /// One `process_names` entry of a process-exporter config.
 struct pe_rule {
     std::string name_template = "{{.ExeBase}}";
-    std::vector<std::string> comm;    ///< any of these comm values
-    std::vector<std::string> exe;     ///< any of these: a base name, or a full path when it has a '/'
-    std::vector<std::regex> cmdline;  ///< every one must match the space-joined command line
+    std::vector<std::string> comm;  ///< any of these comm values
+    std::vector<std::string> exe;   ///< any of these: a base name, or a full path when it has a '/'
+    /// Every one must match (a search) the command line's words joined by spaces;
+    /// their named groups are the template's {{.Matches.NAME}}.
+    std::vector<std::shared_ptr<const pattern>> cmdline;
     std::vector<std::string> cmdline_text;
     [[nodiscard]] bool needs_exe() const;
 };
+
+/// What a process whose name (comm) is empty is called, in groups and in the
+/// `name` label: 17 bytes, longer than any comm (15), so no process can take it.
+inline constexpr std::string_view empty_name_placeholder = "(no process name)";
+
+/// `name`, or the placeholder above when it is empty.
+inline std::string_view shown_name(std::string_view name) noexcept {
+    return name.empty() ? empty_name_placeholder : name;
+}
+
+/// Renders a process-exporter `name:` template in one pass: each {{.Field}}
+/// (spaces allowed inside the braces) known to proctimes is replaced by its
+/// value, {{.Matches.NAME}} by that named group's text; what a value contains
+/// is never read as a template again. Unknown fields stay as written.
+std::string render_name_template(std::string_view tmpl, std::string_view comm, std::string_view exe_base,
+                                 std::string_view exe_full, std::string_view user, pid_t pid,
+                                 const std::vector<std::pair<std::string, std::string>>& matches);
+
+/// Reads and parses a config file: a regular file of at most 1 MiB, opened
+/// without blocking (a FIFO or device is refused). Sets `error` on failure.
+std::vector<pe_rule> read_pe_config(const std::string& path, std::string& error);
 
 /// Parses the YAML text of a process-exporter config. Returns the rules, or
 /// sets `error` (a message naming what is wrong).
@@ -66,7 +91,7 @@ private:
 
     group_by by_ = group_by::name;
     std::string proc_root_;
-    std::optional<std::regex> include_, exclude_;
+    std::shared_ptr<const pattern> include_, exclude_;
     std::vector<pe_rule> rules_;
     std::unordered_map<uid_t, std::string> users_;
     std::unordered_map<std::string, std::optional<std::string>> filtered_;

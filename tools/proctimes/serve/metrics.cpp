@@ -97,7 +97,7 @@ std::vector<family> collector::families() const {
                                 metric_type::gauge);
         for (const proc_state* st : top) {
             const std::string pid = std::to_string(st->pid), start = std::to_string(st->start_ticks);
-            const std::string name(st->name.view());
+            const std::string name(shown_name(st->name.view()));
             pcpu.samples.push_back(
                 {{{"group", st->group}, {"name", name}, {"pid", pid}, {"start_ticks", start}, {"mode", "user"}},
                  seconds(st->user)});
@@ -160,8 +160,11 @@ std::vector<family> collector::families() const {
         lost.samples.push_back({{}, static_cast<double>(lost_ + dropped_)});
         out.push_back(std::move(lost));
     }
+    // What the last snapshot was read from (the snapshotter picks eBPF where it
+    // can), and the exit stream's source: docs/SERVE.md lists every value.
     auto src = family_of("proctimes_exporter_source", "Sources in use (value 1)", metric_type::gauge);
-    src.samples.push_back({{{"snapshot", opts_.threads ? "proc+threads" : "proc"},
+    const std::string snapshot_from = prev_.source == snapshot_source::bpf ? "bpf" : "proc";
+    src.samples.push_back({{{"snapshot", opts_.threads ? snapshot_from + "+threads" : snapshot_from},
                             {"exits", exits_ ? std::string(exits_->source()) : std::string("none")}},
                            1});
     out.push_back(std::move(src));

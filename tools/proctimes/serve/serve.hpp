@@ -22,7 +22,7 @@ struct serve_options {
     std::string host = "127.0.0.1";  ///< loopback unless told otherwise
     std::uint16_t port = serve_default_port;
     group_by grouping = group_by::name;
-    std::string include;        ///< ECMAScript regex on the group name; empty: all
+    std::string include;        ///< RE2 regex searched in the group name; empty: all
     std::string exclude;        ///< idem; empty: none
     std::size_t top = 10;       ///< per-process series for the N busiest processes
     bool threads = false;       ///< walk threads (exact ledger for multi-threaded exits)

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+#include "pattern.hpp"
+
+#include <re2/re2.h>
+
+#include "utf8.hpp"
+
+namespace proctimes::cli {
+namespace {
+
+// RE2 in UTF-8 mode does not let `.` match a byte that is not UTF-8; Go reads
+// such a byte as U+FFFD. Rewriting them so keeps Go's answers (and copies the
+// text only when it has such bytes).
+std::string_view as_utf8(std::string_view text, std::string& scratch) {
+    if (valid_utf8(text)) return text;
+    scratch.clear();
+    scratch.reserve(text.size() + 16);
+    while (!text.empty()) {
+        const std::size_t n = utf8_length(text);
+        if (n == 0) {
+            scratch += "\xEF\xBF\xBD";
+            text.remove_prefix(1);
+        } else {
+            scratch.append(text.data(), n);
+            text.remove_prefix(n);
+        }
+    }
+    return scratch;
+}
+
+}  // namespace
+
+std::shared_ptr<const pattern> pattern::compile(std::string_view expr, std::string& error) {
+    RE2::Options o;
+    o.set_log_errors(false);  // the caller reports the error
+    o.set_encoding(RE2::Options::EncodingUTF8);
+    std::shared_ptr<pattern> p(new pattern);
+    p->re_ = std::make_unique<re2::RE2>(re2::StringPiece(expr.data(), expr.size()), o);
+    if (!p->re_->ok()) {
+        error = p->re_->error();
+        return nullptr;
+    }
+    p->text_ = std::string(expr);
+    return p;
+}
+
+pattern::~pattern() = default;
+
+bool pattern::search(std::string_view text) const {
+    std::string scratch;
+    const std::string_view t = as_utf8(text, scratch);
+    return re_->Match(re2::StringPiece(t.data(), t.size()), 0, t.size(), RE2::UNANCHORED, nullptr, 0);
+}
+
+bool pattern::search(std::string_view text, std::vector<std::pair<std::string, std::string>>& named) const {
+    const auto& groups = re_->NamedCapturingGroups();
+    if (groups.empty()) return search(text);
+    std::string scratch;
+    const std::string_view t = as_utf8(text, scratch);
+    std::vector<re2::StringPiece> sub(static_cast<std::size_t>(re_->NumberOfCapturingGroups()) + 1);
+    if (!re_->Match(re2::StringPiece(t.data(), t.size()), 0, t.size(), RE2::UNANCHORED, sub.data(),
+                    static_cast<int>(sub.size())))
+        return false;
+    for (const auto& [name, index] : groups) {
+        const re2::StringPiece& s = sub.at(static_cast<std::size_t>(index));
+        named.emplace_back(name, std::string(s.data() == nullptr ? "" : std::string(s.data(), s.size())));
+    }
+    return true;
+}
+
+}  // namespace proctimes::cli
