@@ -66,12 +66,6 @@ std::size_t pour(int port, const std::string& head, const std::function<std::str
 }  // namespace
 
 TEST(ServeHttpLimits, MemoryStaysBoundedWhateverAClientSends) {
-    running_serve srv("memory");
-    ASSERT_GT(srv.port(), 0) << srv.log();
-    const int port = srv.port();
-    ASSERT_EQ(http_get(port, "/metrics", 20s).status, 200) << srv.log();
-    const long hwm0 = status_kib(srv.prog().pid(), "VmHWM");
-
     constexpr std::size_t lots = std::size_t{96} << 20;
     const std::string line(8192, 'a');
     std::string short_lines;
@@ -97,6 +91,12 @@ TEST(ServeHttpLimits, MemoryStaysBoundedWhateverAClientSends) {
         {"a long Range list, many times", range, [&] { return range; }},
     };
     for (const auto& a : attacks) {
+        // A fresh exporter for each: its peak RSS is this attack's.
+        running_serve srv("memory");
+        ASSERT_GT(srv.port(), 0) << srv.log();
+        const int port = srv.port();
+        ASSERT_EQ(http_get(port, "/metrics", 20s).status, 200) << srv.log();
+        const long hwm0 = status_kib(srv.prog().pid(), "VmHWM");
         const auto t0 = std::chrono::steady_clock::now();
         // Four connections at once, as a client would to multiply the effect.
         std::vector<std::thread> ts;
