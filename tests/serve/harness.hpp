@@ -4,9 +4,9 @@
 
 #include <cctype>
 #include <chrono>
-#include <cstdlib>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -217,9 +217,9 @@ inline http_answer http_exchange(int port, const std::string& request, std::chro
 /// A GET of `path`, closing the connection after the answer.
 inline http_answer http_get(int port, const std::string& path, std::chrono::milliseconds limit,
                             const char* from = "127.0.0.1", const std::string& extra_headers = "") {
-    return http_exchange(port, "GET " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n" +
-                                   extra_headers + "\r\n",
-                         limit, from);
+    return http_exchange(
+        port, "GET " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n" + extra_headers + "\r\n", limit,
+        from);
 }
 
 /// A field of /proc/PID/status in KiB (VmRSS, VmHWM), or -1.

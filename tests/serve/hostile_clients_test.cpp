@@ -87,8 +87,8 @@ TEST(ServeHostileClients, KeepsAnsweringWithBoundedResources) {
 
     const std::string dir = temp_dir("hostile");
     const int port = free_port();
-    program serve({serve_bin(PROCTIMES_BIN), "serve", "--listen", "127.0.0.1:" + std::to_string(port), "--http-threads", "4",
-                   "--connection-deadline", "5", "--no-exit-records"},
+    program serve({serve_bin(PROCTIMES_BIN), "serve", "--listen", "127.0.0.1:" + std::to_string(port), "--http-threads",
+                   "4", "--connection-deadline", "5", "--no-exit-records"},
                   dir + "/serve.log");
     // The scraper comes from an address of its own, as Prometheus would: the
     // flood below comes from 127.0.0.1 and meets its per-address limit.

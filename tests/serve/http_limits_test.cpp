@@ -20,9 +20,9 @@ namespace {
 class running_serve {
 public:
     explicit running_serve(const char* tag, std::vector<std::string> extra = {}) : dir_(temp_dir(tag)) {
-        std::vector<std::string> argv{serve_bin(PROCTIMES_BIN), "serve",         "--listen",
-                                      "127.0.0.1:0",           "--port-file",   dir_ + "/port",
-                                      "--no-exit-records"};
+        std::vector<std::string> argv{
+            serve_bin(PROCTIMES_BIN), "serve", "--listen", "127.0.0.1:0", "--port-file", dir_ + "/port",
+            "--no-exit-records"};
         argv.insert(argv.end(), extra.begin(), extra.end());
         prog_ = program(argv, dir_ + "/serve.log");
         const std::string p = wait_for_file(dir_ + "/port", 20s);
@@ -189,8 +189,8 @@ TEST(ServeHttpLimits, ScrapeAnsweredWithinTwoSecondsUnderFloods) {
     slow.join();
     burster.join();
     std::cout << answered << " of " << scrapes << " scrapes answered within 2 s (worst " << worst << " s) with "
-              << idle.size() << " idle connections, 16 slow ones and " << burst.size()
-              << " unread scrapes; VmHWM " << hwm / 1024 << " MiB\n";
+              << idle.size() << " idle connections, 16 slow ones and " << burst.size() << " unread scrapes; VmHWM "
+              << hwm / 1024 << " MiB\n";
     EXPECT_EQ(answered, scrapes);
     EXPECT_LT(hwm, 64 * 1024);
     for (int s : idle) ::close(s);

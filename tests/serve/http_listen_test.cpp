@@ -39,9 +39,9 @@ TEST(ServeHttpListen, ASecondServerOnAUsedPortExitsInUse) {
     const std::string p = wait_for_file(t.dir + "/port", 20s);
     ASSERT_FALSE(p.empty()) << read_text(t.dir + "/first.log");
     const int port = std::stoi(p);
-    program second({serve_bin(PROCTIMES_BIN), "serve", "--listen", "127.0.0.1:" + std::to_string(port),
-                    "--no-exit-records"},
-                   t.dir + "/second.log");
+    program second(
+        {serve_bin(PROCTIMES_BIN), "serve", "--listen", "127.0.0.1:" + std::to_string(port), "--no-exit-records"},
+        t.dir + "/second.log");
     const int st = second.wait_for(15s);
     const std::string log = read_text(t.dir + "/second.log");
     ASSERT_NE(st, -1) << "a second exporter is serving the same port: " << log;

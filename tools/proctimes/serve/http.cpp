@@ -121,8 +121,8 @@ MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* met
     }
     const bool get = std::strcmp(method, MHD_HTTP_METHOD_GET) == 0 || std::strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
     if (!get) {
-        MHD_Response* r = ::MHD_create_response_from_buffer(19, const_cast<char*>("method not allowed\n"),
-                                                            MHD_RESPMEM_PERSISTENT);
+        MHD_Response* r =
+            ::MHD_create_response_from_buffer(19, const_cast<char*>("method not allowed\n"), MHD_RESPMEM_PERSISTENT);
         if (r) ::MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
         return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, r, "text/plain");
     }
@@ -179,15 +179,15 @@ int serve_http(serve::collector& col, const serve_options& opts, std::ostream& o
 
     server_state st{col, {}};
     const unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
-    MHD_Daemon* d = ::MHD_start_daemon(
-        flags, 0, nullptr, nullptr, &answer, &st,                                                  //
-        MHD_OPTION_LISTEN_SOCKET, l.fd,                                                            //
-        MHD_OPTION_THREAD_POOL_SIZE, static_cast<unsigned>(std::max(1u, opts.http_threads)),       //
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory,                                     //
-        MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(opts.connection_deadline),            //
-        MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(opts.max_connections),                  //
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, static_cast<unsigned>(opts.max_connections_per_ip),    //
-        MHD_OPTION_END);
+    MHD_Daemon* d =
+        ::MHD_start_daemon(flags, 0, nullptr, nullptr, &answer, &st,                                                //
+                           MHD_OPTION_LISTEN_SOCKET, l.fd,                                                          //
+                           MHD_OPTION_THREAD_POOL_SIZE, static_cast<unsigned>(std::max(1u, opts.http_threads)),     //
+                           MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory,                                   //
+                           MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(opts.connection_deadline),          //
+                           MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(opts.max_connections),                //
+                           MHD_OPTION_PER_IP_CONNECTION_LIMIT, static_cast<unsigned>(opts.max_connections_per_ip),  //
+                           MHD_OPTION_END);
     if (!d) {
         // Not closed here: whether the library already did is not documented.
         ::pthread_sigmask(SIG_SETMASK, &old, nullptr);

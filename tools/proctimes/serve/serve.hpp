@@ -33,7 +33,7 @@ struct serve_options {
     unsigned http_threads = 4;  ///< worker threads serving requests
     /// Seconds without any byte received or sent after which a connection is closed.
     unsigned connection_deadline = 15;
-    unsigned max_connections = 1024;        ///< open at once, all clients together
+    unsigned max_connections = 1024;       ///< open at once, all clients together
     unsigned max_connections_per_ip = 64;  ///< open at once from one address
     /// Write the bound port here once listening (for tests and --listen :0).
     std::string port_file;
