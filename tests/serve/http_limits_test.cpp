@@ -67,7 +67,7 @@ std::size_t pour(int port, const std::string& head, const std::function<std::str
 
 TEST(ServeHttpLimits, MemoryStaysBoundedWhateverAClientSends) {
     constexpr std::size_t lots = std::size_t{96} << 20;
-    const std::string line(8192, 'a');
+    std::string line(8192, 'a');
     std::string short_lines;
     for (int i = 0; i < 4096; ++i) short_lines += "a:b\r\n";
     std::string chunked;
@@ -100,6 +100,7 @@ TEST(ServeHttpLimits, MemoryStaysBoundedWhateverAClientSends) {
         const auto t0 = std::chrono::steady_clock::now();
         // Four connections at once, as a client would to multiply the effect.
         std::vector<std::thread> ts;
+        ts.reserve(4);
         std::atomic<std::size_t> sent{0};
         for (int i = 0; i < 4; ++i) ts.emplace_back([&] { sent += pour(port, a.head, a.more, lots); });
         for (auto& t : ts) t.join();
@@ -145,6 +146,7 @@ TEST(ServeHttpLimits, ScrapeAnsweredWithinTwoSecondsUnderFloods) {
     // 16 slowloris connections: one byte of a never-ending head each second.
     std::thread slow([&] {
         std::vector<int> ss;
+        ss.reserve(16);
         for (int i = 0; i < 16; ++i) ss.push_back(connect_from("127.0.2.1", port, false));
         const std::string req = "GET /metrics HTTP/1.1\r\nHost: slow\r\nX-Slow: ";
         for (std::size_t k = 0; !stop; ++k) {

@@ -28,7 +28,7 @@ namespace {
 /// Memory per connection (the library's pool): the request head, its parsed
 /// headers and the response head are kept in it. A head that does not fit is
 /// answered 431 (or 414 for the request line) and the connection closed.
-constexpr std::size_t connection_memory = 16 * 1024;
+constexpr std::size_t connection_memory = std::size_t{16} * 1024;
 
 constexpr const char* index_html =
     "<!DOCTYPE html>\n<html><head><title>proctimes serve</title></head><body>\n"
