@@ -136,7 +136,7 @@ MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* met
     bodies::pair b;
     try {
         b = st.cache.get(st.col, f, want_gz);
-    } catch (const std::exception&) {
+    } catch (...) {  // nothing may unwind into the library's C code
         return reply_static(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "collection failed\n", "text/plain");
     }
     const bool gz = want_gz && b.gz && !b.gz->empty();
