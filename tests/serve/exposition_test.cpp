@@ -69,6 +69,24 @@ TEST(Exposition, Negotiation) {
     EXPECT_EQ(content_type(format::text_004), "text/plain; version=0.0.4; charset=utf-8");
 }
 
+TEST(Exposition, NegotiationHonoursQAndIgnoresCase) {
+    EXPECT_EQ(negotiate("application/openmetrics-text;q=0"), format::text_004);
+    EXPECT_EQ(negotiate("application/openmetrics-text; q=0.0, text/plain"), format::text_004);
+    EXPECT_EQ(negotiate("application/openmetrics-text;q=0.2,text/plain;q=0.9"), format::text_004);
+    EXPECT_EQ(negotiate("Application/OpenMetrics-Text"), format::openmetrics_100);
+    EXPECT_EQ(negotiate("APPLICATION/OPENMETRICS-TEXT; Q=0.5, */*;q=0.1"), format::openmetrics_100);
+    // A wildcard alone keeps the text format; a bad q drops its entry.
+    EXPECT_EQ(negotiate("*/*"), format::text_004);
+    EXPECT_EQ(negotiate("application/openmetrics-text;q=2"), format::text_004);
+    EXPECT_EQ(negotiate("application/openmetrics-text;q=abc"), format::text_004);
+    EXPECT_DOUBLE_EQ(accept_q("gzip, deflate", "gzip", true), 1.0);
+    EXPECT_DOUBLE_EQ(accept_q("GZIP;q=0.5", "gzip", true), 0.5);
+    EXPECT_DOUBLE_EQ(accept_q("gzip;q=0, *", "gzip", true), 0.0);
+    EXPECT_DOUBLE_EQ(accept_q("*;q=0.3", "gzip", true), 0.3);
+    EXPECT_DOUBLE_EQ(accept_q("deflate", "gzip", true), 0.0);
+    EXPECT_DOUBLE_EQ(accept_q("text/*;q=0.4, */*;q=0.1", "text/plain", true), 0.4);
+}
+
 TEST(Exposition, Values) {
     EXPECT_EQ(format_value(0.1), "0.1");
     EXPECT_EQ(format_value(1e-9), "1e-09");

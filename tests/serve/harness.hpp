@@ -2,9 +2,11 @@
 // Helpers of the serve tests: start and stop programs, free ports, HTTP.
 #pragma once
 
+#include <cctype>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -12,8 +14,10 @@
 #include <thread>
 #include <vector>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -116,6 +120,114 @@ inline std::string temp_dir(const char* tag) {
     std::string t = "/tmp/proctimes-serve-" + std::string(tag) + "-XXXXXX";
     if (!::mkdtemp(t.data())) return {};
     return t;
+}
+
+/// The program the serve system tests run: PROCTIMES_SERVE_BIN when set (to
+/// measure another build), else the one built with them.
+inline std::string serve_bin(const char* built) {
+    const char* e = std::getenv("PROCTIMES_SERVE_BIN");
+    return e && *e ? e : built;
+}
+
+/// A TCP connection from loopback address `from` (any of 127.0.0.0/8, so that
+/// a test can play several clients) to 127.0.0.1:port; -1 on failure.
+inline int connect_from(const char* from, int port, bool block = true) {
+    const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (block ? 0 : SOCK_NONBLOCK), 0);
+    if (s < 0) return -1;
+    sockaddr_in src{};
+    src.sin_family = AF_INET;
+    ::inet_pton(AF_INET, from, &src.sin_addr);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::bind(s, reinterpret_cast<sockaddr*>(&src), sizeof src) != 0 ||
+        (::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 && errno != EINPROGRESS)) {
+        ::close(s);
+        return -1;
+    }
+    return s;
+}
+
+struct http_answer {
+    int status = 0;  ///< 0: no answer
+    std::string head, body;
+    std::string header(const std::string& name) const {
+        std::istringstream in(head);
+        for (std::string line; std::getline(in, line);) {
+            if (line.size() <= name.size() || line[name.size()] != ':') continue;
+            bool same = true;
+            for (std::size_t i = 0; i < name.size() && same; ++i)
+                same = std::tolower(static_cast<unsigned char>(line[i])) ==
+                       std::tolower(static_cast<unsigned char>(name[i]));
+            if (!same) continue;
+            std::string v = line.substr(name.size() + 1);
+            while (!v.empty() && (v.front() == ' ')) v.erase(0, 1);
+            while (!v.empty() && (v.back() == '\r' || v.back() == ' ')) v.pop_back();
+            return v;
+        }
+        return {};
+    }
+};
+
+/// Sends `request` on a new connection from `from` and reads the answer until
+/// the server closes or Content-Length is complete, for at most `limit`.
+inline http_answer http_exchange(int port, const std::string& request, std::chrono::milliseconds limit,
+                                 const char* from = "127.0.0.1") {
+    http_answer a;
+    const auto end = std::chrono::steady_clock::now() + limit;
+    const int s = connect_from(from, port);
+    if (s < 0) return a;
+    timeval tv{static_cast<time_t>(limit.count() / 1000), static_cast<suseconds_t>(limit.count() % 1000 * 1000)};
+    ::setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    for (std::size_t off = 0; off < request.size();) {
+        const ssize_t n = ::send(s, request.data() + off, request.size() - off, MSG_NOSIGNAL);
+        if (n <= 0) break;
+        off += static_cast<std::size_t>(n);
+    }
+    std::string got;
+    std::size_t want = std::string::npos;
+    char buf[65536];
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
+        if (left.count() <= 0) break;
+        pollfd p{s, POLLIN, 0};
+        if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+        const ssize_t n = ::recv(s, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        got.append(buf, static_cast<std::size_t>(n));
+        const auto he = got.find("\r\n\r\n");
+        if (he != std::string::npos && want == std::string::npos) {
+            a.head = got.substr(0, he + 2);
+            const std::string cl = a.header("Content-Length");
+            if (!cl.empty()) want = he + 4 + std::stoul(cl);
+        }
+        if (want != std::string::npos && got.size() >= want) break;
+    }
+    ::close(s);
+    if (got.rfind("HTTP/1.", 0) == 0 && got.size() >= 12) a.status = std::atoi(got.c_str() + 9);
+    const auto he = got.find("\r\n\r\n");
+    if (he != std::string::npos) {
+        a.head = got.substr(0, he + 2);
+        a.body = got.substr(he + 4);
+    }
+    return a;
+}
+
+/// A GET of `path`, closing the connection after the answer.
+inline http_answer http_get(int port, const std::string& path, std::chrono::milliseconds limit,
+                            const char* from = "127.0.0.1", const std::string& extra_headers = "") {
+    return http_exchange(
+        port, "GET " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n" + extra_headers + "\r\n", limit,
+        from);
+}
+
+/// A field of /proc/PID/status in KiB (VmRSS, VmHWM), or -1.
+inline long status_kib(pid_t pid, const std::string& field) {
+    std::istringstream in(read_text("/proc/" + std::to_string(pid) + "/status"));
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind(field + ":", 0) == 0) return std::stol(line.substr(field.size() + 1));
+    return -1;
 }
 
 inline double now_seconds() {

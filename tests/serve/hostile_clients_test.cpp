@@ -13,8 +13,6 @@
 #include <sys/socket.h>
 #include <atomic>
 
-#include <httplib.h>
-
 #include "harness.hpp"
 
 using namespace serve_test;
@@ -89,18 +87,16 @@ TEST(ServeHostileClients, KeepsAnsweringWithBoundedResources) {
 
     const std::string dir = temp_dir("hostile");
     const int port = free_port();
-    program serve({PROCTIMES_BIN, "serve", "--listen", "127.0.0.1:" + std::to_string(port), "--http-threads", "4",
-                   "--connection-deadline", "5", "--no-exit-records"},
+    program serve({serve_bin(PROCTIMES_BIN), "serve", "--listen", "127.0.0.1:" + std::to_string(port), "--http-threads",
+                   "4", "--connection-deadline", "5", "--no-exit-records"},
                   dir + "/serve.log");
-    httplib::Client scraper("127.0.0.1", port);
-    scraper.set_connection_timeout(20, 0);
-    scraper.set_read_timeout(20, 0);
+    // The scraper comes from an address of its own, as Prometheus would: the
+    // flood below comes from 127.0.0.1 and meets its per-address limit.
+    const auto scrape = [port] { return http_get(port, "/metrics", 20s, "127.0.0.2"); };
     int first = 0;
     for (int i = 0; i < 50 && first == 0; ++i) {
-        if (auto r = scraper.Get("/metrics"))
-            first = r->status;
-        else
-            std::this_thread::sleep_for(100ms);
+        first = scrape().status;
+        if (first == 0) std::this_thread::sleep_for(100ms);
     }
     ASSERT_EQ(first, 200) << "serve did not start: " << read_text(dir + "/serve.log");
     const int fds0 = count_fds(serve.pid());
@@ -118,7 +114,9 @@ TEST(ServeHostileClients, KeepsAnsweringWithBoundedResources) {
     };
     for (const auto& m : malformed) {
         const int st = status_of(exchange(port, m));
-        EXPECT_TRUE(st == 0 || (st >= 400 && st < 500))
+        // 505 (HTTP Version Not Supported) is the answer to HTTP/9.9.
+        const bool version = m.find("HTTP/9.9") != std::string::npos;
+        EXPECT_TRUE(st == 0 || (st >= 400 && st < 500) || (version && st == 505))
             << "status " << st << " for a request of " << m.size() << " bytes starting " << m.substr(0, 20);
     }
 
@@ -168,11 +166,10 @@ TEST(ServeHostileClients, KeepsAnsweringWithBoundedResources) {
     int peak_fds = 0;
     for (int i = 0; i < 3; ++i) {
         const auto t0 = std::chrono::steady_clock::now();
-        auto r = scraper.Get("/metrics");
+        const http_answer r = scrape();
         const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        ASSERT_TRUE(r) << "scrape " << i << " failed under the flood (" << httplib::to_string(r.error()) << ")";
-        EXPECT_EQ(r->status, 200);
-        EXPECT_NE(r->body.find("proctimes_group_cpu_seconds_total"), std::string::npos);
+        ASSERT_EQ(r.status, 200) << "scrape " << i << " failed under the flood";
+        EXPECT_NE(r.body.find("proctimes_group_cpu_seconds_total"), std::string::npos);
         std::cout << "scrape " << i << " under the flood: " << took << " s\n";
         peak_fds = std::max(peak_fds, count_fds(serve.pid()));
     }
@@ -191,9 +188,7 @@ TEST(ServeHostileClients, KeepsAnsweringWithBoundedResources) {
     EXPECT_LE(fds_after, fds0 + 10);
     for (int s : flood) ::close(s);
 
-    auto last = scraper.Get("/metrics");
-    ASSERT_TRUE(last);
-    EXPECT_EQ(last->status, 200);
+    EXPECT_EQ(scrape().status, 200);
     ASSERT_TRUE(serve.running()) << "the exporter died";
     const int st = serve.stop();
     EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "wait status " << st;

@@ -188,8 +188,11 @@ std::string collector::scrape(format f) {
     std::lock_guard lk(mu_);
     const auto now = std::chrono::steady_clock::now();
     const int idx = f == format::openmetrics_100 ? 1 : 0;
-    if (collections_ > 0 && now - last_collect_ < std::chrono::milliseconds(100) && !cached_[idx].empty())
+    if (collections_ > 0 && now - last_collect_ < std::chrono::milliseconds(100)) {
+        // The same collection, in whichever format is asked for now.
+        if (cached_[idx].empty()) cached_[idx] = render(families(), f);
         return cached_[idx];
+    }
     collect();
     last_collect_ = now;
     cached_[0].clear();

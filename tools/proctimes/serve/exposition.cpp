@@ -73,9 +73,66 @@ std::string label_value(std::string_view name) {
     return out;
 }
 
+double accept_q(std::string_view header, std::string_view type, bool wildcards) noexcept {
+    const auto trim = [](std::string_view v) {
+        while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+        while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+        return v;
+    };
+    const auto iequal = [](std::string_view a, std::string_view b) {
+        if (a.size() != b.size()) return false;
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            const auto lc = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+            if (lc(a[i]) != lc(b[i])) return false;
+        }
+        return true;
+    };
+    const auto slash = type.find('/');
+    // The most specific range that matches decides (RFC 9110 12.5.1); among
+    // equally specific ones, the highest q.
+    int best_rank = -1;
+    double best_q = 0;
+    while (!header.empty()) {
+        const auto comma = header.find(',');
+        std::string_view item = header.substr(0, comma);
+        header = comma == std::string_view::npos ? std::string_view() : header.substr(comma + 1);
+        const auto semi = item.find(';');
+        const std::string_view range = trim(item.substr(0, semi));
+        double q = 1;
+        bool valid = true;
+        for (std::string_view params = semi == std::string_view::npos ? std::string_view() : item.substr(semi + 1);
+             !params.empty();) {
+            const auto next = params.find(';');
+            const std::string_view p = trim(params.substr(0, next));
+            params = next == std::string_view::npos ? std::string_view() : params.substr(next + 1);
+            if (p.size() < 2 || (p[0] != 'q' && p[0] != 'Q') || p[1] != '=') continue;
+            const std::string_view v = trim(p.substr(2));
+            const auto r = std::from_chars(v.data(), v.data() + v.size(), q);
+            valid = r.ec == std::errc() && r.ptr == v.data() + v.size() && q >= 0 && q <= 1;
+        }
+        if (!valid || range.empty()) continue;
+        int rank = -1;
+        if (iequal(range, type))
+            rank = 2;
+        else if (wildcards && slash != std::string_view::npos && range.size() == slash + 2 &&
+                 iequal(range.substr(0, slash + 1), type.substr(0, slash + 1)) && range.back() == '*')
+            rank = 1;
+        else if (wildcards && (range == "*/*" || range == "*"))
+            rank = 0;
+        if (rank > best_rank || (rank == best_rank && q > best_q)) {
+            best_rank = rank;
+            best_q = q;
+        }
+    }
+    return best_rank < 0 ? 0 : best_q;
+}
+
 format negotiate(std::string_view accept) noexcept {
-    return accept.find("application/openmetrics-text") != std::string_view::npos ? format::openmetrics_100
-                                                                                 : format::text_004;
+    // OpenMetrics only when named (a wildcard keeps the 0.0.4 text format, as
+    // a browser's */* should) with q > 0, and not below the text format's q.
+    const double om = accept_q(accept, "application/openmetrics-text", false);
+    const double text = accept_q(accept, "text/plain", true);
+    return om > 0 && om >= text ? format::openmetrics_100 : format::text_004;
 }
 
 std::string_view content_type(format f) noexcept {

@@ -29,8 +29,15 @@ struct family {
 
 enum class format { text_004, openmetrics_100 };
 
-/// OpenMetrics when `accept` names application/openmetrics-text (with any
-/// parameters), else the 0.0.4 text format.
+/// The q-value an Accept-style header gives `type` (a media type, or a token
+/// such as "gzip" for Accept-Encoding): that of the most specific matching
+/// entry, names compared case-insensitively; with `wildcards`, "type/*", "*/*"
+/// and "*" match too. 0 when nothing matches; entries with a bad q are ignored.
+double accept_q(std::string_view header, std::string_view type, bool wildcards) noexcept;
+
+/// OpenMetrics when `accept` names application/openmetrics-text (any case,
+/// any parameters) with a q above 0 and not below text/plain's; else the
+/// 0.0.4 text format.
 format negotiate(std::string_view accept) noexcept;
 std::string_view content_type(format f) noexcept;
 

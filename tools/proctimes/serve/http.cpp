@@ -1,311 +1,207 @@
 // SPDX-License-Identifier: MIT
-// The HTTP side of `proctimes serve`, on cpp-httplib: a fixed pool of worker
-// threads taking the newest connection first, read/write timeouts, a cap on
-// request bodies (headers are capped at 8 KiB by the library), a deadline on
-// every connection, and a clean stop on SIGINT/SIGTERM.
+// The HTTP side of `proctimes serve`, on GNU libmicrohttpd. The library
+// enforces the limits itself: a fixed pool of event-loop threads (epoll), so
+// an idle or slow peer holds a descriptor and a little memory, never a
+// thread; a memory limit per connection that bounds the request head; an
+// inactivity timeout; a total and a per-address connection limit. The
+// listening socket is opened here (listen.cpp), without SO_REUSEPORT.
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
+#include <cerrno>
 #include <csignal>
-#include <deque>
-#include <fstream>
-#include <map>
+#include <cstring>
+#include <memory>
 #include <mutex>
 #include <ostream>
-#include <set>
-#include <thread>
+#include <string>
 
-#include <arpa/inet.h>
-#include <dirent.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
+#include <microhttpd.h>
 #include <unistd.h>
-
-#include <httplib.h>
+#include <zlib.h>
 
 #include "serve/collector.hpp"
+#include "serve/listen.hpp"
 #include "serve/serve.hpp"
 
 namespace proctimes::cli {
 namespace {
 
-// Workers take the most recent connection first: a scraper that connects
-// after a flood of idle connections is not queued behind all of them (the
-// connection keeper below clears the flood itself).
-class lifo_pool final : public httplib::TaskQueue {
-public:
-    explicit lifo_pool(unsigned n) {
-        for (unsigned i = 0; i < n; ++i) workers_.emplace_back([this] { work(); });
-    }
-    void enqueue(std::function<void()> fn) override {
-        {
-            std::lock_guard lk(mu_);
-            jobs_.push_back(std::move(fn));
-        }
-        cv_.notify_one();
-    }
-    void shutdown() override {
-        {
-            std::lock_guard lk(mu_);
-            stop_ = true;
-        }
-        cv_.notify_all();
-        for (auto& t : workers_) t.join();
-    }
-
-private:
-    void work() {
-        for (;;) {
-            std::function<void()> fn;
-            {
-                std::unique_lock lk(mu_);
-                cv_.wait(lk, [this] { return stop_ || !jobs_.empty(); });
-                if (jobs_.empty()) return;  // stopping, nothing left
-                fn = std::move(jobs_.back());
-                jobs_.pop_back();
-            }
-            fn();
-        }
-    }
-    std::mutex mu_;
-    std::condition_variable cv_;
-    std::deque<std::function<void()>> jobs_;
-    std::vector<std::thread> workers_;
-    bool stop_ = false;
-};
-
-// The connection keeper probes descriptors that the server's threads own and
-// may close at any moment; a number reused meanwhile is caught by the inode
-// check before anything is done to it. These raw system calls do exactly what
-// the libc wrappers do, without ThreadSanitizer's interceptors, whose model
-// treats any use of a descriptor from another thread as a data race on it.
-namespace probe {
-int fstat(int fd, struct stat* st) { return static_cast<int>(::syscall(SYS_fstat, fd, st)); }
-int getsockopt(int fd, int level, int name, void* v, socklen_t* l) {
-    return static_cast<int>(::syscall(SYS_getsockopt, fd, level, name, v, l));
-}
-int getsockname(int fd, sockaddr* a, socklen_t* l) { return static_cast<int>(::syscall(SYS_getsockname, fd, a, l)); }
-int getpeername(int fd, sockaddr* a, socklen_t* l) { return static_cast<int>(::syscall(SYS_getpeername, fd, a, l)); }
-ssize_t peek(int fd, char* buf, std::size_t n) {
-    return ::syscall(SYS_recvfrom, fd, buf, n, MSG_PEEK | MSG_DONTWAIT, nullptr, nullptr);
-}
-int shutdown(int fd) { return static_cast<int>(::syscall(SYS_shutdown, fd, SHUT_RDWR)); }
-}  // namespace probe
-
-std::uint16_t local_port(int fd) {
-    sockaddr_storage ss{};
-    socklen_t len = sizeof ss;
-    if (probe::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return 0;
-    if (ss.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
-    if (ss.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
-    return 0;
-}
-
-// Peer ports of the connections whose request a handler is answering now:
-// never cut.
-class in_flight {
-public:
-    void add(int port) {
-        std::lock_guard lk(mu_);
-        ++ports_[port];
-    }
-    void remove(int port) {
-        std::lock_guard lk(mu_);
-        if (--ports_[port] <= 0) ports_.erase(port);
-    }
-    bool has(int port) {
-        std::lock_guard lk(mu_);
-        return ports_.count(port) != 0;
-    }
-
-private:
-    std::mutex mu_;
-    std::map<int, int> ports_;
-};
-
-std::uint16_t peer_port(int fd) {
-    sockaddr_storage ss{};
-    socklen_t len = sizeof ss;
-    if (probe::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return 0;
-    if (ss.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
-    if (ss.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
-    return 0;
-}
-
-// Whether a whole request head waits unread in the socket (peeked, not consumed).
-bool request_pending(int fd) {
-    char buf[8192];
-    const ssize_t n = probe::peek(fd, buf, sizeof buf);
-    return n > 0 && std::string_view(buf, static_cast<std::size_t>(n)).find("\r\n\r\n") != std::string_view::npos;
-}
-
-// Cuts connections that only hold a worker or a descriptor. cpp-httplib times
-// out each read, not a whole request, and serves connections in the order it
-// accepted them, so 1,000 idle connections, or one client sending a byte a
-// second, would otherwise keep every worker for minutes. Each sweep (once a
-// second) looks at this process's connections to `port` and shuts down
-// (shutdown(2): the worker's read then ends at once) those that
-//  - have received nothing for `idle` and were never seen holding a complete
-//    request head, or
-//  - are older than `deadline`,
-// unless a handler is answering them right now. Connections are known by
-// their socket inode, checked again right before the shutdown: a descriptor
-// number reused meanwhile is a different inode and is left alone.
-class connection_keeper {
-public:
-    explicit connection_keeper(in_flight& busy) : busy_(busy) {}
-    void sweep(std::uint16_t port, std::chrono::milliseconds idle, std::chrono::seconds deadline) {
-        const auto now = std::chrono::steady_clock::now();
-        std::map<ino_t, std::chrono::steady_clock::time_point> still;
-        DIR* d = ::opendir("/proc/self/fd");
-        if (!d) return;
-        while (dirent* e = ::readdir(d)) {
-            char* end = nullptr;
-            const long n = std::strtol(e->d_name, &end, 10);
-            const int fd = static_cast<int>(n);
-            if (*end != '\0' || n < 0 || fd == ::dirfd(d)) continue;
-            struct stat st {};
-            if (probe::fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
-            int listening = 0;
-            socklen_t l = sizeof listening;
-            if (probe::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &l) != 0 || listening) continue;
-            if (local_port(fd) != port) continue;
-            auto seen = first_seen_.find(st.st_ino);
-            const auto since = seen == first_seen_.end() ? now : seen->second;
-            still.emplace(st.st_ino, since);
-            if (busy_.has(peer_port(fd))) continue;
-            // A connection once seen holding a whole request is a client, not
-            // a squatter: only the deadline applies to it (a worker may have
-            // just taken the request and not reached the handler yet).
-            bool legit = legit_.count(st.st_ino) != 0;
-            if (!legit && request_pending(fd)) {
-                legit = true;
-                legit_.insert(st.st_ino);
-            }
-            bool cut = now - since >= deadline;
-            if (!cut && !legit && now - since >= idle) {
-                tcp_info ti{};
-                socklen_t tl = sizeof ti;
-                cut = probe::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0 &&
-                      std::chrono::milliseconds(ti.tcpi_last_data_recv) >= idle;
-            }
-            if (cut) {
-                struct stat again {};
-                if (probe::fstat(fd, &again) == 0 && again.st_ino == st.st_ino) probe::shutdown(fd);
-            }
-        }
-        ::closedir(d);
-        first_seen_.swap(still);
-        for (auto it = legit_.begin(); it != legit_.end();)
-            it = first_seen_.count(*it) ? std::next(it) : legit_.erase(it);
-    }
-
-private:
-    in_flight& busy_;
-    std::map<ino_t, std::chrono::steady_clock::time_point> first_seen_;
-    std::set<ino_t> legit_;
-};
+/// Memory per connection (the library's pool): the request head, its parsed
+/// headers and the response head are kept in it. A head that does not fit is
+/// answered 431 (or 414 for the request line) and the connection closed.
+constexpr std::size_t connection_memory = std::size_t{16} * 1024;
 
 constexpr const char* index_html =
     "<!DOCTYPE html>\n<html><head><title>proctimes serve</title></head><body>\n"
     "<h1>proctimes serve</h1>\n<p>Process CPU and start times for Prometheus: "
     "<a href=\"/metrics\">/metrics</a></p>\n</body></html>\n";
 
+using body_ptr = std::shared_ptr<const std::string>;
+
+std::string gzip(const std::string& in) {
+    z_stream zs{};
+    if (::deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return {};
+    std::string out(::deflateBound(&zs, static_cast<uLong>(in.size())), '\0');
+    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+    zs.avail_in = static_cast<uInt>(in.size());
+    zs.next_out = reinterpret_cast<Bytef*>(out.data());
+    zs.avail_out = static_cast<uInt>(out.size());
+    const int rc = ::deflate(&zs, Z_FINISH);
+    out.resize(zs.total_out);
+    ::deflateEnd(&zs);
+    return rc == Z_STREAM_END ? out : std::string();
+}
+
+// The exposition and its gzip form, shared by every response that sends the
+// same bytes: 2,000 concurrent scrapes of one collection hold one copy (each
+// response keeps a reference until its connection has sent it).
+class bodies {
+public:
+    struct pair {
+        body_ptr plain, gz;
+    };
+    pair get(serve::collector& col, serve::format f, bool want_gz) {
+        std::string text = col.scrape(f);
+        std::lock_guard lk(mu_);
+        pair& c = cache_[f == serve::format::openmetrics_100 ? 1 : 0];
+        if (!c.plain || *c.plain != text) c = {std::make_shared<const std::string>(std::move(text)), nullptr};
+        if (want_gz && !c.gz) c.gz = std::make_shared<const std::string>(gzip(*c.plain));
+        return c;
+    }
+
+private:
+    std::mutex mu_;
+    pair cache_[2];
+};
+
+struct server_state {
+    serve::collector& col;
+    bodies cache;
+};
+
+MHD_Response* shared_response(const body_ptr& body) {
+    auto* keep = new body_ptr(body);
+    MHD_Response* r = ::MHD_create_response_from_buffer_with_free_callback_cls(
+        body->size(), const_cast<char*>(body->data()), [](void* p) { delete static_cast<body_ptr*>(p); }, keep);
+    if (!r) delete keep;
+    return r;
+}
+
+MHD_Result reply(MHD_Connection* c, unsigned status, MHD_Response* r, const char* type) {
+    if (!r) return MHD_NO;  // out of memory: the library closes the connection
+    ::MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    const MHD_Result ok = ::MHD_queue_response(c, status, r);
+    ::MHD_destroy_response(r);
+    return ok;
+}
+
+MHD_Result reply_static(MHD_Connection* c, unsigned status, const char* text, const char* type) {
+    return reply(c, status,
+                 ::MHD_create_response_from_buffer(std::strlen(text), const_cast<char*>(text), MHD_RESPMEM_PERSISTENT),
+                 type);
+}
+
+MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* method, const char* /*version*/,
+                  const char* /*upload_data*/, std::size_t* upload_data_size, void** req_cls) {
+    auto& st = *static_cast<server_state*>(cls);
+    // A request without a body is answered once the library has seen all of
+    // it (first call: the head; second: the end), so the connection may be
+    // kept alive. A request with a body is answered at its head: the body is
+    // never read into memory, and the library closes the connection after
+    // the answer.
+    static int head_seen;
+    if (*upload_data_size != 0) {
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (*req_cls == nullptr &&
+        ::MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH) == nullptr &&
+        ::MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING) == nullptr) {
+        *req_cls = &head_seen;
+        return MHD_YES;
+    }
+    const bool get = std::strcmp(method, MHD_HTTP_METHOD_GET) == 0 || std::strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+    if (!get) {
+        MHD_Response* r =
+            ::MHD_create_response_from_buffer(19, const_cast<char*>("method not allowed\n"), MHD_RESPMEM_PERSISTENT);
+        if (r) ::MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+        return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, r, "text/plain");
+    }
+    if (std::strcmp(url, "/") == 0) return reply_static(c, MHD_HTTP_OK, index_html, "text/html; charset=utf-8");
+    if (std::strcmp(url, "/metrics") != 0) return reply_static(c, MHD_HTTP_NOT_FOUND, "not found\n", "text/plain");
+
+    const char* accept = ::MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+    const char* enc = ::MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+    const auto f = serve::negotiate(accept ? accept : "");
+    const bool want_gz = enc && serve::accept_q(enc, "gzip", true) > 0;
+    bodies::pair b;
+    try {
+        b = st.cache.get(st.col, f, want_gz);
+    } catch (...) {  // nothing may unwind into the library's C code
+        return reply_static(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "collection failed\n", "text/plain");
+    }
+    const bool gz = want_gz && b.gz && !b.gz->empty();
+    MHD_Response* r = shared_response(gz ? b.gz : b.plain);
+    if (r) {
+        ::MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept, Accept-Encoding");
+        if (gz) ::MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+    }
+    return reply(c, MHD_HTTP_OK, r, std::string(serve::content_type(f)).c_str());
+}
+
+std::string shown_host(const std::string& host) {
+    return host.find(':') != std::string::npos ? "[" + host + "]" : host;
+}
+
 }  // namespace
 
 int serve_http(serve::collector& col, const serve_options& opts, std::ostream& out, std::ostream& err) {
-    // SIGINT/SIGTERM: blocked here (and so in every thread started below) and
-    // taken by one thread with sigtimedwait, which stops the server.
+    auto l = serve::open_listener(opts.host, opts.port);
+    if (l.fd < 0) {
+        err << "proctimes: serve: cannot listen on " << shown_host(opts.host) << ":" << opts.port << ": " << l.error
+            << "\n";
+        return 1;
+    }
+    if (!opts.port_file.empty()) {
+        if (auto e = serve::write_port_file(opts.port_file, l.port); !e.empty()) {
+            ::close(l.fd);
+            err << "proctimes: serve: --port-file: " << e << "\n";
+            return 1;
+        }
+    }
+
+    // SIGINT/SIGTERM: blocked here (and so in every thread the library
+    // starts) and taken by this thread with sigwaitinfo, which stops the server.
     sigset_t stop_set, old;
     sigemptyset(&stop_set);
     sigaddset(&stop_set, SIGINT);
     sigaddset(&stop_set, SIGTERM);
     ::pthread_sigmask(SIG_BLOCK, &stop_set, &old);
 
-    httplib::Server svr;
-    const unsigned workers = std::max(1u, opts.http_threads);
-    svr.new_task_queue = [workers] { return new lifo_pool(workers); };
-    svr.set_read_timeout(5, 0);
-    svr.set_write_timeout(10, 0);
-    svr.set_keep_alive_timeout(5);
-    svr.set_keep_alive_max_count(100);
-    svr.set_payload_max_length(std::size_t{64} * 1024);
-
-    in_flight busy;
-    svr.Get("/metrics", [&col, &busy](const httplib::Request& req, httplib::Response& res) {
-        busy.add(req.remote_port);
-        const auto f = serve::negotiate(req.get_header_value("Accept"));
-        try {
-            res.set_content(col.scrape(f), std::string(serve::content_type(f)));
-        } catch (...) {
-            busy.remove(req.remote_port);
-            throw;
-        }
-        busy.remove(req.remote_port);
-    });
-    svr.Get("/", [](const httplib::Request&, httplib::Response& res) {
-        res.set_content(index_html, "text/html; charset=utf-8");
-    });
-    auto not_allowed = [](const httplib::Request&, httplib::Response& res) {
-        res.status = 405;
-        res.set_header("Allow", "GET, HEAD");
-        res.set_content("method not allowed\n", "text/plain");
-    };
-    svr.Post(".*", not_allowed);
-    svr.Put(".*", not_allowed);
-    svr.Delete(".*", not_allowed);
-    svr.Patch(".*", not_allowed);
-    svr.Options(".*", not_allowed);
-
-    int port = opts.port;
-    if (opts.port == 0)
-        port = svr.bind_to_any_port(opts.host);
-    else if (!svr.bind_to_port(opts.host, opts.port))
-        port = -1;
-    if (port <= 0) {
+    server_state st{col, {}};
+    const unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
+    MHD_Daemon* d =
+        ::MHD_start_daemon(flags, 0, nullptr, nullptr, &answer, &st,                                                //
+                           MHD_OPTION_LISTEN_SOCKET, l.fd,                                                          //
+                           MHD_OPTION_THREAD_POOL_SIZE, static_cast<unsigned>(std::max(1u, opts.http_threads)),     //
+                           MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory,                                   //
+                           MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(opts.connection_deadline),          //
+                           MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(opts.max_connections),                //
+                           MHD_OPTION_PER_IP_CONNECTION_LIMIT, static_cast<unsigned>(opts.max_connections_per_ip),  //
+                           MHD_OPTION_END);
+    if (!d) {
+        // Not closed here: whether the library already did is not documented.
         ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-        err << "proctimes: serve: cannot listen on " << opts.host << ":" << opts.port << ": " << std::strerror(errno)
-            << "\n";
+        err << "proctimes: serve: cannot start the HTTP server on " << shown_host(opts.host) << ":" << l.port << "\n";
         return 1;
     }
-    const auto bound = static_cast<std::uint16_t>(port);
-    if (!opts.port_file.empty()) {
-        std::ofstream pf(opts.port_file + ".tmp");
-        pf << bound << "\n";
-        pf.close();
-        std::rename((opts.port_file + ".tmp").c_str(), opts.port_file.c_str());
-    }
-    out << "proctimes serve: listening on http://"
-        << (opts.host.find(':') != std::string::npos ? "[" + opts.host + "]" : opts.host) << ":" << bound
+    out << "proctimes serve: listening on http://" << shown_host(opts.host) << ":" << l.port
         << "/metrics (exit records: " << col.exit_source() << ")" << std::endl;
 
-    std::atomic<bool> done{false};
-    std::thread keeper([&] {
-        connection_keeper dk(busy);
-        constexpr std::chrono::milliseconds idle(2000);
-        const timespec tick{1, 0};
-        while (!done.load()) {
-            siginfo_t si{};
-            if (::sigtimedwait(&stop_set, &si, &tick) > 0) {
-                done = true;
-                dk.sweep(bound, idle, std::chrono::seconds(0));  // let the workers finish now
-                svr.stop();
-                break;
-            }
-            dk.sweep(bound, idle, std::chrono::seconds(opts.connection_deadline));
-        }
-    });
-    const bool ok = svr.listen_after_bind();
-    done = true;
-    keeper.join();
-    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    if (!ok) {
-        err << "proctimes: serve: the server stopped with an error\n";
-        return 1;
+    siginfo_t si{};
+    while (::sigwaitinfo(&stop_set, &si) < 0 && errno == EINTR) {
     }
+    ::MHD_stop_daemon(d);  // joins its threads, closes every connection and the listening socket
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
     out << "proctimes serve: stopped" << std::endl;
     return 0;
 }

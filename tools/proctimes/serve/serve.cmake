@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Sources and dependencies of `proctimes serve`, added to proctimes_cli.
 find_package(PkgConfig REQUIRED)
-pkg_check_modules(PROCTIMES_HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+pkg_check_modules(PROCTIMES_MHD REQUIRED IMPORTED_TARGET libmicrohttpd)
+find_package(ZLIB REQUIRED)
 find_package(yaml-cpp REQUIRED)
 target_sources(proctimes_cli PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/command.cpp
@@ -10,8 +11,9 @@ target_sources(proctimes_cli PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/exposition.cpp
   ${CMAKE_CURRENT_LIST_DIR}/grouping.cpp
   ${CMAKE_CURRENT_LIST_DIR}/http.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/listen.cpp
 )
-target_link_libraries(proctimes_cli PRIVATE PkgConfig::PROCTIMES_HTTPLIB yaml-cpp)
+target_link_libraries(proctimes_cli PRIVATE PkgConfig::PROCTIMES_MHD ZLIB::ZLIB yaml-cpp)
 
 # The systemd unit, in the runtime package, with the maintainer scripts that
 # register it with systemd (installed, not enabled).

@@ -31,8 +31,10 @@ struct serve_options {
     bool exit_records = true;   ///< use taskstats exit records when permitted
     std::string proc_root = "/proc";
     unsigned http_threads = 4;  ///< worker threads serving requests
-    /// Seconds after which a connection is cut whatever it is doing (slow clients).
+    /// Seconds without any byte received or sent after which a connection is closed.
     unsigned connection_deadline = 15;
+    unsigned max_connections = 1024;       ///< open at once, all clients together
+    unsigned max_connections_per_ip = 64;  ///< open at once from one address
     /// Write the bound port here once listening (for tests and --listen :0).
     std::string port_file;
     /// Print one scrape of /metrics to `out` and exit (no server).

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+// `proctimes serve`'s listening socket, port file and content negotiation,
+// against the real program: a used port is refused, the resolver's reason is
+// given, a planted symlink is never followed, and scrapes in the two formats
+// share one collection.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <netdb.h>
+#include <sys/stat.h>
+#include <iostream>
+
+#include "harness.hpp"
+
+using namespace serve_test;
+using namespace std::chrono_literals;
+
+namespace {
+
+double collections_in(const std::string& body) {
+    const std::string name = "proctimes_scrape_collections_total ";
+    const auto at = body.find("\n" + name);
+    return at == std::string::npos ? -1 : std::stod(body.substr(at + 1 + name.size()));
+}
+
+struct scratch {
+    std::string dir;
+    explicit scratch(const char* tag) : dir(temp_dir(tag)) {}
+    ~scratch() { std::system(("rm -rf '" + dir + "'").c_str()); }
+};
+
+}  // namespace
+
+TEST(ServeHttpListen, ASecondServerOnAUsedPortExitsInUse) {
+    scratch t("inuse");
+    program first({serve_bin(PROCTIMES_BIN), "serve", "--listen", "127.0.0.1:0", "--port-file", t.dir + "/port",
+                   "--no-exit-records"},
+                  t.dir + "/first.log");
+    const std::string p = wait_for_file(t.dir + "/port", 20s);
+    ASSERT_FALSE(p.empty()) << read_text(t.dir + "/first.log");
+    const int port = std::stoi(p);
+    program second(
+        {serve_bin(PROCTIMES_BIN), "serve", "--listen", "127.0.0.1:" + std::to_string(port), "--no-exit-records"},
+        t.dir + "/second.log");
+    const int st = second.wait_for(15s);
+    const std::string log = read_text(t.dir + "/second.log");
+    ASSERT_NE(st, -1) << "a second exporter is serving the same port: " << log;
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) << "wait status " << st;
+    EXPECT_NE(log.find("in use"), std::string::npos) << log;
+    // The first one still has the port to itself.
+    EXPECT_EQ(http_get(port, "/metrics", 20s).status, 200);
+}
+
+TEST(ServeHttpListen, AnUnresolvableHostGivesTheResolversReason) {
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    addrinfo* res = nullptr;
+    const int rc = ::getaddrinfo("300.1.1.1", "0", &hints, &res);
+    if (rc == 0) {
+        ::freeaddrinfo(res);
+        GTEST_SKIP() << "this resolver gives 300.1.1.1 an address";
+    }
+    const std::string reason = ::gai_strerror(rc);
+    scratch t("gai");
+    program serve({serve_bin(PROCTIMES_BIN), "serve", "--listen", "300.1.1.1:0", "--no-exit-records"},
+                  t.dir + "/serve.log");
+    const int st = serve.wait_for(30s, true);
+    const std::string log = read_text(t.dir + "/serve.log");
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) << "wait status " << st << ": " << log;
+    EXPECT_NE(log.find("300.1.1.1"), std::string::npos) << log;
+    EXPECT_NE(log.find(reason), std::string::npos) << "expected the resolver's \"" << reason << "\": " << log;
+    EXPECT_EQ(log.find("No such file or directory"), std::string::npos) << log;
+}
+
+TEST(ServeHttpListen, PortFileNeverFollowsAPlantedSymlink) {
+    scratch t("portfile");
+    const std::string victim = t.dir + "/victim", file = t.dir + "/port";
+    { std::ofstream(victim) << "precious\n"; }
+    ASSERT_EQ(::symlink(victim.c_str(), (file + ".tmp").c_str()), 0);
+    program serve(
+        {serve_bin(PROCTIMES_BIN), "serve", "--listen", "127.0.0.1:0", "--port-file", file, "--no-exit-records"},
+        t.dir + "/serve.log");
+    const std::string p = wait_for_file(file, 20s);
+    ASSERT_FALSE(p.empty()) << read_text(t.dir + "/serve.log");
+    EXPECT_EQ(read_text(victim), "precious\n") << "the port was written through the planted link";
+    struct stat st {};
+    ASSERT_EQ(::lstat(file.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISREG(st.st_mode)) << "the port file is not a regular file of its own";
+    EXPECT_EQ(http_get(std::stoi(p), "/metrics", 20s).status, 200);
+    // Nothing else is left beside it: the planted link, the victim, the log and the file.
+    int entries = 0;
+    if (DIR* d = ::opendir(t.dir.c_str())) {
+        while (dirent* e = ::readdir(d))
+            if (e->d_name[0] != '.') ++entries;
+        ::closedir(d);
+    }
+    EXPECT_EQ(entries, 4);
+}
+
+TEST(ServeHttpListen, ScrapesAlternatingFormatsShareACollection) {
+    scratch t("formats");
+    program serve({serve_bin(PROCTIMES_BIN), "serve", "--listen", "127.0.0.1:0", "--port-file", t.dir + "/port",
+                   "--no-exit-records"},
+                  t.dir + "/serve.log");
+    const std::string p = wait_for_file(t.dir + "/port", 20s);
+    ASSERT_FALSE(p.empty()) << read_text(t.dir + "/serve.log");
+    const int port = std::stoi(p);
+    const std::string om = "Accept: application/openmetrics-text; version=1.0.0\r\n";
+    // Pairs of scrapes, text then OpenMetrics: when the whole pair took less
+    // than 90 ms, both must show the same collection.
+    int quick = 0, shared = 0;
+    for (int i = 0; i < 40; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const http_answer a = http_get(port, "/metrics", 20s);
+        const http_answer b = http_get(port, "/metrics", 20s, "127.0.0.1", om);
+        const auto took = std::chrono::steady_clock::now() - t0;
+        ASSERT_EQ(a.status, 200);
+        ASSERT_EQ(b.status, 200);
+        ASSERT_NE(b.body.find("# EOF"), std::string::npos) << "not OpenMetrics";
+        ASSERT_EQ(a.body.find("# EOF"), std::string::npos) << "not the text format";
+        if (took >= 90ms) continue;
+        ++quick;
+        if (collections_in(a.body) == collections_in(b.body)) ++shared;
+        std::this_thread::sleep_for(150ms);  // the next pair starts a new collection
+    }
+    std::cout << quick << " pairs within 90 ms, " << shared << " of them shared one collection\n";
+    ASSERT_GE(quick, 5) << "too few quick pairs to judge on this machine";
+    EXPECT_EQ(shared, quick);
+}
+
+TEST(ServeHttpListen, AcceptHeadersAreNegotiatedByTypeAndQ) {
+    scratch t("accept");
+    program serve({serve_bin(PROCTIMES_BIN), "serve", "--listen", "127.0.0.1:0", "--port-file", t.dir + "/port",
+                   "--no-exit-records"},
+                  t.dir + "/serve.log");
+    const std::string p = wait_for_file(t.dir + "/port", 20s);
+    ASSERT_FALSE(p.empty()) << read_text(t.dir + "/serve.log");
+    const int port = std::stoi(p);
+    const auto type_for = [port](const std::string& accept) {
+        return http_get(port, "/metrics", 20s, "127.0.0.1", "Accept: " + accept + "\r\n").header("Content-Type");
+    };
+    EXPECT_EQ(type_for("application/openmetrics-text;q=0, text/plain;q=0.5").rfind("text/plain", 0), 0u);
+    EXPECT_EQ(type_for("application/openmetrics-text;q=0").rfind("text/plain", 0), 0u);
+    EXPECT_EQ(type_for("Application/OpenMetrics-Text").rfind("application/openmetrics-text", 0), 0u);
+    EXPECT_EQ(type_for("application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+                  .rfind("application/openmetrics-text", 0),
+              0u);
+    EXPECT_EQ(type_for("text/html,*/*;q=0.8").rfind("text/plain", 0), 0u);
+    // gzip when asked for (Prometheus asks), the same bytes otherwise.
+    const http_answer gz = http_get(port, "/metrics", 20s, "127.0.0.1", "Accept-Encoding: gzip\r\n");
+    EXPECT_EQ(gz.status, 200);
+    EXPECT_EQ(gz.header("Content-Encoding"), "gzip");
+    ASSERT_GE(gz.body.size(), 2u);
+    EXPECT_EQ(static_cast<unsigned char>(gz.body[0]), 0x1f);
+    EXPECT_EQ(static_cast<unsigned char>(gz.body[1]), 0x8b);
+    EXPECT_EQ(http_get(port, "/metrics", 20s, "127.0.0.1", "Accept-Encoding: gzip;q=0\r\n").header("Content-Encoding"),
+              "");
+    // The other endpoints.
+    EXPECT_EQ(http_get(port, "/", 20s).status, 200);
+    EXPECT_EQ(http_get(port, "/nope", 20s).status, 404);
+    const http_answer post = http_exchange(port, "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 20s);
+    EXPECT_EQ(post.status, 405);
+    EXPECT_EQ(post.header("Allow"), "GET, HEAD");
+}
