@@ -93,7 +93,7 @@ void ledger_sources::assign(const snapshot& before, const snapshot& after) {
             // Still listed by the second walk (it ended after the walk passed
             // it): the next frame's, where `after` is its reading.
             if (listed(after, e, tick)) {
-                keep.push_back(std::move(e));
+                keep.push_back(e);
                 continue;
             }
             // Begun before the first walk, which did not list it: it ended
@@ -116,7 +116,7 @@ void ledger_sources::assign(const snapshot& before, const snapshot& after) {
                 p.exit = e.exit;
                 p.creation = e.creation;
                 p.exact = e.exact || e.whole_process;
-                earlier_.push_back(std::move(p));
+                earlier_.push_back(p);
                 continue;
             }
         }
@@ -126,7 +126,7 @@ void ledger_sources::assign(const snapshot& before, const snapshot& after) {
             std::clamp(e.received_since_boot, from + nanoseconds{1}, std::max(to, from + nanoseconds{1}));
         e.elapsed += at - e.received_since_boot;
         e.received_since_boot = at;
-        frame_.push_back(std::move(e));
+        frame_.push_back(e);
     }
     pending_ = std::move(keep);
     first_frame_ = false;
