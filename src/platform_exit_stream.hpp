@@ -72,17 +72,34 @@ struct bpf_task_end {
     [[nodiscard]] bool is_process() const noexcept { return pid == tid; }
 };
 
+/// A task whose end was lost, as far as the stream knows who it was (a
+/// record that did not fit in the ring buffer, or a task whose free program
+/// never ran). Its end may still come, late (a free that ran after the sweep
+/// counted it): a delivered end always wins over a loss.
+struct bpf_lost_task {
+    pid_t pid = 0;                  ///< the thread group
+    pid_t tid = 0;                  ///< the task
+    std::uint64_t start_ticks = 0;  ///< as /proc's field 22
+    instant creation{};             ///< exact
+};
+
+/// Ends the exit monitor's eBPF listener (handles' exit records) lost,
+/// system-wide, since it began; 0 when it is not the listener.
+std::uint64_t exit_records_bpf_lost() noexcept;
+
 /// The public exit_stream's record for an eBPF end (pure; Linux backend).
 ended_task to_ended_task(const bpf_task_end& e) noexcept;
 
 class bpf_exit_stream {
 public:
     using callback = std::function<void(const bpf_task_end&)>;
+    using lost_callback = std::function<void(const bpf_lost_task&)>;
 
     /// Loads and attaches the programs and starts the thread that calls `cb`
-    /// for every end from now on. Errors: not_supported (not built), the
-    /// load's errno (EPERM without CAP_BPF + CAP_PERFMON), ENOMEM.
-    static result<std::unique_ptr<bpf_exit_stream>> start(callback cb) noexcept;
+    /// for every end from now on, and `on_lost` (if set) for every lost end
+    /// whose task is known. Errors: not_supported (not built), the load's
+    /// errno (EPERM without CAP_BPF + CAP_PERFMON), ENOMEM.
+    static result<std::unique_ptr<bpf_exit_stream>> start(callback cb, lost_callback on_lost = {}) noexcept;
 
     ~bpf_exit_stream();
     bpf_exit_stream(const bpf_exit_stream&) = delete;
@@ -98,6 +115,10 @@ public:
     /// /proc for 5 s (so such a loss shows up to ~6 s late). Never 0 while
     /// ends are missing.
     [[nodiscard]] std::uint64_t dropped() const noexcept;
+    /// Of dropped(), the ends whose task is not known (on_lost was not called
+    /// for them): runs of the free program the kernel skipped, and lost ends
+    /// whose identity did not fit in the programs' small ring of lost tasks.
+    [[nodiscard]] std::uint64_t unnamed_lost() const noexcept;
     /// Ends whose exit instant could not be stamped (delivered without
     /// `exit`), including runs of the exit program the kernel skipped.
     [[nodiscard]] std::uint64_t unstamped() const noexcept;
@@ -116,6 +137,7 @@ public:
         std::uint64_t swept = 0;              ///< ends whose free never ran (stamp left, task gone)
         std::uint64_t found_after_sweep = 0;  ///< of those, frees that ran after all
         std::uint64_t freed_unseen = 0;       ///< ends whose free never ran (stamp found at a new task)
+        std::uint64_t lost_unnamed = 0;       ///< lost ends whose identity did not fit either
     };
     [[nodiscard]] counters count() const noexcept;
     /// What loading and attaching took.

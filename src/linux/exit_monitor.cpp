@@ -113,7 +113,7 @@ public:
         keys_.emplace(c.get(), key);
         by_id_.emplace(c->id, c.get());
         if (bpf_)
-            c->life.begin_watch(records_enabled(), bpf_->dropped(), true);
+            c->life.begin_watch(records_enabled(), 0, true);  // losses are matched by identity
         else
             c->life.begin_watch(records_ && records_enabled(), losses_);
     }
@@ -168,6 +168,11 @@ public:
         return bpf_ != nullptr;
     }
 
+    std::uint64_t bpf_lost() {
+        std::lock_guard lock(mutex_);
+        return bpf_ ? bpf_->dropped() : 0;
+    }
+
     void remove(const std::shared_ptr<task_core>& c) {
         std::lock_guard lock(mutex_);
         auto k = keys_.find(c.get());
@@ -180,11 +185,15 @@ public:
 
 private:
     // The eBPF end of `c` comes once it has been released and an RCU grace
-    // period has passed: looked up by identity until it is there, a loss was
-    // counted, or bpf_record_wait_limit passes (called for a task that is
-    // gone, so released).
+    // period has passed: looked up by identity until it is there, the end of
+    // this very task is reported lost, or the wait's bound passes (called for
+    // a task that is gone, so released). A loss of some other task never stops
+    // the wait; a loss whose task is unknown (the kernel skipped the program)
+    // shortens the bound to bpf_record_unnamed_loss_wait, as it may be this
+    // one's.
     static void await_final(bpf_recent_exits& bpf, task_core& c) {
-        const auto deadline = std::chrono::steady_clock::now() + bpf_record_wait_limit;
+        const auto start = std::chrono::steady_clock::now();
+        const std::uint64_t unnamed = bpf.unnamed_lost();
         for (;;) {
             if (auto e = bpf.find(c.id, c.identity.start_ticks)) {
                 task_lifecycle::final_values f;
@@ -200,8 +209,10 @@ private:
                 c.life.offer_final_values(f);
                 return;
             }
-            if (!c.life.record_expected(bpf.dropped())) return;
-            if (std::chrono::steady_clock::now() >= deadline) return;
+            if (!c.life.record_expected(0) || bpf.lost(c.id, c.identity.start_ticks)) return;
+            const auto waited = std::chrono::steady_clock::now() - start;
+            if (waited >= bpf_record_wait_limit) return;
+            if (bpf.unnamed_lost() != unnamed && waited >= bpf_record_unnamed_loss_wait) return;
             std::this_thread::sleep_for(std::chrono::milliseconds{2});
         }
     }
@@ -422,6 +433,15 @@ void unwatch_exit(const std::shared_ptr<task_core>& c, bool reap) noexcept {
             m->remove(c);
         } catch (...) {
         }
+    }
+}
+
+std::uint64_t exit_records_bpf_lost() noexcept {
+    monitor* m = get_monitor();
+    try {
+        return m ? m->bpf_lost() : 0;
+    } catch (...) {
+        return 0;
     }
 }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include <fcntl.h>
 #include <linux/genetlink.h>
@@ -89,6 +90,15 @@ std::error_code await_reply(int sock, char* buf, F&& done) noexcept {
 }  // namespace
 
 bool in_initial_pid_namespace() noexcept {
+    // The namespace's inode first: in a pid namespace of its own with its own
+    // /proc mounted (unshare --pid --fork --mount-proc), NSpid lists only the
+    // levels that /proc's namespace sees, one, as in the initial namespace.
+    char link[64];
+    const ssize_t n = ::readlink("/proc/self/ns/pid", link, sizeof link - 1);
+    if (n > 0) {
+        link[n] = '\0';
+        return std::string_view(link, static_cast<std::size_t>(n)) == "pid:[4026531836]";  // PROC_PID_INIT_INO
+    }
     std::string text;
     if (read_file("/proc/self/status", text)) return false;
     const auto st = parse::parse_status(text);

@@ -44,8 +44,9 @@ private:
     std::unique_ptr<char[]> buf_;
 };
 
-/// Whether this process is in the initial pid namespace, from the NSpid line
-/// of /proc/self/status (one id there). False when it cannot be read.
+/// Whether this process is in the initial pid namespace: /proc/self/ns/pid is
+/// the initial namespace's inode (else, where that link cannot be read, the
+/// NSpid line of /proc/self/status has one id). False when neither can be read.
 bool in_initial_pid_namespace() noexcept;
 
 }  // namespace proctimes::detail

@@ -101,6 +101,9 @@ inline constexpr std::chrono::milliseconds record_wait_limit{50};
 /// The same with the eBPF exit stream, whose record comes an RCU grace period
 /// after the task's release (a few ms; longer on a loaded machine).
 inline constexpr std::chrono::milliseconds bpf_record_wait_limit{2000};
+/// The bound instead, once an end whose task is unknown was lost since the
+/// wait began (it may be this one's).
+inline constexpr std::chrono::milliseconds bpf_record_unnamed_loss_wait{250};
 
 /// The resolutions that go with each source (times.hpp, cpu_precision).
 cpu_precision precision_of(cpu_source s) noexcept;

@@ -76,6 +76,16 @@ struct pt_exit_stamp {
     unsigned int tgid;
     unsigned int pid;
 };
+/* A task whose end was lost, as far as the programs know who it was: sent
+ * through a second, small ring buffer when its record did not fit in the
+ * first, and when a task's stamp is found left behind (its free program never
+ * ran). User space hands the identity on, so that a reader waiting for one
+ * task's end knows whether that end was lost. */
+struct pt_lost_task {
+    unsigned long long start_boottime; /* ns since boot */
+    unsigned int tgid;
+    unsigned int pid;
+};
 /* The record's `reserved` word: flags about the thread group (leader only). */
 #define PT_GROUP_HAD_THREADS 0x1u /* signal->stats was allocated: another thread ended while one lived */
 #define PT_GROUP_KNOWN 0x2u       /* the kernel has that field (CONFIG_TASKSTATS) */

@@ -11,13 +11,15 @@ struct bpf_exit_stream::impl {};
 // The callback is taken by value as platform_exit_stream.hpp declares it (the
 // Linux source keeps it); this one never uses it.
 // NOLINTNEXTLINE(performance-unnecessary-value-param)
-result<std::unique_ptr<bpf_exit_stream>> bpf_exit_stream::start(callback) noexcept {
+result<std::unique_ptr<bpf_exit_stream>> bpf_exit_stream::start(callback, lost_callback) noexcept {
     return make_error_code(errc::not_supported);
 }
 bpf_exit_stream::~bpf_exit_stream() = default;
 std::uint64_t bpf_exit_stream::dropped() const noexcept { return 0; }
+std::uint64_t bpf_exit_stream::unnamed_lost() const noexcept { return 0; }
 std::uint64_t bpf_exit_stream::unstamped() const noexcept { return 0; }
 bpf_exit_stream::counters bpf_exit_stream::count() const noexcept { return {}; }
+std::uint64_t exit_records_bpf_lost() noexcept { return 0; }
 
 }  // namespace detail
 

@@ -196,7 +196,8 @@ TEST(PsLedger, JsonAndCsvRecordsCloseOnTheLiveSystem) {
     const auto c = run_cli({"ps", "--interval", "0.2", "--count", "1", "--format", "csv", "--ledger"});
     const auto cb = blocks(c.out);
     ASSERT_EQ(cb.size(), 2u);
-    EXPECT_NE(cb[0].find(",basis,interval_children_kernel_ns,interval_children_user_ns\n"), std::string::npos);
+    EXPECT_NE(cb[0].find(",basis,exit_source,interval_children_kernel_ns,interval_children_user_ns\n"),
+              std::string::npos);
     std::istringstream lines(cb[1]);
     std::string head, row;
     std::getline(lines, head);

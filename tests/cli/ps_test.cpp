@@ -223,7 +223,7 @@ TEST(PsFixture, IntervalFramesWithoutATerminal) {
     EXPECT_NE(table.out.find("\n\nproctimes ps  "), std::string::npos) << "frames separated by a blank line";
     const auto csv = fixture_ps({"--format", "csv", "--interval", "0.05", "--count", "1"});
     EXPECT_NE(csv.out.find(",source,state,sampled_at_time,ppid,uid,user_name,proc_state,interval_ns,interval_kernel_ns,"
-                           "interval_user_ns,cpu_percent,basis\n"),
+                           "interval_user_ns,cpu_percent,basis,exit_source\n"),
               std::string::npos);
 }
 

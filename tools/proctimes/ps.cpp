@@ -275,7 +275,8 @@ subcommand add_ps(CLI::App& root) {
     app->footer(
         "JSON and CSV: the fields of 'show', then state and sampled_at_time (as in 'run'), then ppid, uid,\n"
         "user_name and proc_state; with --interval also interval_ns, interval_kernel_ns, interval_user_ns,\n"
-        "cpu_percent and basis; with --ledger also interval_children_kernel_ns and interval_children_user_ns,\n"
+        "cpu_percent, basis and exit_source; with --ledger also interval_children_kernel_ns and "
+        "interval_children_user_ns,\n"
         "and a ledger record after each frame (docs/CLI.md).\n"
         "Exit status: 0 all shown, 1 some process or thread could not be read, 2 usage error.\n");
 

@@ -55,7 +55,7 @@ std::vector<group_row> group_rows(const std::vector<task_record>& records, const
     std::map<std::string, group_row> groups;
     for (const auto& r : records) {
         // Ended in the interval (the ledger's records); a zombie is alive here.
-        const bool ended = r.used && r.used->basis == "ended";
+        const bool ended = r.used && (r.used->basis == "ended" || r.used->basis == "ended_earlier");
         std::string key;
         if (opts.group_by == "user") {
             key = r.ps ? r.ps->user_name : "?";

@@ -55,12 +55,24 @@ public:
     /// Reads /proc/stat; call right after each snapshot.
     void read_stat(const std::string& proc_root);
     /// The ledger of the interval between `before` and `after` (the last
-    /// two read_stat calls went with them).
+    /// two read_stat calls went with them). Every end read so far is placed
+    /// in exactly one frame (docs/CLI.md, "The ledger"): the processes of
+    /// `before` gone from `after` are waited for (a bounded time) so that
+    /// their ends come in this frame; an end whose process `after` still
+    /// lists waits for the next frame; an end that came too late for the
+    /// frame it belonged to is listed in this one (ended_earlier()), with
+    /// nothing used in this interval.
     result<cpu_ledger> ledger(const snapshot& before, const snapshot& after);
-    /// Drops the records of the interval that ended at `after`.
+    /// Drops the records of the frame just written.
     void forget_until(std::chrono::nanoseconds after_since_boot);
 
-    [[nodiscard]] const std::vector<ended_task>& exits() const noexcept { return pending_; }
+    /// The records of this frame, their arrival moved inside the interval.
+    [[nodiscard]] const std::vector<ended_task>& exits() const noexcept { return frame_; }
+    /// Processes that ended before `before` was taken but whose end came only
+    /// after the frame they belonged to: listed now, with their final values
+    /// and 0 used in this interval (what they used is in that frame's
+    /// unattributed).
+    [[nodiscard]] const std::vector<ended_process>& ended_earlier() const noexcept { return earlier_; }
     /// "exit_stream", or "none" when no source can name ended tasks.
     [[nodiscard]] std::string source() const { return stream_ ? "exit_stream" : "none"; }
     /// The exit stream is the eBPF one: final values read after the last
@@ -80,9 +92,14 @@ public:
 
 private:
     void drain();
+    void await_gone(const snapshot& before, const snapshot& after);
+    void assign(const snapshot& before, const snapshot& after);
     std::optional<exit_stream> stream_;
     std::string why_none_;
-    std::vector<ended_task> pending_;
+    std::vector<ended_task> pending_;  // read, not yet placed in a frame
+    std::vector<ended_task> frame_;    // placed in the frame being written
+    std::vector<ended_process> earlier_;
+    bool first_frame_ = true;
     bool lost_ = false;
     std::uint64_t lost_base_ = 0;  // stream_->lost() at the last forget_until
     std::optional<system_cpu_times> stat_prev_, stat_cur_;

@@ -8,9 +8,12 @@
 #include <chrono>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <vector>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -33,6 +36,14 @@ nanoseconds boottime_now() {
 
 double seconds(nanoseconds d) { return std::chrono::duration<double>(d).count(); }
 
+// Exit records name tasks by their ids in the initial pid namespace, so no
+// source gives them elsewhere (PROC_PID_INIT_INO is that namespace's inode).
+bool in_initial_pid_namespace() {
+    char link[64];
+    const ssize_t n = ::readlink("/proc/self/ns/pid", link, sizeof link - 1);
+    return n <= 0 || std::string_view(link, static_cast<std::size_t>(n)) == "pid:[4026531836]";
+}
+
 }  // namespace
 
 void ledger_sources::open(const ps_options& opts) {
@@ -45,6 +56,8 @@ void ledger_sources::open(const ps_options& opts) {
     auto s = exit_stream::open();
     if (s) {
         stream_.emplace(std::move(*s));
+    } else if (!in_initial_pid_namespace()) {
+        why_none_ = "exit records are not available inside a pid namespace other than the initial one";
     } else {
         why_none_ = s.error() == std::errc::operation_not_permitted
                         ? "exit records need CAP_NET_ADMIN (root)"
@@ -90,18 +103,6 @@ void ledger_sources::read_stat(const std::string& proc_root) {
     } else {
         stat_error_ = s.error();
     }
-}
-
-result<cpu_ledger> ledger_sources::ledger(const snapshot& before, const snapshot& after) {
-    drain();
-    if (!stat_prev_ || !stat_cur_) return stat_error_ ? stat_error_ : make_error_code(errc::malformed_data);
-    return compute_ledger(before, after, pending_, *stat_prev_, *stat_cur_, children_from_snapshots);
-}
-
-void ledger_sources::forget_until(nanoseconds after_since_boot) {
-    std::erase_if(pending_, [&](const ended_task& e) { return e.received_since_boot <= after_since_boot; });
-    lost_ = false;
-    if (stream_) lost_base_ = stream_->lost().value_or(0);
 }
 
 void add_ledger_records(std::vector<task_record>& records, const cpu_ledger& l, const ledger_sources& src,
@@ -161,9 +162,11 @@ void add_ledger_records(std::vector<task_record>& records, const cpu_ledger& l, 
         return t;
     };
 
-    // Processes that ended in the interval, with their final times.
-    for (const auto& e : l.processes) {
-        if (only_uid && e.uid != *only_uid) continue;
+    // Processes that ended in the interval, with their final times; and
+    // those whose end came too late for the frame of their interval, with
+    // nothing used in this one (basis "ended_earlier").
+    const auto add_ended = [&](const ended_process& e, const char* basis) {
+        if (only_uid && e.uid != *only_uid) return;
         task_record r;
         r.pid = e.pid;
         r.name = e.name.str();
@@ -188,9 +191,9 @@ void add_ledger_records(std::vector<task_record>& records, const cpu_ledger& l, 
         u.kernel = e.kernel;
         u.user = e.user;
         u.cpu_percent = l.interval.count() > 0 ? 100.0 * seconds(e.cpu()) / seconds(l.interval) : 0.0;
-        u.basis = "ended";
+        u.basis = basis;
         r.used = u;
-        if (opts.threads) {
+        if (opts.threads && std::string_view(basis) == "ended") {
             // Its threads' records of this life (received up to its end).
             for (const auto& t : src.exits())
                 if (t.pid == e.pid && t.received_since_boot > from && t.received_since_boot <= e.ended_since_boot &&
@@ -198,7 +201,9 @@ void add_ledger_records(std::vector<task_record>& records, const cpu_ledger& l, 
                     r.threads.push_back(ended_thread(t, e.pid, v));
         }
         records.push_back(std::move(r));
-    }
+    };
+    for (const auto& e : l.processes) add_ended(e, "ended");
+    for (const auto& e : src.ended_earlier()) add_ended(e, "ended_earlier");
 
     // Threads that ended in the interval inside processes still running.
     if (opts.threads) {

@@ -4,6 +4,8 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,6 +37,7 @@ struct bpf_exit_stream::impl {
     unique_fd stop;   // eventfd: written to stop the thread
     unique_fd epoll;  // the ring's fd and `stop`
     callback cb;
+    lost_callback on_lost;
     boot_anchor anchor{};
     std::int64_t tick = 10'000'000;
     std::thread thread;
@@ -61,6 +64,25 @@ struct bpf_exit_stream::impl {
         self->cb(self->convert(*r));
         self->owner->delivered_.fetch_add(1, std::memory_order_relaxed);
         return 0;
+    }
+
+    static int on_lost_sample(void* ctx, void* data, std::size_t size) {
+        auto* self = static_cast<impl*>(ctx);
+        if (size < sizeof(pt_lost_task)) return 0;
+        pt_lost_task l{};
+        std::memcpy(&l, data, sizeof l);
+        self->report(l.tgid, l.pid, l.start_boottime);
+        return 0;
+    }
+
+    void report(std::uint32_t tgid, std::uint32_t pid, std::uint64_t start_boottime) const {
+        if (!on_lost) return;
+        bpf_lost_task t;
+        t.pid = static_cast<pid_t>(tgid);
+        t.tid = static_cast<pid_t>(pid);
+        t.start_ticks = start_boottime / static_cast<std::uint64_t>(tick);
+        t.creation = anchor.boot + nanoseconds{static_cast<std::int64_t>(start_boottime)};
+        on_lost(t);
     }
 
     bpf_task_end convert(const parse::bpf_exit_record& r) const {
@@ -132,7 +154,8 @@ struct bpf_exit_stream::impl {
         const auto old = static_cast<std::uint64_t>(std::chrono::nanoseconds{grace}.count());
         std::uint64_t key = 0, next = 0;
         std::uint64_t* prev = nullptr;
-        std::vector<std::uint64_t> gone, stale;
+        std::vector<std::pair<std::uint64_t, pt_exit_stamp>> gone;
+        std::vector<std::uint64_t> stale;
         while (bpf_map_get_next_key(fd, prev, &next) == 0) {
             key = next;
             prev = &key;
@@ -143,10 +166,13 @@ struct bpf_exit_stream::impl {
                 continue;
             }
             if (st.exit_boottime + old > now || task_listed(st)) continue;
-            gone.push_back(key);
+            gone.emplace_back(key, st);
         }
-        for (std::uint64_t k : gone)
-            if (bpf_map_delete_elem(fd, &k) == 0) swept.fetch_add(1, std::memory_order_relaxed);
+        for (auto& [k, st] : gone)
+            if (bpf_map_delete_elem(fd, &k) == 0) {
+                swept.fetch_add(1, std::memory_order_relaxed);
+                report(st.tgid, st.pid, st.start_boottime);
+            }
         for (std::uint64_t k : stale) (void)bpf_map_delete_elem(fd, &k);
     }
 
@@ -175,7 +201,7 @@ struct bpf_exit_stream::impl {
     }
 };
 
-result<std::unique_ptr<bpf_exit_stream>> bpf_exit_stream::start(callback cb) noexcept {
+result<std::unique_ptr<bpf_exit_stream>> bpf_exit_stream::start(callback cb, lost_callback on_lost) noexcept {
     try {
         auto anchor = get_boot_anchor();
         if (!anchor) return anchor.error();
@@ -186,15 +212,28 @@ result<std::unique_ptr<bpf_exit_stream>> bpf_exit_stream::start(callback cb) noe
         impl& m = *s->impl_;
         m.owner = s.get();
         m.cb = std::move(cb);
+        m.on_lost = std::move(on_lost);
         m.anchor = *anchor;
         m.tick = 1'000'000'000 / clock_ticks_per_second();
         const auto t0 = std::chrono::steady_clock::now();
-        m.skel = proctimes_exits__open_and_load();
+        m.skel = proctimes_exits__open();
         if (!m.skel) return errno_code(errno);
+        // A smaller ring buffer, to make losses happen (tests and debugging:
+        // docs/BPF.md); a power of two of at least one page, in KiB.
+        if (const char* kib = std::getenv("PROCTIMES_BPF_EXIT_RING_KIB")) {
+            const unsigned long n = std::strtoul(kib, nullptr, 10);
+            const auto page = static_cast<unsigned long>(::sysconf(_SC_PAGESIZE));
+            if (n * 1024 < page || (n & (n - 1)) != 0) return make_error_code(errc::invalid_argument);
+            if (bpf_map__set_max_entries(m.skel->maps.proctimes_exit_ring, static_cast<std::uint32_t>(n * 1024)) != 0)
+                return errno_code(errno);
+        }
+        if (proctimes_exits__load(m.skel) != 0) return errno_code(errno);
         if (proctimes_exits__attach(m.skel) != 0) return errno_code(errno);
         s->load_time_ = std::chrono::steady_clock::now() - t0;
         m.ring = ring_buffer__new(bpf_map__fd(m.skel->maps.proctimes_exit_ring), &impl::on_sample, &m, nullptr);
         if (!m.ring) return errno_code(errno);
+        if (ring_buffer__add(m.ring, bpf_map__fd(m.skel->maps.proctimes_lost_ring), &impl::on_lost_sample, &m) != 0)
+            return errno_code(errno);
         m.stop.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
         m.epoll.reset(::epoll_create1(EPOLL_CLOEXEC));
         if (!m.stop || !m.epoll) return errno_code(errno);
@@ -233,6 +272,10 @@ std::uint64_t bpf_exit_stream::dropped() const noexcept {
     return __atomic_load_n(&bss->dropped, __ATOMIC_RELAXED) + recursion_misses(impl_->skel->progs.proctimes_free) +
            __atomic_load_n(&bss->freed_unseen, __ATOMIC_RELAXED) + (swept > back ? swept - back : 0);
 }
+std::uint64_t bpf_exit_stream::unnamed_lost() const noexcept {
+    return __atomic_load_n(&impl_->skel->bss->lost_unnamed, __ATOMIC_RELAXED) +
+           recursion_misses(impl_->skel->progs.proctimes_free);
+}
 bpf_exit_stream::counters bpf_exit_stream::count() const noexcept {
     counters c;
     const auto* bss = impl_->skel->bss;
@@ -245,6 +288,7 @@ bpf_exit_stream::counters bpf_exit_stream::count() const noexcept {
     c.swept = impl_->swept.load();
     c.freed_unseen = __atomic_load_n(&bss->freed_unseen, __ATOMIC_RELAXED);
     c.found_after_sweep = __atomic_load_n(&bss->found_after_sweep, __ATOMIC_RELAXED);
+    c.lost_unnamed = __atomic_load_n(&bss->lost_unnamed, __ATOMIC_RELAXED);
     return c;
 }
 std::uint64_t bpf_exit_stream::unstamped() const noexcept {

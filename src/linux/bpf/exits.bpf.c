@@ -4,7 +4,9 @@
  * task has been released and its last context switch is behind it (an RCU
  * callback after release_task()), sends its final counters through a ring
  * buffer. A full ring buffer is never silent: each record that did not fit is
- * counted in `dropped`, which user space reads and reports. */
+ * counted in `dropped`, which user space reads and reports, and the task's
+ * identity goes through a second, small ring buffer of lost tasks, so that a
+ * reader waiting for one task knows whether its end was lost. */
 // vmlinux.h first: the libbpf headers use its kernel types.
 #include "vmlinux.h"
 
@@ -22,6 +24,13 @@ struct {
     __uint(type, BPF_MAP_TYPE_RINGBUF);
     __uint(max_entries, 4 * 1024 * 1024);
 } proctimes_exit_ring SEC(".maps");
+
+/* Identities of tasks whose end was lost (struct pt_lost_task): 4,096 of
+ * them in flight. One that does not fit either is counted in `lost_unnamed`. */
+struct {
+    __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(max_entries, 64 * 1024);
+} proctimes_lost_ring SEC(".maps");
 
 /* Exit instants by task (its address), from do_exit() until its free. A hash
  * map, not task-local storage: with task storage written at exit, the free
@@ -50,6 +59,20 @@ __u64 submitted = 0;
 __u64 found_after_sweep = 0;
 /* Stamps found at a new task's address: ends whose free never ran. */
 __u64 freed_unseen = 0;
+/* Lost ends whose identity did not fit in proctimes_lost_ring either. */
+__u64 lost_unnamed = 0;
+
+static __always_inline void report_lost(__u32 tgid, __u32 pid, __u64 start_boottime) {
+    struct pt_lost_task* l = bpf_ringbuf_reserve(&proctimes_lost_ring, sizeof *l, 0);
+    if (!l) {
+        __sync_fetch_and_add(&lost_unnamed, 1);
+        return;
+    }
+    l->start_boottime = start_boottime;
+    l->tgid = tgid;
+    l->pid = pid;
+    bpf_ringbuf_submit(l, 0);
+}
 
 /* sched_process_exit's arguments changed in 2025 (a group_dead flag was
  * added); the current task is the one exiting on every kernel. */
@@ -68,7 +91,10 @@ int BPF_PROG(proctimes_exit) {
      * free program running for it (its memory is now this task's): that end
      * was lost, and is counted here. */
     struct pt_exit_stamp* old = bpf_map_lookup_elem(&proctimes_exit_stamp, &key);
-    if (old && old->exit_boottime) __sync_fetch_and_add(&freed_unseen, 1);
+    if (old && old->exit_boottime) {
+        __sync_fetch_and_add(&freed_unseen, 1);
+        report_lost(old->tgid, old->pid, old->start_boottime);
+    }
     /* Fails when the map is full (131,072 tasks between exit and free) or
      * busy on this CPU: that end comes without its instant, and is counted. */
     if (bpf_map_update_elem(&proctimes_exit_stamp, &key, &now, BPF_ANY) != 0) __sync_fetch_and_add(&unstamped, 1);
@@ -79,31 +105,35 @@ SEC("tp_btf/sched_process_free")
 int BPF_PROG(proctimes_free, struct task_struct* t) {
     struct pt_exit_record* r;
     struct pt_exit_stamp* stamp;
-    __u64 key;
+    __u64 key, exit_boottime = 0;
     unsigned int sigflags;
 
     __sync_fetch_and_add(&free_runs, 1);
-    r = bpf_ringbuf_reserve(&proctimes_exit_ring, sizeof *r, 0);
-    if (!r) {
-        __sync_fetch_and_add(&dropped, 1);
-        return 0;
-    }
-    __builtin_memset(r, 0, sizeof *r);
-    r->free_boottime = bpf_ktime_get_boot_ns();
     key = (__u64)t;
+    /* The stamp is taken (and consumed) first, so that a record that does
+     * not fit leaves no stamp behind to be counted a second time. */
     stamp = bpf_map_lookup_elem(&proctimes_exit_stamp, &key);
     if (stamp) {
-        r->exit_boottime = stamp->exit_boottime;
+        exit_boottime = stamp->exit_boottime;
         /* Marked consumed first: should the delete fail because the map is
          * busy on this CPU, the stamp left behind is never counted as a loss
          * (the sweep removes it later). If it fails because user space's
          * sweep deleted it first, the sweep counted this end as lost, and
          * this record takes that back. */
         stamp->exit_boottime = 0;
-        stamp->start_boottime = r->free_boottime;
+        stamp->start_boottime = bpf_ktime_get_boot_ns();
         if (bpf_map_delete_elem(&proctimes_exit_stamp, &key) != 0 && !bpf_map_lookup_elem(&proctimes_exit_stamp, &key))
             __sync_fetch_and_add(&found_after_sweep, 1);
     }
+    r = bpf_ringbuf_reserve(&proctimes_exit_ring, sizeof *r, 0);
+    if (!r) {
+        __sync_fetch_and_add(&dropped, 1);
+        report_lost(BPF_CORE_READ(t, tgid), BPF_CORE_READ(t, pid), BPF_CORE_READ(t, start_boottime));
+        return 0;
+    }
+    __builtin_memset(r, 0, sizeof *r);
+    r->free_boottime = bpf_ktime_get_boot_ns();
+    r->exit_boottime = exit_boottime;
     r->start_boottime = BPF_CORE_READ(t, start_boottime);
     r->runtime = BPF_CORE_READ(t, se.sum_exec_runtime);
     r->utime = BPF_CORE_READ(t, utime);

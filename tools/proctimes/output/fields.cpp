@@ -348,8 +348,12 @@ field_list record_fields(const output_options& opts) {
         }
     };
     add(identity);
+    // ps --interval lists ended tasks: what their exit_time promises follows
+    // it in JSON, and comes after `basis` in CSV (columns are appended).
+    const bool ps_exit_source = opts.ps && opts.interval && !opts.exit_detail;
     if (opts.exit_detail)
         for (const field* f : exit_detail) l.json.push_back(f);
+    if (ps_exit_source) l.json.push_back(&exit_source);
     add(cpu);
     if (opts.exit_detail)
         for (const field* f : exit_detail) l.csv.push_back(f);
@@ -357,6 +361,7 @@ field_list record_fields(const output_options& opts) {
     if (opts.ps) {
         add({&ppid, &uid, &user_name, &proc_state});
         if (opts.interval) add({&interval_ns, &interval_kernel_ns, &interval_user_ns, &cpu_percent, &basis});
+        if (ps_exit_source) l.csv.push_back(&exit_source);
         if (opts.interval && opts.children) add({&interval_children_kernel_ns, &interval_children_user_ns});
     }
 

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+// `proctimes ps --interval` over a storm of short processes with the eBPF
+// exit stream: every end the stream delivers is listed in exactly one frame
+// (or counted lost), whenever its record arrives (docs/CLI.md, "The ledger").
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "proctimes/ledger.hpp"
+
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+std::string slurp(const std::string& path) {
+    std::ifstream in(path);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// The complete JSON blocks of the output (blocks are separated by blank
+// lines; the last one may have been cut by the kill).
+std::vector<json> json_blocks(const std::string& out) {
+    std::vector<json> v;
+    for (std::size_t pos = 0; pos < out.size();) {
+        const auto end = out.find("\n\n", pos);
+        auto j = json::parse(out.substr(pos, end == std::string::npos ? std::string::npos : end - pos), nullptr, false);
+        if (!j.is_discarded()) v.push_back(std::move(j));
+        if (end == std::string::npos) break;
+        pos = end + 2;
+    }
+    return v;
+}
+
+int ledgers_in(const std::string& path) {
+    int n = 0;
+    for (const auto& j : json_blocks(slurp(path))) n += j.is_object() && j.value("record", "") == "ledger";
+    return n;
+}
+
+}  // namespace
+
+TEST(PsFrames, StormOfShortProcessesEachEndListedOnceOrCountedLost) {
+    if (::geteuid() != 0) GTEST_SKIP() << "the eBPF exit stream needs root";
+    if (auto s = proctimes::exit_stream::open(proctimes::exit_stream_source::bpf); !s)
+        GTEST_SKIP() << "the eBPF exit stream cannot open here: " << s.error().message();
+    // PROCTIMES_TEST_STORM=N for longer runs by hand.
+    const int storm = std::getenv("PROCTIMES_TEST_STORM") ? std::atoi(std::getenv("PROCTIMES_TEST_STORM")) : 5000;
+    ASSERT_GT(storm, 0);
+    char path[] = "/tmp/proctimes_ps_frames_XXXXXX";
+    const int fd = ::mkstemp(path);
+    ASSERT_GE(fd, 0);
+    const pid_t ps = ::fork();
+    ASSERT_GE(ps, 0);
+    if (ps == 0) {
+        ::dup2(fd, STDOUT_FILENO);
+        ::execl(PROCTIMES_BIN, PROCTIMES_BIN, "ps", "--source", "bpf", "--interval", "0.05", "--ledger", "--format",
+                "json", static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    ::close(fd);
+    // The storm begins once ps has written its first frame.
+    for (int i = 0; i < 600 && ledgers_in(path) == 0; ++i) std::this_thread::sleep_for(100ms);
+    ASSERT_GT(ledgers_in(path), 0) << "ps wrote no frame";
+    const pid_t parent = ::fork();
+    ASSERT_GE(parent, 0);
+    if (parent == 0) {
+        for (int i = 0; i < storm; ++i) {
+            const pid_t k = ::fork();
+            if (k == 0) {
+                ::execl("/bin/true", "true", static_cast<char*>(nullptr));
+                ::_exit(127);
+            }
+            if (k < 0 || ::waitpid(k, nullptr, 0) != k) ::_exit(1);
+            if (std::getenv("PROCTIMES_TEST_KEEP")) std::fprintf(stderr, "storm pid %d\n", k);
+        }
+        ::_exit(0);
+    }
+    int st = 0;
+    ASSERT_EQ(::waitpid(parent, &st, 0), parent);
+    ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "the storm's parent failed";
+    // Frames enough after the storm for its last ends (each frame waits at
+    // most 250 ms for the ends of the processes it saw go).
+    std::this_thread::sleep_for(1s);
+    const int seen = ledgers_in(path);
+    for (int i = 0; i < 300 && ledgers_in(path) < seen + 4; ++i) std::this_thread::sleep_for(100ms);
+    ::kill(ps, SIGTERM);
+    ASSERT_EQ(::waitpid(ps, nullptr, 0), ps);
+
+    std::map<std::pair<std::int64_t, std::string>, int> listed;  // (pid, creation) → frames listing its end
+    std::int64_t lost = 0;
+    int frames = 0;
+    for (const auto& j : json_blocks(slurp(path))) {
+        if (j.is_object() && j.value("record", "") == "ledger") {
+            ++frames;
+            if (j["records_lost_count"].is_number()) lost += j["records_lost_count"].get<std::int64_t>();
+            continue;
+        }
+        if (!j.is_array()) continue;
+        for (const auto& p : j) {
+            // Ended rows (a zombie the walk saw is a live row, "Z").
+            // The storm's processes are the parent's only children (their
+            // name is the one the first walk that saw them read: before or
+            // after the exec).
+            if (p["ppid"] != parent) continue;
+            if (p["basis"] != "ended" && p["basis"] != "ended_earlier") continue;
+            EXPECT_EQ(p["exit_source"], "bpf_exit") << p.dump();
+            ++listed[{p["pid"].get<std::int64_t>(), p["creation_time"].get<std::string>()}];
+        }
+    }
+    if (std::getenv("PROCTIMES_TEST_KEEP")) {
+        std::printf("output kept in %s (storm parent %d)\n", path, parent);
+    } else {
+        ::unlink(path);
+    }
+    int twice = 0;
+    for (const auto& [key, n] : listed) twice += n > 1;
+    const auto named = static_cast<std::int64_t>(listed.size());
+    std::printf("%d processes: %lld listed in %d frames, %lld lost, %d listed more than once\n", storm,
+                static_cast<long long>(named), frames, static_cast<long long>(lost), twice);
+    EXPECT_EQ(twice, 0) << "an end listed in more than one frame";
+    EXPECT_LE(named, storm);
+    // Losses are counted system-wide: every end of the storm is listed or
+    // among them, and with none counted, every end is listed.
+    EXPECT_GE(named + lost, storm) << named << " listed, " << lost << " counted lost";
+    if (lost == 0) {
+        EXPECT_EQ(named, storm);
+    }
+}
+
+// In a pid namespace of its own, no source gives exit records (they carry the
+// initial namespace's ids): the ledger says so in words.
+TEST(PsFrames, PidNamespaceSaysWhyThereAreNoExitRecords) {
+    if (::geteuid() != 0) GTEST_SKIP() << "unshare --pid needs root";
+    if (std::system("command -v unshare >/dev/null 2>&1") != 0) GTEST_SKIP() << "unshare (util-linux) is missing";
+    const std::string cmd = std::string("unshare --pid --fork --mount-proc ") + PROCTIMES_BIN +
+                            " ps --interval 0.05 --count 1 --ledger --format json 2>/dev/null";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string out;
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    const int st = ::pclose(p);
+    if (st != 0 && out.empty()) GTEST_SKIP() << "unshare --pid --mount-proc is refused here";
+    json ledger;
+    for (const auto& j : json_blocks(out))
+        if (j.is_object() && j.value("record", "") == "ledger") ledger = j;
+    ASSERT_TRUE(ledger.is_object()) << out;
+    EXPECT_EQ(ledger["ended_source"], "none");
+    EXPECT_EQ(ledger["ended_source_note"],
+              "exit records are not available inside a pid namespace other than the initial one");
+}

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+// Which frame of `ps --interval` each end read from the exit stream belongs
+// to (docs/CLI.md, "The ledger"). An end's record can come after the walk
+// that no longer listed its task (the eBPF record comes an RCU grace period
+// after the task left the task list, and the reader thread may be late), so a
+// record is placed by what the two snapshots saw of its process, not by when
+// it arrived: every end read is listed in exactly one frame, and the ledger's
+// terms stay those of the snapshots.
+#include <time.h>
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "proctimes/boot.hpp"
+#include "ps_internal.hpp"
+
+namespace proctimes::cli::ps_detail {
+
+namespace {
+
+using std::chrono::nanoseconds;
+
+// How long a frame waits for the ends of the processes its first walk listed
+// and its second did not (they come a few ms after; this bounds a lost one).
+constexpr nanoseconds gone_wait = std::chrono::milliseconds{250};
+
+nanoseconds boottime_now() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_BOOTTIME, &ts);
+    return std::chrono::seconds{ts.tv_sec} + nanoseconds{ts.tv_nsec};
+}
+
+nanoseconds tick_length() {
+    const std::int64_t hz = clock_ticks_per_second();
+    return nanoseconds{hz > 0 ? 1'000'000'000 / hz : 10'000'000};
+}
+
+// The process an ended task's record belongs to (0: unknown).
+pid_t process_of(const ended_task& e) { return e.pid != 0 ? e.pid : (e.whole_process ? e.tid : 0); }
+
+// Its start, ns since boot: exact from eBPF, estimated from taskstats
+// (received − elapsed, no earlier than the real start).
+nanoseconds start_of(const ended_task& e) { return e.received_since_boot - e.elapsed; }
+
+// Whether the process end `e` is the life of `p` a snapshot listed.
+bool same_life(const ended_task& e, const snapshot_process& p, nanoseconds tick) {
+    if (e.start_ticks != 0) return e.start_ticks == p.identity.start_ticks;
+    const auto est = start_of(e) / tick;
+    const auto st = static_cast<std::int64_t>(p.identity.start_ticks);
+    return est >= st - 1 && est <= st + 1;
+}
+
+bool listed(const snapshot& s, const ended_task& e, nanoseconds tick) {
+    const auto* p = s.find(process_of(e));
+    return p && same_life(e, *p, tick);
+}
+
+}  // namespace
+
+void ledger_sources::await_gone(const snapshot& before, const snapshot& after) {
+    if (!stream_) return;
+    const nanoseconds tick = tick_length();
+    // The processes of `before` that `after` no longer lists: ended in the
+    // interval, so their ends belong to this frame.
+    std::vector<const snapshot_process*> gone;
+    for (const auto& b : before.processes) {
+        const auto* a = after.find(b.pid());
+        if (!a || a->identity.start_ticks != b.identity.start_ticks) gone.push_back(&b);
+    }
+    const nanoseconds deadline = boottime_now() + gone_wait;
+    for (;;) {
+        std::erase_if(gone, [&](const snapshot_process* b) {
+            return std::any_of(pending_.begin(), pending_.end(), [&](const ended_task& e) {
+                return e.process_ended && process_of(e) == b->pid() && same_life(e, *b, tick);
+            });
+        });
+        if (gone.empty() || !stream_) return;
+        const nanoseconds left = deadline - boottime_now();
+        if (left.count() <= 0) return;
+        (void)stream_->wait(std::chrono::ceil<std::chrono::milliseconds>(std::min<nanoseconds>(left, tick)));
+        drain();
+    }
+}
+
+void ledger_sources::assign(const snapshot& before, const snapshot& after) {
+    const nanoseconds tick = tick_length();
+    const nanoseconds from = before.since_boot, to = after.since_boot;
+    frame_.clear();
+    earlier_.clear();
+    std::vector<ended_task> keep;
+    for (auto& e : pending_) {
+        if (e.process_ended && process_of(e) != 0) {
+            // Still listed by the second walk (it ended after the walk passed
+            // it): the next frame's, where `after` is its reading.
+            if (listed(after, e, tick)) {
+                keep.push_back(e);
+                continue;
+            }
+            // Begun before the first walk, which did not list it: it ended
+            // before that walk, in an interval already written (its record
+            // came too late for that frame). Listed here with nothing used in
+            // this interval; before the first frame, not at all.
+            if (!listed(before, e, tick) && start_of(e) < from) {
+                if (first_frame_) continue;
+                ended_process p;
+                p.pid = process_of(e);
+                p.parent_pid = e.parent_pid;
+                p.start_ticks = e.start_ticks != 0
+                                    ? e.start_ticks
+                                    : static_cast<std::uint64_t>(std::max(start_of(e), nanoseconds{0}) / tick);
+                p.uid = e.uid;
+                p.name = e.name;
+                p.final_kernel = e.exact ? e.process_kernel : e.kernel;
+                p.final_user = e.exact ? e.process_user : e.user;
+                p.ended_since_boot = e.received_since_boot;
+                p.exit = e.exit;
+                p.creation = e.creation;
+                p.exact = e.exact || e.whole_process;
+                earlier_.push_back(p);
+                continue;
+            }
+        }
+        // This frame's: its arrival moved inside (from, to], the start it
+        // gives (received − elapsed) kept.
+        const nanoseconds at =
+            std::clamp(e.received_since_boot, from + nanoseconds{1}, std::max(to, from + nanoseconds{1}));
+        e.elapsed += at - e.received_since_boot;
+        e.received_since_boot = at;
+        frame_.push_back(e);
+    }
+    pending_ = std::move(keep);
+    first_frame_ = false;
+}
+
+result<cpu_ledger> ledger_sources::ledger(const snapshot& before, const snapshot& after) {
+    drain();
+    await_gone(before, after);
+    assign(before, after);
+    if (!stat_prev_ || !stat_cur_) return stat_error_ ? stat_error_ : make_error_code(errc::malformed_data);
+    return compute_ledger(before, after, frame_, *stat_prev_, *stat_cur_, children_from_snapshots);
+}
+
+void ledger_sources::forget_until(nanoseconds /*after_since_boot*/) {
+    frame_.clear();
+    earlier_.clear();
+    lost_ = false;
+    if (stream_) lost_base_ = stream_->lost().value_or(0);
+}
+
+}  // namespace proctimes::cli::ps_detail
