@@ -59,15 +59,15 @@ subcommand add_serve(CLI::App& root) {
                   "Also emit process-exporter's namedprocess_namegroup_* metric names");
     app->add_flag("!--no-exit-records", opts->exit_records, "Do not listen for taskstats exit records");
     app->add_option("--http-threads", opts->http_threads, "Worker threads serving requests")
-        ->check(CLI::Range(1u, 64u));
+        ->check(whole_number_in(1, 64));
     app->add_option("--connection-deadline", opts->connection_deadline,
                     "Seconds without traffic after which a connection is closed")
-        ->check(CLI::Range(1u, 3600u));
+        ->check(whole_number_in(1, 3600));
     app->add_option("--max-connections", opts->max_connections, "Connections open at once, all clients together")
-        ->check(CLI::Range(1u, 65536u));
+        ->check(whole_number_in(1, 65536));
     app->add_option("--max-connections-per-ip", opts->max_connections_per_ip,
                     "Connections open at once from one address")
-        ->check(CLI::Range(1u, 65536u));
+        ->check(whole_number_in(1, 65536));
     app->add_option("--port-file", opts->port_file, "Write the port listened on to this file");
     app->add_option("--proc-root", opts->proc_root, "Where procfs is mounted");
     app->add_flag("--once", opts->once, "Print one scrape to standard output and exit");
