@@ -243,9 +243,11 @@ TEST(ShowJson, OwnProcessHasExactlyTheDocumentedFields) {
 
     EXPECT_EQ(p.at("pid").get<pid_t>(), ::getpid());
     EXPECT_EQ(p.at("name").get<std::string>(), read_comm("/proc/self/comm"));
-    EXPECT_EQ(p.at("source").get<std::string>(), "cpu_clock+stat");
-    EXPECT_EQ(p.at("total_resolution_ns").get<std::int64_t>(), 1);
-    EXPECT_EQ(p.at("resolution_ns").get<std::int64_t>(), 1'000'000'000 / proctimes::clock_ticks_per_second());
+    // The caller itself: the calling process's own source (getrusage), as
+    // through GetCurrentProcess(), whatever handle names it.
+    EXPECT_EQ(p.at("source").get<std::string>(), "rusage");
+    EXPECT_EQ(p.at("total_resolution_ns").get<std::int64_t>(), 1000);
+    EXPECT_EQ(p.at("resolution_ns").get<std::int64_t>(), 1000);
     EXPECT_LE(p.at("creation_filetime").get<std::uint64_t>(), before);
 }
 
@@ -402,7 +404,7 @@ TEST(ShowCsv, HeaderRowsAndQuoting) {
     EXPECT_EQ(proc[4], "");  // exit_filetime
     EXPECT_EQ(proc[6], "");  // exit_time
     EXPECT_EQ(ticks_from_rfc3339(proc[5]), std::stoull(proc[3]));
-    EXPECT_EQ(proc[11], "cpu_clock+stat");
+    EXPECT_EQ(proc[11], "rusage");  // the caller itself
     for (std::size_t i = 12; i < 16; ++i) EXPECT_EQ(proc[i], "") << "no exit: exit_source and its bounds empty";
 
     bool saw_plain = false, saw_tricky = false;
@@ -442,8 +444,8 @@ TEST(ShowTable, HasTheColumnsAndTheName) {
     EXPECT_NE(lines[1].find(self_pid()), std::string::npos);
     EXPECT_NE(lines[1].find(read_comm("/proc/self/comm")), std::string::npos);
     EXPECT_NE(lines[1].find(" - "), std::string::npos) << "EXITED is '-' while running";
-    const auto tick = std::chrono::nanoseconds{1'000'000'000 / proctimes::clock_ticks_per_second()};
-    EXPECT_NE(lines[1].find(proctimes::cli::human_duration(tick)), std::string::npos) << "RES";
+    // The caller itself is read through getrusage: 1 µs.
+    EXPECT_NE(lines[1].find(proctimes::cli::human_duration(std::chrono::microseconds{1})), std::string::npos) << "RES";
 }
 
 TEST(ShowTable, ThreadsAreIndentedAndNamesEscapedSoColumnsAlign) {

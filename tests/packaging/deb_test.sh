@@ -83,7 +83,7 @@ export LD_LIBRARY_PATH="$root$lib"
 # The command, with the packaged library.
 out=$("$root/usr/bin/proctimes" --version)
 [ "$(head -1 <<<"$out")" = "proctimes $version" ] || fail "--version: $out"
-grep -qx "  eBPF exit source: .*" <<<"$out" && grep -qx "  Python binding: .*" <<<"$out" && grep -qx "  exporter: .*" <<<"$out" \
+grep -qx "  eBPF sources: .*" <<<"$out" && grep -qx "  Python binding: .*" <<<"$out" && grep -qx "  exporter: .*" <<<"$out" \
   || fail "--version does not name every optional part: $out"
 ldd "$root/usr/bin/proctimes" | has "$soname => $root$lib/$soname" || fail "proctimes does not use the packaged library: $(ldd "$root/usr/bin/proctimes")"
 
