@@ -8,14 +8,14 @@
 #include <chrono>
 #include <csignal>
 #include <cstdint>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -208,8 +208,13 @@ TEST(Watch, NonChildIsReportedWithItsExitInstant) {
 
 // A child that exits as soon as `fd` is readable.
 pid_t fork_waiter(int fd) {
+    const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid == 0) {
+        // Never outlive a test that failed before releasing it: a child left
+        // waiting would hold the test's output open until CTest's timeout.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) ::_exit(1);
         char c;
         [[maybe_unused]] auto n = ::read(fd, &c, 1);
         ::_exit(0);
@@ -225,9 +230,15 @@ bool holds_pidfd_for(pid_t pid) {
     bool found = false;
     while (dirent* e = ::readdir(d)) {
         if (e->d_name[0] == '.') continue;
-        std::ifstream f(std::string("/proc/self/fdinfo/") + e->d_name);
-        const std::string info((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-        found = found || info.find(want) != std::string::npos;
+        // The descriptor may be closed between readdir and read (the watch
+        // runs on another thread): read(2) then fails with ENOENT, which an
+        // istreambuf_iterator would turn into an exception.
+        const int fd = ::open((std::string("/proc/self/fdinfo/") + e->d_name).c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        char buf[1024];
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        ::close(fd);
+        found = found || (n > 0 && std::string(buf, static_cast<std::size_t>(n)).find(want) != std::string::npos);
     }
     ::closedir(d);
     return found;
