@@ -18,6 +18,9 @@ endfunction()
 
 step(${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${WORK_DIR}/lib" -G "${GENERATOR}"
      -DCMAKE_BUILD_TYPE=Release -DPROCTIMES_BUILD_TESTS=OFF -DPROCTIMES_PYTHON=OFF
+     # The library's installed interface only: the command and its packages
+     # are checked by packaging.deb.
+     -DPROCTIMES_BUILD_TOOLS=OFF -DPROCTIMES_BUILD_EXAMPLES=OFF
      -DCMAKE_INSTALL_PREFIX=${prefix})
 step(${CMAKE_COMMAND} --build "${WORK_DIR}/lib" -j 2)
 step(${CMAKE_COMMAND} --install "${WORK_DIR}/lib")
