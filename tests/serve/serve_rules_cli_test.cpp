@@ -118,15 +118,33 @@ private:
     int up_ = -1, down_ = -1;
 };
 
-// posix_spawnp(3) of argv[0]; the child's pid, or -1.
+// posix_spawnp(3) of argv[0] in a process group of its own, with its standard
+// streams on /dev/null; the child's pid (= its group), or -1. The group is
+// what kill_group ends: a shell's own children (sleep) would otherwise outlive
+// it and hold the test's output open, which CTest waits for.
 pid_t spawn(std::vector<std::string>& args) {
     std::vector<char*> argv;
     argv.reserve(args.size() + 1);
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_t files;
+    ::posix_spawnattr_init(&attr);
+    ::posix_spawnattr_setpgroup(&attr, 0);
+    ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    ::posix_spawn_file_actions_init(&files);
+    for (int fd : {0, 1, 2}) ::posix_spawn_file_actions_addopen(&files, fd, "/dev/null", O_RDWR, 0);
     pid_t pid = -1;
-    if (::posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return -1;
-    return pid;
+    const int rc = ::posix_spawnp(&pid, argv[0], &files, &attr, argv.data(), environ);
+    ::posix_spawn_file_actions_destroy(&files);
+    ::posix_spawnattr_destroy(&attr);
+    return rc == 0 ? pid : -1;
+}
+
+// Ends what spawn started, the shell and its children, and reaps the shell.
+void kill_group(pid_t pid) {
+    ::kill(-pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
 }
 
 std::string temp_file(const std::string& text) {
@@ -169,8 +187,7 @@ TEST(ServeRules, StockAllRuleSurvivesAHugeCommandLine) {
     ::usleep(100000);  // let it exec
     std::string out;
     const int rc = run_bin("serve --once --top 0 --config " + cfg, out);
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
+    kill_group(pid);
     ::unlink(cfg.c_str());
     ASSERT_EQ(rc, 0) << out.substr(0, 2000);
     EXPECT_GE(value_of(out, "proctimes_group_processes{group=\"sh\"}"), 1) << out.substr(0, 2000);
@@ -199,8 +216,7 @@ TEST(ServeRules, NamedCapturesNameTheGroup) {
     ::usleep(100000);
     std::string out, err;
     const int rc = run({"serve", "--once", "--top", "0", "--config", cfg}, out, err);
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
+    kill_group(pid);
     ::unlink(cfg.c_str());
     ASSERT_EQ(rc, 0) << err;
     EXPECT_GE(value_of(out, "proctimes_group_processes{group=\"svc-sleep\"}"), 1) << out;
