@@ -14,29 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int g_checks = 0;
-static int g_failures = 0;
-
-#define CHECK(cond)                                                                                                \
-    do {                                                                                                           \
-        ++g_checks;                                                                                                \
-        if (!(cond)) {                                                                                             \
-            ++g_failures;                                                                                          \
-            printf("FAILED %s:%d: %s (GetLastError()=%u)\n", __FILE__, __LINE__, #cond, (unsigned)GetLastError()); \
-        }                                                                                                          \
-    } while (0)
-
-/* A call that must fail with a given last error. */
-#define CHECK_FAILS_WITH(call, err)            \
-    do {                                       \
-        SetLastError(0xDEADBEEF);              \
-        CHECK(!(call));                        \
-        CHECK(GetLastError() == (DWORD)(err)); \
-    } while (0)
+#include "win32_check.h"
 
 static volatile unsigned long g_sink; /* keeps the busy loop from being optimised away */
 
-static ULONGLONG ft64(FILETIME ft) { return ((ULONGLONG)ft.dwHighDateTime << 32) | ft.dwLowDateTime; }
 static FILETIME ft_of(ULONGLONG v) {
     FILETIME ft;
     ft.dwLowDateTime = (DWORD)v;
@@ -159,10 +140,10 @@ static void test_own_times(void) {
     CHECK(ft64(pe) == 0);                             /* running: no exit time */
     CHECK(ft64(pc) < now);                            /* created in the past */
     CHECK(ft64(pc) > now - 24ULL * 3600 * 1000 * MS); /* ... but not before yesterday */
-    /* The busy loop was user time. The total is exact; the user/kernel split is
-     * the kernel's tick sampling, which a loaded machine (preemptions, interrupts
-     * in the task's ticks) can skew, so only most of it must be user. */
-    CHECK(ft64(pu) >= 50 * MS);
+    /* The total is exact. The user/kernel split is the kernel's: its tick
+     * samples scaled to the exact total, never letting either part go down.
+     * On a loaded virtual machine this loop was seen at 0 ms user of 111 ms,
+     * so only the total is asserted. */
     CHECK(ft64(pk) + ft64(pu) >= 100 * MS);
     /* CPU time cannot exceed wall time since creation times the CPUs (at most 4096). */
     CHECK(ft64(pk) + ft64(pu) <= (now - ft64(pc) + 10 * MS) * 4096);
@@ -172,7 +153,6 @@ static void test_own_times(void) {
     CHECK(GetLastError() == 0xDEADBEEF);
     CHECK(ft64(te) == 0);
     CHECK(ft64(tc) >= ft64(pc)); /* the thread started after its process */
-    CHECK(ft64(tu) >= 50 * MS);  /* the sampled split, as above */
     CHECK(ft64(tk) + ft64(tu) >= 100 * MS);
     CHECK(ft64(tk) + ft64(tu) <= ft64(pk) + ft64(pu) + 1 * MS); /* a part of the process */
 

@@ -8,26 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int g_checks = 0;
-static int g_failures = 0;
-
-#define CHECK(cond)                                                                                                \
-    do {                                                                                                           \
-        ++g_checks;                                                                                                \
-        if (!(cond)) {                                                                                             \
-            ++g_failures;                                                                                          \
-            printf("FAILED %s:%d: %s (GetLastError()=%u)\n", __FILE__, __LINE__, #cond, (unsigned)GetLastError()); \
-        }                                                                                                          \
-    } while (0)
-
-#define CHECK_FAILS_WITH(call, err)            \
-    do {                                       \
-        SetLastError(0xDEADBEEF);              \
-        CHECK(!(call));                        \
-        CHECK(GetLastError() == (DWORD)(err)); \
-    } while (0)
-
-static ULONGLONG ft64(FILETIME ft) { return ((ULONGLONG)ft.dwHighDateTime << 32) | ft.dwLowDateTime; }
+#include "win32_check.h"
 
 static BOOL start_sleeper(PROCESS_INFORMATION* pi) {
     char cmd[] = "sleep 60";
