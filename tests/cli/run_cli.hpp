@@ -5,6 +5,7 @@
 
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli.hpp"
@@ -24,6 +25,14 @@ inline cli_result run_cli(const std::vector<std::string>& args) {
     r.out = out.str();
     r.err = err.str();
     return r;
+}
+
+// The same, with the streams into the caller's strings; the exit status.
+inline int run_cli(const std::vector<std::string>& args, std::string& out, std::string& err) {
+    cli_result r = run_cli(args);
+    out = std::move(r.out);
+    err = std::move(r.err);
+    return r.code;
 }
 
 }  // namespace cli_testing

@@ -29,16 +29,31 @@ struct scratch {
     ~scratch() { std::system(("rm -rf '" + dir + "'").c_str()); }
 };
 
+// `serve` on a free loopback port, its port written to `port_file` (default:
+// t.dir/port) and its output to t.dir/<log>; port is 0 when no port file came
+// within 20 s (the log says why).
+struct loopback_serve {
+    program proc;
+    int port = 0;
+    std::string log;
+    explicit loopback_serve(const scratch& t, const std::string& log_name = "serve.log", std::string port_file = "")
+        : log(t.dir + "/" + log_name) {
+        if (port_file.empty()) port_file = t.dir + "/port";
+        proc = program({serve_bin(PROCTIMES_BIN), "serve", "--listen", "127.0.0.1:0", "--port-file", port_file,
+                        "--no-exit-records"},
+                       log);
+        const std::string p = wait_for_file(port_file, 20s);
+        if (!p.empty()) port = std::stoi(p);
+    }
+};
+
 }  // namespace
 
 TEST(ServeHttpListen, ASecondServerOnAUsedPortExitsInUse) {
     scratch t("inuse");
-    program first({serve_bin(PROCTIMES_BIN), "serve", "--listen", "127.0.0.1:0", "--port-file", t.dir + "/port",
-                   "--no-exit-records"},
-                  t.dir + "/first.log");
-    const std::string p = wait_for_file(t.dir + "/port", 20s);
-    ASSERT_FALSE(p.empty()) << read_text(t.dir + "/first.log");
-    const int port = std::stoi(p);
+    const loopback_serve first(t, "first.log");
+    ASSERT_NE(first.port, 0) << read_text(first.log);
+    const int port = first.port;
     program second(
         {serve_bin(PROCTIMES_BIN), "serve", "--listen", "127.0.0.1:" + std::to_string(port), "--no-exit-records"},
         t.dir + "/second.log");
@@ -78,16 +93,13 @@ TEST(ServeHttpListen, PortFileNeverFollowsAPlantedSymlink) {
     const std::string victim = t.dir + "/victim", file = t.dir + "/port";
     { std::ofstream(victim) << "precious\n"; }
     ASSERT_EQ(::symlink(victim.c_str(), (file + ".tmp").c_str()), 0);
-    program serve(
-        {serve_bin(PROCTIMES_BIN), "serve", "--listen", "127.0.0.1:0", "--port-file", file, "--no-exit-records"},
-        t.dir + "/serve.log");
-    const std::string p = wait_for_file(file, 20s);
-    ASSERT_FALSE(p.empty()) << read_text(t.dir + "/serve.log");
+    const loopback_serve serve(t, "serve.log", file);
+    ASSERT_NE(serve.port, 0) << read_text(serve.log);
     EXPECT_EQ(read_text(victim), "precious\n") << "the port was written through the planted link";
     struct stat st {};
     ASSERT_EQ(::lstat(file.c_str(), &st), 0);
     EXPECT_TRUE(S_ISREG(st.st_mode)) << "the port file is not a regular file of its own";
-    EXPECT_EQ(http_get(std::stoi(p), "/metrics", 20s).status, 200);
+    EXPECT_EQ(http_get(serve.port, "/metrics", 20s).status, 200);
     // Nothing else is left beside it: the planted link, the victim, the log and the file.
     int entries = 0;
     if (DIR* d = ::opendir(t.dir.c_str())) {
@@ -100,12 +112,9 @@ TEST(ServeHttpListen, PortFileNeverFollowsAPlantedSymlink) {
 
 TEST(ServeHttpListen, ScrapesAlternatingFormatsShareACollection) {
     scratch t("formats");
-    program serve({serve_bin(PROCTIMES_BIN), "serve", "--listen", "127.0.0.1:0", "--port-file", t.dir + "/port",
-                   "--no-exit-records"},
-                  t.dir + "/serve.log");
-    const std::string p = wait_for_file(t.dir + "/port", 20s);
-    ASSERT_FALSE(p.empty()) << read_text(t.dir + "/serve.log");
-    const int port = std::stoi(p);
+    const loopback_serve serve(t);
+    ASSERT_NE(serve.port, 0) << read_text(serve.log);
+    const int port = serve.port;
     const std::string om = "Accept: application/openmetrics-text; version=1.0.0\r\n";
     // Pairs of scrapes, text then OpenMetrics: when the whole pair took less
     // than 90 ms, both must show the same collection.
@@ -131,12 +140,9 @@ TEST(ServeHttpListen, ScrapesAlternatingFormatsShareACollection) {
 
 TEST(ServeHttpListen, AcceptHeadersAreNegotiatedByTypeAndQ) {
     scratch t("accept");
-    program serve({serve_bin(PROCTIMES_BIN), "serve", "--listen", "127.0.0.1:0", "--port-file", t.dir + "/port",
-                   "--no-exit-records"},
-                  t.dir + "/serve.log");
-    const std::string p = wait_for_file(t.dir + "/port", 20s);
-    ASSERT_FALSE(p.empty()) << read_text(t.dir + "/serve.log");
-    const int port = std::stoi(p);
+    const loopback_serve serve(t);
+    ASSERT_NE(serve.port, 0) << read_text(serve.log);
+    const int port = serve.port;
     const auto type_for = [port](const std::string& accept) {
         return http_get(port, "/metrics", 20s, "127.0.0.1", "Accept: " + accept + "\r\n").header("Content-Type");
     };

@@ -9,16 +9,11 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "cli/run_cli.hpp"
 
 namespace {
 
-int run(const std::vector<std::string>& args, std::string& out, std::string& err) {
-    std::ostringstream o, e;
-    const int rc = proctimes::cli::run(args, o, e);
-    out = o.str();
-    err = e.str();
-    return rc;
-}
+using cli_testing::run_cli;
 
 // The value of one series in a scrape, or -1 when it is absent.
 double value_of(const std::string& text, const std::string& series) {
@@ -38,7 +33,7 @@ std::string own_comm() {
 
 TEST(ServeCli, OnceGroupsByNameAndByUser) {
     std::string out, err;
-    ASSERT_EQ(run({"serve", "--once", "--top", "3"}, out, err), 0) << err;
+    ASSERT_EQ(run_cli({"serve", "--once", "--top", "3"}, out, err), 0) << err;
     EXPECT_NE(out.find("proctimes_group_cpu_seconds_total{group=\"" + own_comm() + "\",mode=\"user\"}"),
               std::string::npos);
     EXPECT_NE(out.find("# TYPE proctimes_group_cpu_seconds_total counter"), std::string::npos);
@@ -48,22 +43,22 @@ TEST(ServeCli, OnceGroupsByNameAndByUser) {
     for (std::size_t at = 0; (at = out.find("\nproctimes_process_cpu_seconds_total{", at)) != std::string::npos; ++at)
         ++n;
     EXPECT_EQ(n, 6u);
-    ASSERT_EQ(run({"serve", "--once", "--group-by", "user", "--top", "0"}, out, err), 0) << err;
+    ASSERT_EQ(run_cli({"serve", "--once", "--group-by", "user", "--top", "0"}, out, err), 0) << err;
     EXPECT_NE(out.find("proctimes_group_processes{group=\"root\"}"), std::string::npos);
     EXPECT_EQ(out.find("proctimes_process_cpu_seconds_total{"), std::string::npos);
 }
 
 TEST(ServeCli, IncludeExcludeAndNamedprocess) {
     std::string out, err;
-    ASSERT_EQ(run({"serve", "--once", "--include", "^" + own_comm() + "$", "--namedprocess", "--top", "0"}, out, err),
-              0)
+    ASSERT_EQ(
+        run_cli({"serve", "--once", "--include", "^" + own_comm() + "$", "--namedprocess", "--top", "0"}, out, err), 0)
         << err;
     EXPECT_NE(out.find("namedprocess_namegroup_cpu_seconds_total{groupname=\"" + own_comm() + "\",mode=\"system\"}"),
               std::string::npos);
     // At least this process (ctest -j may run another copy of this binary at the same time).
     EXPECT_GE(value_of(out, "namedprocess_namegroup_num_procs{groupname=\"" + own_comm() + "\"}"), 1) << out;
     EXPECT_EQ(out.find("group=\"systemd\""), std::string::npos);
-    ASSERT_EQ(run({"serve", "--once", "--exclude", ".*", "--top", "0"}, out, err), 0) << err;
+    ASSERT_EQ(run_cli({"serve", "--once", "--exclude", ".*", "--top", "0"}, out, err), 0) << err;
     EXPECT_EQ(out.find("proctimes_group_cpu_seconds_total{"), std::string::npos);
 }
 
@@ -75,7 +70,7 @@ TEST(ServeCli, ProcessExporterConfig) {
     ASSERT_EQ(::write(fd, yaml.data(), yaml.size()), static_cast<ssize_t>(yaml.size()));
     ::close(fd);
     std::string out, err;
-    EXPECT_EQ(run({"serve", "--once", "--config", path, "--top", "0"}, out, err), 0) << err;
+    EXPECT_EQ(run_cli({"serve", "--once", "--config", path, "--top", "0"}, out, err), 0) << err;
     EXPECT_GE(value_of(out, "proctimes_group_processes{group=\"me-" + own_comm() + "\"}"), 1) << out;
     EXPECT_EQ(out.find("group=\"kthreadd\""), std::string::npos);  // unmatched processes are not exported
     ::unlink(path);
@@ -83,14 +78,14 @@ TEST(ServeCli, ProcessExporterConfig) {
 
 TEST(ServeCli, BadConfigurationsAreUsageErrors) {
     std::string out, err;
-    EXPECT_EQ(run({"serve", "--once", "--include", "("}, out, err), 2);
+    EXPECT_EQ(run_cli({"serve", "--once", "--include", "("}, out, err), 2);
     EXPECT_NE(err.find("regex"), std::string::npos) << err;
-    EXPECT_EQ(run({"serve", "--once", "--config", "/nonexistent/pe.yaml"}, out, err), 2);
+    EXPECT_EQ(run_cli({"serve", "--once", "--config", "/nonexistent/pe.yaml"}, out, err), 2);
     EXPECT_NE(err.find("/nonexistent/pe.yaml"), std::string::npos) << err;
-    EXPECT_EQ(run({"serve", "--listen", "localhost"}, out, err), 2);
+    EXPECT_EQ(run_cli({"serve", "--listen", "localhost"}, out, err), 2);
     EXPECT_NE(err.find("HOST:PORT"), std::string::npos) << err;
-    EXPECT_EQ(run({"serve", "--listen", "127.0.0.1:70000"}, out, err), 2);
-    EXPECT_EQ(run({"serve", "--group-by", "colour"}, out, err), 2);
-    EXPECT_EQ(run({"serve", "--once", "--proc-root", "/nonexistent"}, out, err), 1);
+    EXPECT_EQ(run_cli({"serve", "--listen", "127.0.0.1:70000"}, out, err), 2);
+    EXPECT_EQ(run_cli({"serve", "--group-by", "colour"}, out, err), 2);
+    EXPECT_EQ(run_cli({"serve", "--once", "--proc-root", "/nonexistent"}, out, err), 1);
     EXPECT_NE(err.find("/nonexistent"), std::string::npos) << err;
 }

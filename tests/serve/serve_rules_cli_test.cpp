@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "cli/run_cli.hpp"
 #include "proctimes/snapshot.hpp"
 #include "serve/collector.hpp"
 
@@ -28,13 +29,7 @@ extern char** environ;
 
 namespace {
 
-int run(const std::vector<std::string>& args, std::string& out, std::string& err) {
-    std::ostringstream o, e;
-    const int rc = proctimes::cli::run(args, o, e);
-    out = o.str();
-    err = e.str();
-    return rc;
-}
+using cli_testing::run_cli;
 
 // The installed-like binary under `timeout`, for what could hang: exit status
 // (124 when it had to be killed) and everything it wrote.
@@ -215,7 +210,7 @@ TEST(ServeRules, NamedCapturesNameTheGroup) {
     ASSERT_GT(pid, 0);
     ::usleep(100000);
     std::string out, err;
-    const int rc = run({"serve", "--once", "--top", "0", "--config", cfg}, out, err);
+    const int rc = run_cli({"serve", "--once", "--top", "0", "--config", cfg}, out, err);
     kill_group(pid);
     ::unlink(cfg.c_str());
     ASSERT_EQ(rc, 0) << err;
@@ -227,7 +222,7 @@ TEST(ServeRules, NamedCapturesNameTheGroup) {
 TEST(ServeRules, AnEmptyNameIsVisible) {
     named_child child({""}, std::chrono::milliseconds(50));
     std::string out, err;
-    ASSERT_EQ(run({"serve", "--once", "--top", "4294967295"}, out, err), 0) << err;
+    ASSERT_EQ(run_cli({"serve", "--once", "--top", "4294967295"}, out, err), 0) << err;
     EXPECT_GE(value_of(out, "proctimes_group_processes{group=\"(no process name)\"}"), 1);
     const std::string top =
         "proctimes_process_start_time_seconds{group=\"(no process name)\",name=\"(no process name)\",pid=\"" +
@@ -240,7 +235,7 @@ TEST(ServeRules, AnEmptyNameIsVisible) {
 TEST(ServeRules, InvalidUtf8NamesStayDistinctSeries) {
     named_child a({"ptu\xff"}), b({"ptu\xfe"}), c({"ptu\xef\xbf\xbd"});
     std::string out, err;
-    ASSERT_EQ(run({"serve", "--once", "--include", "^ptu", "--top", "4294967295", "--namedprocess"}, out, err), 0)
+    ASSERT_EQ(run_cli({"serve", "--once", "--include", "^ptu", "--top", "4294967295", "--namedprocess"}, out, err), 0)
         << err;
     EXPECT_EQ(value_of(out, "proctimes_group_processes{group=\"ptu\\\\xFF\"}"), 1) << out;
     EXPECT_EQ(value_of(out, "proctimes_group_processes{group=\"ptu\\\\xFE\"}"), 1) << out;
@@ -253,15 +248,15 @@ TEST(ServeRules, InvalidUtf8NamesStayDistinctSeries) {
 TEST(ServeRules, TopIsAStrictWholeNumber) {
     std::string out, err;
     for (const char* bad : {"-1", "1e3", "x", "18446744073709551615", " 3"}) {
-        EXPECT_EQ(run({"serve", "--once", "--top", bad}, out, err), 2) << bad;
+        EXPECT_EQ(run_cli({"serve", "--once", "--top", bad}, out, err), 2) << bad;
         EXPECT_NE(err.find("--top"), std::string::npos) << bad << ": " << err;
     }
-    EXPECT_EQ(run({"serve", "--once", "--top", "2"}, out, err), 0) << err;
+    EXPECT_EQ(run_cli({"serve", "--once", "--top", "2"}, out, err), 0) << err;
     // Every numeric option of serve goes through the same parser.
     for (const char* opt :
          {"--http-threads", "--connection-deadline", "--max-connections", "--max-connections-per-ip"}) {
         for (const char* bad : {"-1", "0", "1e3", "nan", " 3", "2.5", "18446744073709551617"}) {
-            EXPECT_EQ(run({"serve", "--once", opt, bad}, out, err), 2) << opt << " " << bad;
+            EXPECT_EQ(run_cli({"serve", "--once", opt, bad}, out, err), 2) << opt << " " << bad;
             EXPECT_NE(err.find(opt), std::string::npos) << opt << " " << bad << ": " << err;
         }
     }
@@ -328,7 +323,7 @@ TEST(ServeRules, EstimatedIsPartOfItsGroupsTotal) {
 // The snapshot label said "proc" while the snapshotter read eBPF.
 TEST(ServeRules, ExporterSourceTellsTheTruth) {
     std::string out, err;
-    ASSERT_EQ(run({"serve", "--once", "--top", "0"}, out, err), 0) << err;
+    ASSERT_EQ(run_cli({"serve", "--once", "--top", "0"}, out, err), 0) << err;
     const bool bpf = proctimes::bpf_snapshot_status().usable;
     const std::string snap = bpf ? "bpf" : "proc";
     bool found = false;
@@ -336,7 +331,7 @@ TEST(ServeRules, ExporterSourceTellsTheTruth) {
         found =
             found || value_of(out, "proctimes_exporter_source{snapshot=\"" + snap + "\",exits=\"" + exits + "\"}") == 1;
     EXPECT_TRUE(found) << out.substr(out.find("proctimes_exporter_source"));
-    ASSERT_EQ(run({"serve", "--once", "--top", "0", "--threads", "--no-exit-records"}, out, err), 0) << err;
+    ASSERT_EQ(run_cli({"serve", "--once", "--top", "0", "--threads", "--no-exit-records"}, out, err), 0) << err;
     EXPECT_EQ(value_of(out, "proctimes_exporter_source{snapshot=\"proc+threads\",exits=\"none\"}"), 1)
         << out.substr(out.find("proctimes_exporter_source"));
 }
