@@ -117,27 +117,24 @@ void check_both_sides(const snapshot_options& o, snapshot_source expected) {
     EXPECT_EQ(take_many(*s), "");
 }
 
+// Options for a walk of threads too from `source`, with `workers` walkers (0:
+// the default).
+snapshot_options with_threads(snapshot_source source, unsigned workers = 0) {
+    snapshot_options o;
+    o.source = source;
+    o.threads = true;
+    if (workers != 0) o.workers = workers;
+    return o;
+}
+
 }  // namespace
 
 TEST(SnapshotFork, ProcWalkOnBothSides) {
-    snapshot_options o;
-    o.source = snapshot_source::procfs;
-    o.threads = true;
-    o.workers = 1;
-    check_both_sides(o, snapshot_source::procfs);
+    check_both_sides(with_threads(snapshot_source::procfs, 1), snapshot_source::procfs);
 }
 
 TEST(SnapshotFork, ProcWalkWithTwoWalkersOnBothSides) {
-    snapshot_options o;
-    o.source = snapshot_source::procfs;
-    o.threads = true;
-    o.workers = 2;
-    check_both_sides(o, snapshot_source::procfs);
+    check_both_sides(with_threads(snapshot_source::procfs, 2), snapshot_source::procfs);
 }
 
-TEST(SnapshotFork, BpfSourceOnBothSides) {
-    snapshot_options o;
-    o.source = snapshot_source::bpf;
-    o.threads = true;
-    check_both_sides(o, snapshot_source::bpf);
-}
+TEST(SnapshotFork, BpfSourceOnBothSides) { check_both_sides(with_threads(snapshot_source::bpf), snapshot_source::bpf); }
