@@ -57,6 +57,9 @@ subcommand add_serve(CLI::App& root) {
                     "A process-exporter config file (its process_names rules) instead of --group-by");
     app->add_flag("--namedprocess", opts->namedprocess,
                   "Also emit process-exporter's namedprocess_namegroup_* metric names");
+    app->add_flag("--gather-smaps", opts->gather_smaps,
+                  "With --namedprocess: read smaps_rollup for the proportionalResident and proportionalSwapped "
+                  "memory types");
     app->add_flag("!--no-exit-records", opts->exit_records, "Do not listen for taskstats exit records");
     app->add_option("--http-threads", opts->http_threads, "Worker threads serving requests")
         ->check(whole_number_in(1, 64));

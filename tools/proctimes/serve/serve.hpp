@@ -28,7 +28,14 @@ struct serve_options {
     bool threads = false;       ///< walk threads (exact ledger for multi-threaded exits)
     std::string config_file;    ///< process-exporter YAML (process_names)
     bool namedprocess = false;  ///< also emit process-exporter's namedprocess_namegroup_* names
-    bool exit_records = true;   ///< use taskstats exit records when permitted
+    /// With namedprocess: read smaps_rollup for the proportionalResident and
+    /// proportionalSwapped memory types (process-exporter's -gather-smaps).
+    bool gather_smaps = false;
+    /// Classify again, at every collection, the processes no rule matched
+    /// (process-exporter's -recheck).
+    bool recheck = false;
+    std::string metrics_path = "/metrics";  ///< where the exposition is served
+    bool exit_records = true;               ///< use taskstats exit records when permitted
     std::string proc_root = "/proc";
     unsigned http_threads = 4;  ///< worker threads serving requests
     /// Seconds without any byte received or sent after which a connection is closed.
