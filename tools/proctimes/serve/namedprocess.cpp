@@ -235,7 +235,8 @@ void collector::namedprocess_families(std::vector<family>& out) const {
         family_of("namedprocess_namegroup_thread_context_switches", "Context switches for these threads", counter);
     static constexpr const char* state_names[5] = {"Running", "Sleeping", "Waiting", "Zombie", "Other"};
     const auto u = [](std::uint64_t v) { return static_cast<double>(v); };
-    for (const auto& [name, g] : groups_) {
+    for (const auto& [group_name, g] : groups_) {
+        const std::string& name = group_name;  // a variable lambdas can capture
         const pe_group& p = g.pe;
         using labels = std::vector<std::pair<std::string, std::string>>;
         const labels gl{{"groupname", name}};
@@ -262,7 +263,8 @@ void collector::namedprocess_families(std::vector<family>& out) const {
         ratio.samples.push_back({gl, p.worst_fd_ratio});
         for (int i = 0; i < 5; ++i) states.samples.push_back({with("state", state_names[i]), u(p.states[i])});
         if (!opts_.threads) continue;
-        for (const auto& [tname, t] : p.threads) {
+        for (const auto& [thread_name, t] : p.threads) {
+            const std::string& tname = thread_name;
             if (t.count == 0) continue;  // as process-exporter: names with a thread now
             const auto tl = [&](const char* k, const char* v) {
                 labels l{{"groupname", name}, {"threadname", tname}};
