@@ -3,7 +3,9 @@
 """One warm scrape of `proctimes serve` against one of prometheus-process-exporter.
 
 Same machine, same moment, same load: every process grouped by its name (comm),
-plus one process with 2,000 extra idle threads. For each exporter: the wall time
+plus one process with 2,000 extra idle threads. proctimes is also measured with
+process-exporter's families on (--namedprocess; with --threads; with --gather-smaps).
+For each exporter: the wall time
 of a GET /metrics as the scraper sees it, and the exporter's own CPU time for it
 (the sum of /proc/<pid>/task/*/schedstat run times, 1 ns, read before and after).
 Each figure is the median of N warm scrapes (after 3 unmeasured ones), 0.3 s
@@ -101,6 +103,17 @@ def main():
         p1, p2, p3 = free_port(), free_port(), free_port()
         pt = subprocess.Popen([proctimes, "serve", "--listen", f"127.0.0.1:{p1}", "--group-by", "name"],
                               stdout=subprocess.DEVNULL)
+        # The same with process-exporter's families (--namedprocess), and with its thread families.
+        variants = [("proctimes serve --namedprocess", ["--namedprocess"]),
+                    ("proctimes serve --namedprocess --threads", ["--namedprocess", "--threads"]),
+                    ("proctimes serve --namedprocess --gather-smaps", ["--namedprocess", "--gather-smaps"])]
+        vprocs = []
+        for _, extra in variants:
+            port = free_port()
+            vprocs.append((subprocess.Popen([proctimes, "serve", "--listen", f"127.0.0.1:{port}", "--group-by",
+                                             "name"] + extra, stdout=subprocess.DEVNULL),
+                           f"http://127.0.0.1:{port}/metrics"))
+        procs += [v for v, _ in vprocs]
         pe = subprocess.Popen([pe_bin, "-web.listen-address", f"127.0.0.1:{p2}", "-config.path", cfg,
                                "-threads=false"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         pe_default = subprocess.Popen([pe_bin, "-web.listen-address", f"127.0.0.1:{p3}", "-config.path", cfg],
@@ -115,6 +128,9 @@ def main():
         print(f"one warm scrape, median of {a.scrapes}; {ntasks} tasks on the machine "
               f"({a.threads} idle threads in one process), {os.cpu_count()} CPUs")
         w1, c1 = measure("proctimes serve --group-by name", pt.pid, urls[0], a.scrapes)
+        for (label, _), (vp, vurl) in zip(variants, vprocs):
+            if wait_up(vurl):
+                measure(label, vp.pid, vurl, a.scrapes)
         w2, c2 = measure("process-exporter, all by {{.Comm}}, -threads=false", pe.pid, urls[1], a.scrapes)
         w3, c3 = measure("process-exporter, all by {{.Comm}} (default -threads)", pe_default.pid, urls[2], a.scrapes)
         print(f"ratio process-exporter / proctimes: wall {w2 / w1:.1f}x, own CPU {c2 / max(c1, 1e-3):.1f}x "

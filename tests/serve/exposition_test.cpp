@@ -132,3 +132,21 @@ TEST(ProcessExporterConfig, ClearErrors) {
     EXPECT_TRUE(parse_pe_config("process_names:\n  - cmdline: ['(']\n", err).empty());  // bad regex
     EXPECT_FALSE(err.empty());
 }
+
+// process-exporter's error counters carry no _total: 0.0.4 writes them as
+// counters under their own name; OpenMetrics, where a counter's samples must
+// end in _total, as unknown, so the series keeps its name in both.
+TEST(Exposition, BareCounterKeepsItsName) {
+    family f;
+    f.name = "namedprocess_scrape_errors";
+    f.help = "e";
+    f.type = metric_type::counter;
+    f.bare_counter = true;
+    f.samples.push_back({{}, 2});
+    EXPECT_EQ(render({f}, format::text_004),
+              "# HELP namedprocess_scrape_errors e\n# TYPE namedprocess_scrape_errors counter\n"
+              "namedprocess_scrape_errors 2\n");
+    EXPECT_EQ(render({f}, format::openmetrics_100),
+              "# HELP namedprocess_scrape_errors e\n# TYPE namedprocess_scrape_errors unknown\n"
+              "namedprocess_scrape_errors 2\n# EOF\n");
+}

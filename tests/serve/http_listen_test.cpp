@@ -169,3 +169,23 @@ TEST(ServeHttpListen, AcceptHeadersAreNegotiatedByTypeAndQ) {
     EXPECT_EQ(post.status, 405);
     EXPECT_EQ(post.header("Allow"), "GET, HEAD");
 }
+
+// process-exporter's -web.listen-address and -web.telemetry-path: the
+// exposition at the path given, nowhere else; the index page links to it.
+TEST(ServeHttpListen, ProcessExporterListenAndTelemetryPathFlags) {
+    scratch t("goflags");
+    const std::string file = t.dir + "/port";
+    program serve({serve_bin(PROCTIMES_BIN), "serve", "-web.listen-address", "127.0.0.1:0",
+                   "--web.telemetry-path=/custom/metrics", "--port-file", file, "--no-exit-records"},
+                  t.dir + "/serve.log");
+    const std::string p = wait_for_file(file, 20s);
+    ASSERT_FALSE(p.empty()) << read_text(t.dir + "/serve.log");
+    const auto got = http_get(std::stoi(p), "/custom/metrics", 20s);
+    EXPECT_EQ(got.status, 200);
+    EXPECT_NE(got.body.find("proctimes_group_cpu_seconds_total{"), std::string::npos);
+    EXPECT_EQ(http_get(std::stoi(p), "/metrics", 20s).status, 404);
+    const auto index = http_get(std::stoi(p), "/", 20s);
+    EXPECT_EQ(index.status, 200);
+    EXPECT_NE(index.body.find("href=\"/custom/metrics\""), std::string::npos) << index.body;
+    EXPECT_NE(read_text(t.dir + "/serve.log").find("/custom/metrics"), std::string::npos);
+}

@@ -106,7 +106,15 @@ void collector::collect() {
         if (l) ledger_ = std::move(*l);
     }
 
-    for (auto& [k, g] : groups_) g.procs = g.threads = 0, g.oldest = 0;
+    for (auto& [k, g] : groups_) {
+        g.procs = g.threads = 0, g.oldest = 0;
+        // process-exporter's gauges are of this collection alone.
+        pe_group& pe = g.pe;
+        pe.resident = pe.virtual_bytes = pe.swapped = pe.pss = pe.swap_pss = pe.open_fds = 0;
+        pe.worst_fd_ratio = 0;
+        std::fill(std::begin(pe.states), std::end(pe.states), std::uint64_t{0});
+        for (auto& [name, t] : pe.threads) t.count = 0;
+    }
     for (auto& [k, st] : procs_) st.seen = false;
 
     // Live processes: each adds what it used since its last sample, per mode,
@@ -115,7 +123,7 @@ void collector::collect() {
         auto [it, fresh] = procs_.try_emplace({p.pid(), p.identity.start_ticks});
         proc_state& st = it->second;
         st.seen = true;
-        if (fresh || !(st.name == p.name)) {
+        if (fresh || !(st.name == p.name) || (opts_.recheck && st.group.empty())) {
             st.name = p.name;
             std::string group = classify_->group_of(p).value_or(std::string());
             if (group != st.group) st.in_group = nanoseconds{0};
@@ -136,6 +144,7 @@ void collector::collect() {
         ++g.procs;
         g.threads += static_cast<std::uint64_t>(std::max(p.thread_count, 0));
         if (g.oldest == 0 || st.start_seconds < g.oldest) g.oldest = st.start_seconds;
+        if (opts_.namedprocess) update_namedprocess(p, st, g);
     }
 
     // Processes gone since the previous scrape: add their final values where a

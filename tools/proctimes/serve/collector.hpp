@@ -20,6 +20,7 @@
 #include "proctimes/snapshot.hpp"
 #include "serve/exposition.hpp"
 #include "serve/grouping.hpp"
+#include "serve/procfiles.hpp"
 #include "serve/serve.hpp"
 
 namespace proctimes::cli::serve {
@@ -44,6 +45,39 @@ private:
     void collect();
     std::vector<family> families() const;
 
+    /// process-exporter's counters, per process (last read) or per group (monotone total).
+    struct pe_counters {
+        std::uint64_t read_bytes = 0, write_bytes = 0, major_faults = 0, minor_faults = 0;
+        std::uint64_t voluntary = 0, nonvoluntary = 0;
+    };
+    /// One thread's last values (context switches of every process; the
+    /// rest with --threads, for the thread_* families).
+    struct pe_thread {
+        std::uint64_t start_ticks = 0;
+        pe_counters c;
+        std::chrono::nanoseconds user{}, system{};
+    };
+    /// Thread-name totals of a group (--threads): process-exporter's thread_* families.
+    struct pe_thread_name {
+        std::uint64_t count = 0;  ///< threads now
+        std::chrono::nanoseconds user{}, system{};
+        pe_counters c;
+    };
+    struct pe_proc {
+        pe_counters last;  ///< faults and I/O of the process as last read
+        bool have = false, have_io = false;
+        /// CPU total (1 ns) when the threads were last read: unchanged means no thread ran.
+        std::chrono::nanoseconds cpu_at_read{-1};
+        std::map<pid_t, pe_thread> threads;
+    };
+    struct pe_group {
+        pe_counters total;
+        std::uint64_t resident = 0, virtual_bytes = 0, swapped = 0, pss = 0, swap_pss = 0, open_fds = 0;
+        double worst_fd_ratio = 0;
+        std::uint64_t states[5] = {};  ///< Running, Sleeping, Waiting, Zombie, Other
+        std::map<std::string, pe_thread_name> threads;
+    };
+
     struct proc_state {
         std::string group;                          ///< "" when excluded
         task_name name;                             ///< the name the group was decided on (exec changes it)
@@ -56,13 +90,19 @@ private:
         double start_seconds = 0;
         pid_t pid = 0;
         bool seen = false;
+        pe_proc pe;  ///< with --namedprocess
     };
     struct group_state {
         std::chrono::nanoseconds user{}, system{}, estimated{};
         std::uint64_t ended = 0;
         std::uint64_t procs = 0, threads = 0;
         double oldest = 0;  ///< seconds since the epoch; 0: none
+        pe_group pe;        ///< with --namedprocess
     };
+
+    /// --namedprocess: reads the process's files and adds to its group (namedprocess.cpp).
+    void update_namedprocess(const snapshot_process& p, proc_state& st, group_state& g);
+    void namedprocess_families(std::vector<family>& out) const;
 
     serve_options opts_;
     std::unique_ptr<classifier> classify_;
@@ -89,6 +129,10 @@ private:
     std::uint64_t collections_ = 0, failures_ = 0;
     double last_duration_ = 0;
     std::size_t tasks_read_ = 0, threads_read_ = 0;
+    /// process-exporter's error counters: members whose stat or status could
+    /// not be read, and those read only in part (or that ended mid-read).
+    std::uint64_t pe_procread_errors_ = 0, pe_partial_errors_ = 0;
+    std::vector<thread_files> thread_buf_;
     std::string cached_[2];
 };
 

@@ -8,6 +8,7 @@
 
 #include "numbers.hpp"
 #include "serve/collector.hpp"
+#include "serve/goflags.hpp"
 #include "serve/serve.hpp"
 
 namespace proctimes::cli {
@@ -57,6 +58,9 @@ subcommand add_serve(CLI::App& root) {
                     "A process-exporter config file (its process_names rules) instead of --group-by");
     app->add_flag("--namedprocess", opts->namedprocess,
                   "Also emit process-exporter's namedprocess_namegroup_* metric names");
+    app->add_flag("--gather-smaps", opts->gather_smaps,
+                  "With --namedprocess: read smaps_rollup for the proportionalResident and proportionalSwapped "
+                  "memory types");
     app->add_flag("!--no-exit-records", opts->exit_records, "Do not listen for taskstats exit records");
     app->add_option("--http-threads", opts->http_threads, "Worker threads serving requests")
         ->check(whole_number_in(1, 64));
@@ -71,7 +75,30 @@ subcommand add_serve(CLI::App& root) {
     app->add_option("--port-file", opts->port_file, "Write the port listened on to this file");
     app->add_option("--proc-root", opts->proc_root, "Where procfs is mounted");
     app->add_flag("--once", opts->once, "Print one scrape to standard output and exit");
-    return {app, [opts, listen, by](std::ostream& out, std::ostream& err) {
+    // process-exporter's flags (-procnames, -config.path, -web.listen-address, ...,
+    // single or double dash): what the parser leaves over is read as Go would.
+    app->allow_extras();
+    app->footer(
+        "Also accepted, with process-exporter's meaning: -procnames, -namemapping, -children=false, -threads, "
+        "-recheck, -config.path, -web.listen-address, -web.telemetry-path, -procfs, -gather-smaps "
+        "(one or two dashes; docs/SERVE.md).");
+    return {app, [app, opts, listen, by](std::ostream& out, std::ostream& err) {
+                serve::go_flags_seen seen;
+                if (auto e = serve::apply_go_flags(app->remaining(), *opts, seen); !e.empty()) {
+                    err << "proctimes: serve: " << e << "\n";
+                    return 2;
+                }
+                if (seen.listen) {
+                    if (!listen->empty() && *listen != seen.listen_value) {
+                        err << "proctimes: serve: --listen and -web.listen-address name different addresses\n";
+                        return 2;
+                    }
+                    *listen = seen.listen_value;
+                }
+                if (seen.grouping && app->count("--group-by") > 0) {
+                    err << "proctimes: serve: -procnames/-namemapping cannot be used with --group-by\n";
+                    return 2;
+                }
                 if (!listen->empty()) {
                     if (auto e = parse_listen(*listen, *opts); !e.empty()) {
                         err << "proctimes: serve: --listen " << *listen << ": " << e << "\n";

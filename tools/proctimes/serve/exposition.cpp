@@ -153,8 +153,12 @@ std::string render(const std::vector<family>& families, format f) {
     out.reserve(4096 + families.size() * 256);
     const bool om = f == format::openmetrics_100;
     for (const auto& fam : families) {
-        const bool counter = fam.type == metric_type::counter;
+        const bool counter = fam.type == metric_type::counter && !fam.bare_counter;
         const std::string sample_name = counter ? fam.name + "_total" : fam.name;
+        const char* type_line = counter                          ? " counter\n"
+                                : fam.type == metric_type::gauge ? " gauge\n"
+                                : om                             ? " unknown\n"
+                                                                 : " counter\n";
         // 0.0.4 names a counter family by its samples' name; OpenMetrics by the
         // family name without the suffix.
         const std::string& family_name = om ? fam.name : sample_name;
@@ -164,7 +168,7 @@ std::string render(const std::vector<family>& families, format f) {
         escape_help(out, fam.help);
         out += "\n# TYPE ";
         out += family_name;
-        out += counter ? " counter\n" : " gauge\n";
+        out += type_line;
         for (const auto& s : fam.samples) {
             out += sample_name;
             if (!s.labels.empty()) {

@@ -25,6 +25,12 @@ struct family {
     std::string help;
     metric_type type = metric_type::gauge;
     std::vector<sample> samples;
+    /// A counter whose samples are named `name` alone, as client_golang writes
+    /// a counter registered without `_total` (process-exporter's
+    /// namedprocess_scrape_errors): TYPE counter in the 0.0.4 text format;
+    /// OpenMetrics requires `_total` on a counter's samples, so there the
+    /// family is TYPE unknown, which keeps the same series name.
+    bool bare_counter = false;
 };
 
 enum class format { text_004, openmetrics_100 };

@@ -12,6 +12,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "fd.hpp"
+#include "serve/goflags.hpp"
 
 namespace proctimes::cli::serve {
 namespace {
@@ -164,6 +165,13 @@ std::unique_ptr<classifier> classifier::make(const serve_options& opts, std::str
     if (!opts.config_file.empty()) {
         c->rules_ = read_pe_config(opts.config_file, error);
         if (!error.empty()) return nullptr;
+    } else if (!opts.procnames.empty() || !opts.namemapping.empty()) {
+        c->rules_ = rules_from_procnames(opts.procnames, opts.namemapping, error);
+        if (!error.empty()) return nullptr;
+        if (c->rules_.empty()) {
+            error = "-procnames names no process";
+            return nullptr;
+        }
     }
     return c;
 }
@@ -247,6 +255,12 @@ std::optional<std::string> classifier::apply_rules(std::string_view comm, uid_t 
             for (const auto& re : r.cmdline) all = all && re->search(f->cmdline, matches);
             if (!all) continue;
         }
+        if (r.mapping) {
+            if (!f) continue;
+            auto name = r.mapping(f->cmdline);
+            if (!name) continue;
+            return filter(std::move(*name));
+        }
         const std::string full = f ? (f->exe.empty() ? f->argv0 : f->exe) : std::string(comm);
         const std::string base = f ? base_name(full) : std::string(comm);
         return filter(render_name_template(r.name_template, comm, base, full, user_name(uid), pid, matches));
@@ -258,7 +272,7 @@ std::optional<std::string> classifier::group_of(const snapshot_process& p) {
     const std::string comm(shown_name(p.name.view()));
     if (!rules_.empty()) {
         bool need = false;
-        for (const auto& r : rules_) need = need || r.needs_exe() || !r.cmdline.empty();
+        for (const auto& r : rules_) need = need || r.needs_facts();
         if (!need) return apply_rules(comm, p.uid, p.pid(), nullptr);
         const process_facts f = facts(p.pid(), true, true, false);
         return apply_rules(comm, p.uid, p.pid(), &f);
@@ -285,7 +299,7 @@ std::optional<std::string> classifier::group_of_ended(std::string_view raw_name,
     const std::string_view name = shown_name(raw_name);
     if (!rules_.empty()) {
         for (const auto& r : rules_)
-            if (r.needs_exe() || !r.cmdline.empty()) return std::nullopt;  // a record has no exe or cmdline
+            if (r.needs_facts()) return std::nullopt;  // a record has no exe or cmdline
         return apply_rules(name, uid, 0, nullptr);
     }
     switch (by_) {

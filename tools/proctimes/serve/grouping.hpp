@@ -6,6 +6,7 @@
 // matching: pattern.hpp).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,7 +32,12 @@ struct pe_rule {
     /// their named groups are the template's {{.Matches.NAME}}.
     std::vector<std::shared_ptr<const pattern>> cmdline;
     std::vector<std::string> cmdline_text;
+    /// -namemapping: the group name from the command line (nullopt: the rule
+    /// does not match); replaces the template when set.
+    std::function<std::optional<std::string>(std::string_view cmdline)> mapping;
     [[nodiscard]] bool needs_exe() const;
+    /// Whether the rule reads the executable or the command line (which an exit record lacks).
+    [[nodiscard]] bool needs_facts() const { return needs_exe() || !cmdline.empty() || mapping != nullptr; }
 };
 
 /// What a process whose name (comm) is empty is called, in groups and in the

@@ -30,10 +30,14 @@ namespace {
 /// answered 431 (or 414 for the request line) and the connection closed.
 constexpr std::size_t connection_memory = std::size_t{16} * 1024;
 
-constexpr const char* index_html =
-    "<!DOCTYPE html>\n<html><head><title>proctimes serve</title></head><body>\n"
-    "<h1>proctimes serve</h1>\n<p>Process CPU and start times for Prometheus: "
-    "<a href=\"/metrics\">/metrics</a></p>\n</body></html>\n";
+// The page at "/": a link to the exposition (`path` is checked by the
+// option parser: '/' and [A-Za-z0-9._~/-] only, nothing to escape).
+std::string index_html(const std::string& path) {
+    return "<!DOCTYPE html>\n<html><head><title>proctimes serve</title></head><body>\n"
+           "<h1>proctimes serve</h1>\n<p>Process CPU and start times for Prometheus: "
+           "<a href=\"" +
+           path + "\">" + path + "</a></p>\n</body></html>\n";
+}
 
 using body_ptr = std::shared_ptr<const std::string>;
 
@@ -76,6 +80,8 @@ private:
 struct server_state {
     serve::collector& col;
     bodies cache;
+    std::string metrics_path;  ///< --web.telemetry-path, default /metrics
+    std::string index;         ///< the page at "/"
 };
 
 MHD_Response* shared_response(const body_ptr& body) {
@@ -126,8 +132,8 @@ MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* met
         if (r) ::MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
         return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, r, "text/plain");
     }
-    if (std::strcmp(url, "/") == 0) return reply_static(c, MHD_HTTP_OK, index_html, "text/html; charset=utf-8");
-    if (std::strcmp(url, "/metrics") != 0) return reply_static(c, MHD_HTTP_NOT_FOUND, "not found\n", "text/plain");
+    if (std::strcmp(url, "/") == 0) return reply_static(c, MHD_HTTP_OK, st.index.c_str(), "text/html; charset=utf-8");
+    if (url != st.metrics_path) return reply_static(c, MHD_HTTP_NOT_FOUND, "not found\n", "text/plain");
 
     const char* accept = ::MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
     const char* enc = ::MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
@@ -177,7 +183,7 @@ int serve_http(serve::collector& col, const serve_options& opts, std::ostream& o
     sigaddset(&stop_set, SIGTERM);
     ::pthread_sigmask(SIG_BLOCK, &stop_set, &old);
 
-    server_state st{col, {}};
+    server_state st{col, {}, opts.metrics_path, index_html(opts.metrics_path)};
     const unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
     MHD_Daemon* d =
         ::MHD_start_daemon(flags, 0, nullptr, nullptr, &answer, &st,                                                //
@@ -194,8 +200,8 @@ int serve_http(serve::collector& col, const serve_options& opts, std::ostream& o
         err << "proctimes: serve: cannot start the HTTP server on " << shown_host(opts.host) << ":" << l.port << "\n";
         return 1;
     }
-    out << "proctimes serve: listening on http://" << shown_host(opts.host) << ":" << l.port
-        << "/metrics (exit records: " << col.exit_source() << ")" << std::endl;
+    out << "proctimes serve: listening on http://" << shown_host(opts.host) << ":" << l.port << opts.metrics_path
+        << " (exit records: " << col.exit_source() << ")" << std::endl;
 
     siginfo_t si{};
     while (::sigwaitinfo(&stop_set, &si) < 0 && errno == EINTR) {

@@ -40,12 +40,6 @@ std::vector<family> collector::families() const {
     auto oldest = family_of("proctimes_group_oldest_start_time_seconds",
                             "Start time of the group's oldest process, seconds since the epoch (10 ms ticks)",
                             metric_type::gauge);
-    auto pe_cpu = family_of("namedprocess_namegroup_cpu_seconds", "Cpu user usage in seconds", metric_type::counter);
-    auto pe_procs =
-        family_of("namedprocess_namegroup_num_procs", "number of processes in this group", metric_type::gauge);
-    auto pe_threads = family_of("namedprocess_namegroup_num_threads", "Number of threads", metric_type::gauge);
-    auto pe_oldest = family_of("namedprocess_namegroup_oldest_start_time_seconds",
-                               "start time in seconds since 1970/01/01 of oldest process in group", metric_type::gauge);
     for (const auto& [name, g] : groups_) {
         const bool live = g.procs > 0;
         cpu.samples.push_back({{{"group", name}, {"mode", "user"}}, seconds(g.user)});
@@ -55,13 +49,6 @@ std::vector<family> collector::families() const {
         procs.samples.push_back({{{"group", name}}, static_cast<double>(g.procs)});
         threads.samples.push_back({{{"group", name}}, static_cast<double>(g.threads)});
         if (live) oldest.samples.push_back({{{"group", name}}, g.oldest});
-        if (pe) {
-            pe_cpu.samples.push_back({{{"groupname", name}, {"mode", "user"}}, seconds(g.user)});
-            pe_cpu.samples.push_back({{{"groupname", name}, {"mode", "system"}}, seconds(g.system)});
-            pe_procs.samples.push_back({{{"groupname", name}}, static_cast<double>(g.procs)});
-            pe_threads.samples.push_back({{{"groupname", name}}, static_cast<double>(g.threads)});
-            if (live) pe_oldest.samples.push_back({{{"groupname", name}}, g.oldest});
-        }
     }
     out.push_back(std::move(cpu));
     out.push_back(std::move(est));
@@ -69,12 +56,7 @@ std::vector<family> collector::families() const {
     out.push_back(std::move(procs));
     out.push_back(std::move(threads));
     out.push_back(std::move(oldest));
-    if (pe) {
-        out.push_back(std::move(pe_cpu));
-        out.push_back(std::move(pe_procs));
-        out.push_back(std::move(pe_threads));
-        out.push_back(std::move(pe_oldest));
-    }
+    if (pe) namedprocess_families(out);
 
     // The top N processes by CPU used in the last interval: bounded
     // cardinality; (pid, start ticks) keeps a reused pid a different series.

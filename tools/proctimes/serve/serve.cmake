@@ -8,8 +8,11 @@ target_sources(proctimes_cli PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/command.cpp
   ${CMAKE_CURRENT_LIST_DIR}/collector.cpp
   ${CMAKE_CURRENT_LIST_DIR}/metrics.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/namedprocess.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/procfiles.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exposition.cpp
   ${CMAKE_CURRENT_LIST_DIR}/grouping.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/goflags.cpp
   ${CMAKE_CURRENT_LIST_DIR}/http.cpp
   ${CMAKE_CURRENT_LIST_DIR}/listen.cpp
 )

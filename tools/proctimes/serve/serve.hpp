@@ -22,13 +22,22 @@ struct serve_options {
     std::string host = "127.0.0.1";  ///< loopback unless told otherwise
     std::uint16_t port = serve_default_port;
     group_by grouping = group_by::name;
-    std::string include;        ///< RE2 regex searched in the group name; empty: all
-    std::string exclude;        ///< idem; empty: none
-    std::size_t top = 10;       ///< per-process series for the N busiest processes
-    bool threads = false;       ///< walk threads (exact ledger for multi-threaded exits)
-    std::string config_file;    ///< process-exporter YAML (process_names)
+    std::string include;      ///< RE2 regex searched in the group name; empty: all
+    std::string exclude;      ///< idem; empty: none
+    std::size_t top = 10;     ///< per-process series for the N busiest processes
+    bool threads = false;     ///< walk threads (exact ledger for multi-threaded exits)
+    std::string config_file;  ///< process-exporter YAML (process_names)
+    /// process-exporter's -procnames and -namemapping (instead of a config file).
+    std::string procnames, namemapping;
     bool namedprocess = false;  ///< also emit process-exporter's namedprocess_namegroup_* names
-    bool exit_records = true;   ///< use taskstats exit records when permitted
+    /// With namedprocess: read smaps_rollup for the proportionalResident and
+    /// proportionalSwapped memory types (process-exporter's -gather-smaps).
+    bool gather_smaps = false;
+    /// Classify again, at every collection, the processes no rule matched
+    /// (process-exporter's -recheck).
+    bool recheck = false;
+    std::string metrics_path = "/metrics";  ///< where the exposition is served
+    bool exit_records = true;               ///< use taskstats exit records when permitted
     std::string proc_root = "/proc";
     unsigned http_threads = 4;  ///< worker threads serving requests
     /// Seconds without any byte received or sent after which a connection is closed.

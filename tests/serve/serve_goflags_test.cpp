@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: MIT
+// process-exporter's flags accepted by `serve` (one or two dashes, Go's
+// -name=value and -name value forms), each with its meaning or a usage error
+// naming what is missing; never silently ignored.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "cli.hpp"
+#include "serve/collector.hpp"
+#include "serve/goflags.hpp"
+
+namespace {
+
+struct result {
+    int rc;
+    std::string out, err;
+};
+
+result serve(std::vector<std::string> args) {
+    args.insert(args.begin(), "serve");
+    std::ostringstream o, e;
+    const int rc = proctimes::cli::run(args, o, e);
+    return {rc, o.str(), e.str()};
+}
+
+double value_of(const std::string& text, const std::string& series) {
+    const auto at = text.find("\n" + series + " ");
+    if (at == std::string::npos) return -1;
+    return std::stod(text.substr(at + 1 + series.size() + 1));
+}
+
+std::string own_comm() {
+    std::ifstream in("/proc/self/comm");
+    std::string s;
+    std::getline(in, s);
+    return s;
+}
+
+}  // namespace
+
+TEST(ServeGoFlags, ProcnamesGroupsOnlyThoseNamesWithEitherDash) {
+    for (const std::string flag : {"-procnames", "--procnames"}) {
+        const auto r = serve({"--once", "--top", "0", flag, own_comm() + ",no-such-proc"});
+        ASSERT_EQ(r.rc, 0) << r.err;
+        EXPECT_GE(value_of(r.out, "proctimes_group_processes{group=\"" + own_comm() + "\"}"), 1) << flag;
+        EXPECT_EQ(r.out.find("group=\"kthreadd\""), std::string::npos) << flag;  // not named: not grouped
+    }
+    const auto eq = serve({"--once", "--top", "0", "-procnames=" + own_comm()});
+    ASSERT_EQ(eq.rc, 0) << eq.err;
+    EXPECT_GE(value_of(eq.out, "proctimes_group_processes{group=\"" + own_comm() + "\"}"), 1);
+    // As process-exporter: not with a config file; and not with --group-by.
+    EXPECT_EQ(serve({"--once", "-procnames", "x", "-config.path", "/etc/hostname"}).rc, 2);
+    EXPECT_EQ(serve({"--once", "-procnames", "x", "--group-by", "user"}).rc, 2);
+    EXPECT_EQ(serve({"--once", "-procnames", ",,"}).rc, 2);  // names nothing
+    EXPECT_EQ(serve({"--once", "-procnames"}).rc, 2);        // no value
+}
+
+TEST(ServeGoFlags, NamemappingNamesByTheFirstNonEmptyCapture) {
+    std::string err;
+    const auto rules = proctimes::cli::serve::rules_from_procnames("bash,java", "java,(x)?-jar\\s+([^/ ]+)\\.jar", err);
+    ASSERT_TRUE(err.empty()) << err;
+    ASSERT_EQ(rules.size(), 2u);
+    const auto& java = rules[0].comm.front() == "java" ? rules[0] : rules[1];
+    const auto& bash = rules[0].comm.front() == "java" ? rules[1] : rules[0];
+    ASSERT_TRUE(java.mapping);
+    EXPECT_EQ(java.mapping("java -Xmx1g -jar app.jar"), "java:app");  // group 1 took no part: group 2
+    EXPECT_EQ(java.mapping("java -version"), std::nullopt);           // no match: in no group
+    EXPECT_FALSE(bash.mapping);
+    EXPECT_EQ(bash.name_template, "{{.Comm}}");
+    // Live: this process by its own command line.
+    const auto r = serve({"--once", "--top", "0", "-namemapping", own_comm() + ",(--once)"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    // The test binary's command line has no "--once": it is in no group.
+    EXPECT_EQ(r.out.find("proctimes_group_processes{"), std::string::npos) << r.out;
+    for (const char* bad : {"a", "a,", ",b", "a,("}) {
+        const auto b = serve({"--once", "-namemapping", bad});
+        EXPECT_EQ(b.rc, 2) << bad;
+        EXPECT_NE(b.err.find("-namemapping"), std::string::npos) << b.err;
+    }
+}
+
+TEST(ServeGoFlags, ChildrenIsRefusedUnlessOff) {
+    for (const char* on : {"-children", "--children", "-children=true", "-children=1"}) {
+        const auto r = serve({"--once", on});
+        EXPECT_EQ(r.rc, 2) << on;
+        EXPECT_NE(r.err.find("not implemented yet"), std::string::npos) << r.err;
+    }
+    for (const char* off : {"-children=false", "--children=0", "-children=F"})
+        EXPECT_EQ(serve({"--once", "--top", "0", off}).rc, 0) << off;
+    EXPECT_EQ(serve({"--once", "-children=maybe"}).rc, 2);
+}
+
+TEST(ServeGoFlags, ThreadsTurnsOnTheThreadWalk) {
+    const auto on = serve({"--once", "--top", "0", "--namedprocess", "-threads"});
+    ASSERT_EQ(on.rc, 0) << on.err;
+    EXPECT_NE(on.out.find("# TYPE namedprocess_namegroup_thread_count gauge"), std::string::npos);
+    EXPECT_NE(on.out.find("snapshot=\"proc+threads\""), std::string::npos);
+    const auto off = serve({"--once", "--top", "0", "--namedprocess", "-threads=false"});
+    ASSERT_EQ(off.rc, 0) << off.err;
+    EXPECT_EQ(off.out.find("namedprocess_namegroup_thread_count"), std::string::npos);
+    EXPECT_EQ(serve({"--once", "--top", "0", "--threads=false"}).rc, 0);
+}
+
+TEST(ServeGoFlags, ConfigPathIsConfig) {
+    char path[] = "/tmp/proctimes-goflags-XXXXXX";
+    const int fd = ::mkstemp(path);
+    ASSERT_GE(fd, 0);
+    const std::string yaml = "process_names:\n  - name: \"pe-{{.Comm}}\"\n    comm:\n    - " + own_comm() + "\n";
+    ASSERT_EQ(::write(fd, yaml.data(), yaml.size()), static_cast<ssize_t>(yaml.size()));
+    ::close(fd);
+    for (const std::string flag : {"-config.path", "--config.path"}) {
+        const auto r = serve({"--once", "--top", "0", flag, path});
+        ASSERT_EQ(r.rc, 0) << r.err;
+        EXPECT_GE(value_of(r.out, "proctimes_group_processes{group=\"pe-" + own_comm() + "\"}"), 1) << r.out;
+    }
+    EXPECT_EQ(serve({"--once", "--config", "/etc/hostname", "-config.path", path}).rc, 2);
+    const auto missing = serve({"--once", "-config.path", "/nonexistent/pe.yml"});
+    EXPECT_EQ(missing.rc, 2);
+    EXPECT_NE(missing.err.find("/nonexistent/pe.yml"), std::string::npos);
+    ::unlink(path);
+}
+
+TEST(ServeGoFlags, UnknownAndUnimplementedFlagsAreUsageErrors) {
+    const std::pair<std::vector<std::string>, const char*> cases[] = {
+        {{"-no-such-flag"}, "unknown option"},
+        {{"--no-such-flag=1"}, "unknown option"},
+        {{"-web.config.file", "web.yml"}, "not implemented yet"},
+        {{"-debug"}, "-debug"},
+        {{"-once-to-stdout-delay", "1s"}, "--once"},
+        {{"-web.telemetry-path"}, "needs a value"},
+        {{"-web.telemetry-path", "metrics"}, "must start with '/'"},
+        {{"-web.telemetry-path", "/"}, "must start with '/'"},
+        {{"-web.telemetry-path", "/a\"b"}, "must start with '/'"},
+        {{"-web.listen-address", "nowhere"}, "HOST:PORT"},
+        {{"-recheck=yes"}, "not a boolean"},
+        {{"stray"}, "unexpected argument"},
+    };
+    for (const auto& [args, says] : cases) {
+        std::vector<std::string> a{"--once"};
+        a.insert(a.end(), args.begin(), args.end());
+        const auto r = serve(a);
+        EXPECT_EQ(r.rc, 2) << args.front();
+        EXPECT_NE(r.err.find(says), std::string::npos) << args.front() << ": " << r.err;
+    }
+}
+
+// -recheck: a process that no rule matched is classified again at every
+// collection. A script named x execs a binary also named x (same comm, so
+// nothing else would look at it again) that the rule matches by path.
+TEST(ServeGoFlags, RecheckClassifiesUnmatchedProcessesAgain) {
+    namespace fs = std::filesystem;
+    char tmpl[] = "/tmp/proctimes-recheck-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    const fs::path dir(tmpl);
+    fs::create_directories(dir / "a");
+    fs::create_directories(dir / "b");
+    const std::string name = "rc" + std::to_string(::getpid() % 1000000);
+    const fs::path script = dir / "a" / name, target = dir / "b" / name, go = dir / "go";
+    fs::copy_file("/bin/sleep", target);
+    {
+        std::ofstream s(script);
+        s << "#!/bin/sh\nwhile [ ! -e " << go.string() << " ]; do sleep 0.02; done\nexec " << target.string()
+          << " 30\n";
+    }
+    fs::permissions(script, fs::perms::owner_all);
+    const fs::path cfg = dir / "pe.yml";
+    std::ofstream(cfg) << "process_names:\n  - name: \"{{.Comm}}\"\n    exe:\n    - " << target.string() << "\n";
+
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        ::execl(script.c_str(), script.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    const auto series = "proctimes_group_processes{group=\"" + name + "\"}";
+    std::string error;
+    std::unique_ptr<proctimes::cli::serve::collector> plain, rechecking;
+    for (const bool recheck : {false, true}) {
+        proctimes::cli::serve_options o;
+        o.config_file = cfg.string();
+        o.top = 0;
+        o.exit_records = false;
+        o.recheck = recheck;
+        (recheck ? rechecking : plain) = proctimes::cli::serve::collector::make(o, error);
+        ASSERT_TRUE(recheck ? rechecking : plain) << error;
+    }
+    // Before the exec: the script (comm x, exe /bin/dash) matches nothing.
+    const auto comm_is = [&](const std::string& want) {
+        std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
+        std::string c;
+        std::getline(in, c);
+        return c == want;
+    };
+    for (int i = 0; i < 500 && !comm_is(name); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_TRUE(comm_is(name));
+    EXPECT_EQ(value_of(plain->scrape(proctimes::cli::serve::format::text_004), series), -1);
+    EXPECT_EQ(value_of(rechecking->scrape(proctimes::cli::serve::format::text_004), series), -1);
+    std::ofstream(go.string()) << "";
+    const auto exe_is_target = [&] {
+        std::error_code ec;
+        return fs::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec) == target;
+    };
+    for (int i = 0; i < 500 && !exe_is_target(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_TRUE(exe_is_target());
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    // Same pid, same start, same comm: only -recheck looks again.
+    EXPECT_EQ(value_of(rechecking->scrape(proctimes::cli::serve::format::text_004), series), 1);
+    EXPECT_EQ(value_of(plain->scrape(proctimes::cli::serve::format::text_004), series), -1);
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    fs::remove_all(dir);
+    // The flag sets it, in either form.
+    proctimes::cli::serve_options o;
+    proctimes::cli::serve::go_flags_seen seen;
+    EXPECT_EQ(proctimes::cli::serve::apply_go_flags({"-recheck"}, o, seen), "");
+    EXPECT_TRUE(o.recheck);
+    EXPECT_EQ(proctimes::cli::serve::apply_go_flags({"--recheck=false"}, o, seen), "");
+    EXPECT_FALSE(o.recheck);
+}
