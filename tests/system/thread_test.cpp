@@ -93,7 +93,10 @@ TEST(Thread, OwnThreadHandleSeesItsBusyLoop) {
     auto h = thread::open(::getpid(), t.tid());
     ASSERT_TRUE(h) << h.error().message();
     auto times = h->times().value();
-    EXPECT_GE(times.user, 225ms);
+    // The total is exact; the split is the kernel's tick samples scaled to it,
+    // skewed under load (Process.AnotherProcessCpuTime): user shows, not how much.
+    EXPECT_GE(times.cpu(), 250ms);
+    EXPECT_GT(times.user, 0ms);
     EXPECT_EQ(times.precision.source, cpu_source::cpu_clock_and_stat);
     EXPECT_EQ(h->process_id(), ::getpid());
     EXPECT_EQ(h->id(), t.tid());
