@@ -10,24 +10,14 @@
 
 #include "cli.hpp"
 #include "cli/run_cli.hpp"
+#include "scrape_text.hpp"
 
 namespace {
 
+using serve_testing::own_comm;
+using serve_testing::value_of;
+
 using cli_testing::run_cli;
-
-// The value of one series in a scrape, or -1 when it is absent.
-double value_of(const std::string& text, const std::string& series) {
-    const auto at = text.find("\n" + series + " ");
-    if (at == std::string::npos) return -1;
-    return std::stod(text.substr(at + 1 + series.size() + 1));
-}
-
-std::string own_comm() {
-    std::ifstream in("/proc/self/comm");
-    std::string s;
-    std::getline(in, s);
-    return s;
-}
 
 }  // namespace
 

@@ -16,10 +16,14 @@
 #include <thread>
 
 #include "cli.hpp"
+#include "scrape_text.hpp"
 #include "serve/collector.hpp"
 #include "serve/goflags.hpp"
 
 namespace {
+
+using serve_testing::own_comm;
+using serve_testing::value_of;
 
 struct result {
     int rc;
@@ -31,19 +35,6 @@ result serve(std::vector<std::string> args) {
     std::ostringstream o, e;
     const int rc = proctimes::cli::run(args, o, e);
     return {rc, o.str(), e.str()};
-}
-
-double value_of(const std::string& text, const std::string& series) {
-    const auto at = text.find("\n" + series + " ");
-    if (at == std::string::npos) return -1;
-    return std::stod(text.substr(at + 1 + series.size() + 1));
-}
-
-std::string own_comm() {
-    std::ifstream in("/proc/self/comm");
-    std::string s;
-    std::getline(in, s);
-    return s;
 }
 
 }  // namespace

@@ -18,21 +18,17 @@
 #include <string>
 
 #include "cli.hpp"
+#include "scrape_text.hpp"
 #include "serve/collector.hpp"
 
 namespace {
+
+using serve_testing::value_of;
 
 constexpr std::size_t mem_bytes = std::size_t{64} << 20;
 constexpr std::size_t write_bytes = std::size_t{4} << 20;
 constexpr int extra_fds = 50;
 constexpr int sleeps = 20;
-
-// The value of one series, or -1 when absent.
-double value_of(const std::string& text, const std::string& series) {
-    const auto at = text.find("\n" + series + " ");
-    if (at == std::string::npos) return -1;
-    return std::stod(text.substr(at + 1 + series.size() + 1));
-}
 
 // A child named `name` that does the work above, then says so on `ready`
 // and waits for `release` to close. Only async-signal-safe calls after fork.

@@ -21,19 +21,16 @@
 #include <string>
 
 #include "cli.hpp"
+#include "scrape_text.hpp"
 #include "serve/collector.hpp"
 
 namespace {
 
+using serve_testing::value_of;
+
 constexpr std::size_t touch_bytes = std::size_t{16} << 20;
 constexpr std::size_t write_bytes = std::size_t{1} << 20;
 constexpr int sleeps = 20;
-
-double value_of(const std::string& text, const std::string& series) {
-    const auto at = text.find("\n" + series + " ");
-    if (at == std::string::npos) return -1;
-    return std::stod(text.substr(at + 1 + series.size() + 1));
-}
 
 struct child_pipes {
     int ready = -1;    // the child writes one byte per thread that has done its work

@@ -33,6 +33,15 @@ struct family {
     bool bare_counter = false;
 };
 
+/// A family with no samples yet.
+inline family family_of(std::string name, std::string help, metric_type t) {
+    family f;
+    f.name = std::move(name);
+    f.help = std::move(help);
+    f.type = t;
+    return f;
+}
+
 enum class format { text_004, openmetrics_100 };
 
 /// The q-value an Accept-style header gives `type` (a media type, or a token

@@ -13,14 +13,6 @@ namespace {
 using std::chrono::nanoseconds;
 double seconds(nanoseconds d) { return static_cast<double>(d.count()) / 1e9; }
 
-family family_of(std::string name, std::string help, metric_type t) {
-    family f;
-    f.name = std::move(name);
-    f.help = std::move(help);
-    f.type = t;
-    return f;
-}
-
 }  // namespace
 
 std::vector<family> collector::families() const {

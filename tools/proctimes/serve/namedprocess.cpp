@@ -59,14 +59,6 @@ int state_index(char s) {
     }
 }
 
-family family_of(std::string name, std::string help, metric_type t) {
-    family f;
-    f.name = std::move(name);
-    f.help = std::move(help);
-    f.type = t;
-    return f;
-}
-
 }  // namespace
 
 void collector::update_namedprocess(const snapshot_process& p, proc_state& st, group_state& g) {
