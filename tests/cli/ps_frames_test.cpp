@@ -106,8 +106,7 @@ TEST(PsFrames, StormOfShortProcessesEachEndListedOnceOrCountedLost) {
     // Frames enough after the storm for its last ends (each frame waits at
     // most 250 ms for the ends of the processes it saw go) and for its last
     // losses: one that the stream's sweep finds is reported up to ~6 s late
-    // (docs/BPF.md, "Losses"). Waiting 1.5 s, one storm of 20,000 in ten came
-    // out one end short of listed + lost.
+    // (docs/BPF.md, "Losses").
     std::this_thread::sleep_for(7s);
     const int seen = ledgers_in(path);
     for (int i = 0; i < 300 && ledgers_in(path) < seen + 4; ++i) std::this_thread::sleep_for(100ms);
