@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: MIT
 // Reading a scrape in the text format, for the serve tests: one series'
-// value, and the name this test process is grouped under.
+// value, the name this test process is grouped under, and a collector of
+// process-exporter's families for one group.
 #pragma once
 
 #include <fstream>
+#include <memory>
 #include <string>
+
+#include "serve/collector.hpp"
 
 namespace serve_testing {
 
@@ -22,6 +26,20 @@ inline std::string own_comm() {
     std::string s;
     std::getline(in, s);
     return s;
+}
+
+/// A collector of process-exporter's families (--namedprocess) for the
+/// group `name` alone, without exit records or per-process series; walking
+/// threads too with `threads`. Null, with `error` set, when it cannot open.
+inline std::unique_ptr<proctimes::cli::serve::collector> namedprocess_collector(const std::string& name, bool threads,
+                                                                                std::string& error) {
+    proctimes::cli::serve_options opts;
+    opts.namedprocess = true;
+    opts.threads = threads;
+    opts.include = "^" + name + "$";
+    opts.top = 0;
+    opts.exit_records = false;
+    return proctimes::cli::serve::collector::make(opts, error);
 }
 
 }  // namespace serve_testing

@@ -170,13 +170,8 @@ TEST(ServePeCli, GatherSmapsAddsTheProportionalTypes) {
 
 TEST(ServePeCli, CountersKeepWhatEndedMembersHad) {
     const std::string name = unique_name("ptpk");
-    proctimes::cli::serve_options opts;
-    opts.namedprocess = true;
-    opts.include = "^" + name + "$";
-    opts.top = 0;
-    opts.exit_records = false;
     std::string error;
-    auto col = proctimes::cli::serve::collector::make(opts, error);
+    auto col = serve_testing::namedprocess_collector(name, false, error);
     ASSERT_TRUE(col) << error;
     worker w(name, scratch(name));
     ASSERT_GT(w.pid, 0);

@@ -114,14 +114,8 @@ TEST(ServePeThreads, ThreadNameFamilies) {
     char c;
     for (int i = 0; i < 3; ++i) ASSERT_EQ(::read(ready[0], &c, 1), 1);
 
-    proctimes::cli::serve_options opts;
-    opts.namedprocess = true;
-    opts.threads = true;
-    opts.include = "^" + name + "$";
-    opts.top = 0;
-    opts.exit_records = false;
     std::string error;
-    auto col = proctimes::cli::serve::collector::make(opts, error);
+    auto col = serve_testing::namedprocess_collector(name, true, error);
     ASSERT_TRUE(col) << error;
     const std::string out = col->scrape(proctimes::cli::serve::format::text_004);
     const std::string g = "{groupname=\"" + name + "\",threadname=\"";
@@ -162,8 +156,9 @@ TEST(ServePeThreads, ThreadNameFamilies) {
 
     // Without --threads: no thread families.
     std::ostringstream o, e;
-    ASSERT_EQ(proctimes::cli::run({"serve", "--once", "--namedprocess", "--include", opts.include, "--top", "0"}, o, e),
-              0);
+    ASSERT_EQ(
+        proctimes::cli::run({"serve", "--once", "--namedprocess", "--include", "^" + name + "$", "--top", "0"}, o, e),
+        0);
     EXPECT_EQ(o.str().find("namedprocess_namegroup_thread_"), std::string::npos);
     EXPECT_GE(value_of(o.str(), "namedprocess_namegroup_context_switches_total" + pg + ",ctxswitchtype=\"voluntary\"}"),
               sleeps);  // the remaining ptw-a's, at least: read per thread without --threads too
