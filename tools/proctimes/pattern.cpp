@@ -6,29 +6,7 @@
 #include "utf8.hpp"
 
 namespace proctimes::cli {
-namespace {
-
-// RE2 in UTF-8 mode does not let `.` match a byte that is not UTF-8; Go reads
-// such a byte as U+FFFD. Rewriting them so keeps Go's answers (and copies the
-// text only when it has such bytes).
-std::string_view as_utf8(std::string_view text, std::string& scratch) {
-    if (valid_utf8(text)) return text;
-    scratch.clear();
-    scratch.reserve(text.size() + 16);
-    while (!text.empty()) {
-        const std::size_t n = utf8_length(text);
-        if (n == 0) {
-            scratch += "\xEF\xBF\xBD";
-            text.remove_prefix(1);
-        } else {
-            scratch.append(text.data(), n);
-            text.remove_prefix(n);
-        }
-    }
-    return scratch;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::shared_ptr<const pattern> pattern::compile(std::string_view expr, std::string& error) {
     RE2::Options o;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace proctimes::cli {
@@ -48,6 +49,26 @@ inline bool valid_utf8(std::string_view v) noexcept {
         v.remove_prefix(n);
     }
     return true;
+}
+
+/// `text` as RE2 in UTF-8 mode should see it: a byte that is not UTF-8 is
+/// U+FFFD, as Go's regexp reads it (RE2 would not let `.` match it). Returns
+/// `text` itself when it is valid, else a copy rewritten into `scratch`.
+inline std::string_view as_utf8(std::string_view text, std::string& scratch) {
+    if (valid_utf8(text)) return text;
+    scratch.clear();
+    scratch.reserve(text.size() + 16);
+    while (!text.empty()) {
+        const std::size_t n = utf8_length(text);
+        if (n == 0) {
+            scratch += "\xEF\xBF\xBD";
+            text.remove_prefix(1);
+        } else {
+            scratch.append(text.data(), n);
+            text.remove_prefix(n);
+        }
+    }
+    return scratch;
 }
 
 }  // namespace proctimes::cli

@@ -33,23 +33,6 @@ std::vector<std::string> split_commas(const std::string& s) {
     return out;
 }
 
-// A byte that is not UTF-8 is U+FFFD for the regex, as Go reads it.
-std::string as_utf8(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    while (!text.empty()) {
-        const std::size_t n = utf8_length(text);
-        if (n == 0) {
-            out += "\xEF\xBF\xBD";
-            text.remove_prefix(1);
-        } else {
-            out.append(text.data(), n);
-            text.remove_prefix(n);
-        }
-    }
-    return out;
-}
-
 // A path served over HTTP and shown in the index page: nothing to escape.
 bool plain_path(const std::string& p) {
     if (p.size() < 2 || p.front() != '/') return false;
@@ -105,7 +88,8 @@ std::vector<pe_rule> rules_from_procnames(const std::string& procnames, const st
         r.name_template = "{{.Comm}}";
         if (const auto re = mapping[comm]) {
             r.mapping = [re, prefix = comm + ":"](std::string_view cmdline) -> std::optional<std::string> {
-                const std::string text = as_utf8(cmdline);
+                std::string scratch;
+                const std::string_view text = as_utf8(cmdline, scratch);
                 const int n = re->NumberOfCapturingGroups();
                 std::vector<re2::StringPiece> sub(static_cast<std::size_t>(n) + 1);
                 if (!re->Match(text, 0, text.size(), RE2::UNANCHORED, sub.data(), n + 1)) return std::nullopt;
