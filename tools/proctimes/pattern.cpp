@@ -6,7 +6,6 @@
 #include "utf8.hpp"
 
 namespace proctimes::cli {
-namespace {}  // namespace
 
 std::shared_ptr<const pattern> pattern::compile(std::string_view expr, std::string& error) {
     RE2::Options o;
