@@ -136,6 +136,7 @@ result<cpu_ledger> ledger_sources::ledger(const snapshot& before, const snapshot
     drain();
     await_gone(before, after);
     assign(before, after);
+    lost_at_ledger_ = stream_ ? stream_->lost() : std::nullopt;
     if (!stat_prev_ || !stat_cur_) return stat_error_ ? stat_error_ : make_error_code(errc::malformed_data);
     return compute_ledger(before, after, frame_, *stat_prev_, *stat_cur_, children_from_snapshots);
 }
@@ -144,7 +145,10 @@ void ledger_sources::forget_until(nanoseconds /*after_since_boot*/) {
     frame_.clear();
     earlier_.clear();
     lost_ = false;
-    if (stream_) lost_base_ = stream_->lost().value_or(0);
+    // From the count this frame reported, not a new reading: a loss counted
+    // while the frame was written is the next frame's.
+    if (lost_at_ledger_) lost_base_ = *lost_at_ledger_;
+    lost_at_ledger_.reset();
 }
 
 }  // namespace proctimes::cli::ps_detail

@@ -82,12 +82,13 @@ public:
     [[nodiscard]] const std::string& why_none() const noexcept { return why_none_; }
     /// Records were lost (the socket overflowed) since the last forget_until.
     [[nodiscard]] bool lost() const noexcept { return lost_; }
-    /// How many ends were lost since the last forget_until, where the
-    /// source counts them exactly (eBPF); empty otherwise.
+    /// How many ends were lost between the previous frame's ledger() and
+    /// this frame's, where the source counts them exactly (eBPF); empty
+    /// otherwise. Read once per frame, so a loss the stream counts while a
+    /// frame is being written belongs to the next frame, not to none.
     [[nodiscard]] std::optional<std::uint64_t> lost_count() const noexcept {
-        const auto now = stream_ ? stream_->lost() : std::nullopt;
-        if (!now) return std::nullopt;
-        return *now - lost_base_;
+        if (!stream_ || !lost_at_ledger_) return std::nullopt;
+        return *lost_at_ledger_ - lost_base_;
     }
 
 private:
@@ -101,7 +102,8 @@ private:
     std::vector<ended_process> earlier_;
     bool first_frame_ = true;
     bool lost_ = false;
-    std::uint64_t lost_base_ = 0;  // stream_->lost() at the last forget_until
+    std::uint64_t lost_base_ = 0;                  // lost_at_ledger_ of the frame last written
+    std::optional<std::uint64_t> lost_at_ledger_;  // stream_->lost() when this frame's ledger was made
     std::optional<system_cpu_times> stat_prev_, stat_cur_;
     std::error_code stat_error_;
 };
