@@ -4,22 +4,43 @@
 #   build-asan: AddressSanitizer + UndefinedBehaviorSanitizer (gcc)
 #   build-tsan: ThreadSanitizer (gcc)
 # Usage: scripts/sanitize.sh [asan|tsan]...   (default: both)
+# Each kind's build runs beside the previous kind's tests (two cores: the
+# compiler keeps them busy, which the timing tests allow for); its output goes
+# to build-<kind>.log and is shown when the build fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kinds=("$@")
 ((${#kinds[@]})) || kinds=(asan tsan)
-for kind in "${kinds[@]}"; do
-  case "$kind" in
-    asan) flags="address,undefined" ;;
-    tsan) flags="thread" ;;
-    *) echo "sanitize.sh: unknown kind '$kind'" >&2; exit 2 ;;
+flags_of() {
+  case "$1" in
+    asan) echo "address,undefined" ;;
+    tsan) echo "thread" ;;
+    *) echo "sanitize.sh: unknown kind '$1'" >&2; return 2 ;;
   esac
-  dir="build-$kind"
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DPROCTIMES_SANITIZE="$flags" -DPROCTIMES_INSTALL=OFF >/dev/null
-  cmake --build "$dir" -j "$(nproc)"
+}
+for kind in "${kinds[@]}"; do flags_of "$kind" >/dev/null; done
+build() {
+  local dir="build-$1"
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DPROCTIMES_SANITIZE="$(flags_of "$1")" -DPROCTIMES_INSTALL=OFF >/dev/null &&
+    cmake --build "$dir" -j "$(nproc)" >"$dir.log" 2>&1 || { tail -80 "$dir.log"; return 1; }
+}
+build "${kinds[0]}"
+status=0
+for i in "${!kinds[@]}"; do
+  kind=${kinds[$i]}
+  next=${kinds[$((i + 1))]:-}
+  next_pid=
+  if [[ -n "$next" ]]; then
+    build "$next" &
+    next_pid=$!
+  fi
   # Packaging and the stub build configure trees of their own, unsanitized;
   # the layout check reads sources only: all are covered by the main run.
   PROCTIMES_SANITIZER="$kind" ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-    ctest --test-dir "$dir" --output-on-failure --timeout 900 -LE "packaging|bench|stub|layout"
+    ctest --test-dir "build-$kind" --output-on-failure --timeout 900 -LE "packaging|bench|stub|layout" || status=1
+  if [[ -n "$next_pid" ]]; then
+    wait "$next_pid" || { echo "sanitize.sh: the $next build failed" >&2; exit 1; }
+  fi
 done
+exit $status
