@@ -129,9 +129,12 @@ protected:
                 if (serve) argv.insert(argv.end(), {"serve", "--namedprocess", "-threads", "-gather-smaps"});
                 argv.insert(argv.end(), {"-web.listen-address", "127.0.0.1:" + std::to_string(port), "-config.path",
                                          d + "/" + c + ".yml"});
-                w->exporters.emplace_back(argv, d + "/" + j + ".log");
-                scrape += "  - job_name: " + j +
-                          "\n    static_configs:\n      - targets: ['127.0.0.1:" + std::to_string(port) + "']\n";
+                w->exporters.emplace_back(argv, std::string(d).append("/").append(j).append(".log"));
+                scrape += "  - job_name: ";
+                scrape += j;
+                scrape += "\n    static_configs:\n      - targets: ['127.0.0.1:";
+                scrape += std::to_string(port);
+                scrape += "']\n";
             }
         }
         w->prom_port = free_port();

@@ -86,6 +86,7 @@ TEST(ServeWebFlood, MemoryStaysBoundedUnderATlsHandshakeFlood) {
     std::atomic<bool> stop{false};
     std::atomic<int> done{0};
     std::vector<std::thread> th;
+    th.reserve(4);
     for (int k = 0; k < 4; ++k)
         th.emplace_back([&, k] {
             const std::string from = "127.0.2." + std::to_string(1 + k);

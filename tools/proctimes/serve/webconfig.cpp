@@ -35,8 +35,10 @@ bool only_keys(const YAML::Node& n, std::initializer_list<std::string_view> know
     for (const auto& kv : n) {
         const auto key = kv.first.as<std::string>();
         if (std::find(known.begin(), known.end(), key) == known.end()) {
-            error = where + (where.empty() ? "" : ".") + key + ": unknown key";
-            if (where.empty()) error = key + ": unknown key";
+            error = where;
+            if (!error.empty()) error += '.';
+            error += key;
+            error += ": unknown key";
             return false;
         }
     }
@@ -294,7 +296,8 @@ bool parse_http(const YAML::Node& h, web_config& c, std::string& error) {
         if (!kv.second.IsScalar()) return error = "http_server_config.headers." + name + ": expected a string", false;
         const auto value = kv.second.as<std::string>();
         if (!a->second.empty() && std::find(a->second.begin(), a->second.end(), value) == a->second.end())
-            return error = "http_server_config.headers." + name + ": invalid value '" + value + "'", false;
+            return error = "http_server_config.headers." + name, error += ": invalid value '", error += value,
+                   error += '\'', false;
         if (value.find_first_of("\r\n") != std::string::npos)
             return error = "http_server_config.headers." + name + ": a line break in the value", false;
         if (!value.empty()) c.headers.emplace_back(name, value);
