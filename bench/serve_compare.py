@@ -17,6 +17,13 @@ process-exporter is run with the config that groups every process by name
 (process_names: [{name: "{{.Comm}}", cmdline: [".+"]}]) and -threads=false (no
 per-thread-name series, as proctimes serve has none by default); its default
 (-threads=true) is measured too and printed.
+
+Every family on, like for like: `proctimes serve` started with process-exporter's
+own flags and config (-config.path, -threads, --namedprocess, so every
+namedprocess_* family, threads_wchan and process_* included) against
+process-exporter with -threads and -gather-smaps=false; and both with smaps
+(process-exporter's default -gather-smaps=true, serve's -gather-smaps). The
+target: serve's CPU per scrape at most 1/10 of process-exporter's.
 """
 import argparse
 import os
@@ -118,7 +125,20 @@ def main():
                                "-threads=false"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         pe_default = subprocess.Popen([pe_bin, "-web.listen-address", f"127.0.0.1:{p3}", "-config.path", cfg],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        procs += [pt, pe, pe_default]
+        # Every family on, started as a process-exporter user would (its flags, its config).
+        compat = []
+        for label, smaps in (("proctimes serve, process-exporter's flags, -threads", False),
+                             ("proctimes serve, process-exporter's flags, -threads -gather-smaps", True)):
+            port = free_port()
+            argv = [proctimes, "serve", "--namedprocess", "-web.listen-address", f"127.0.0.1:{port}",
+                    "-config.path", cfg, "-threads", "-children=false"] + (["-gather-smaps"] if smaps else [])
+            compat.append((label, subprocess.Popen(argv, stdout=subprocess.DEVNULL),
+                           f"http://127.0.0.1:{port}/metrics"))
+        p4 = free_port()
+        pe_nosmaps = subprocess.Popen([pe_bin, "-web.listen-address", f"127.0.0.1:{p4}", "-config.path", cfg,
+                                       "-threads", "-gather-smaps=false", "-children=false"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs += [pt, pe, pe_default, pe_nosmaps] + [c for _, c, _ in compat]
         urls = [f"http://127.0.0.1:{p}/metrics" for p in (p1, p2, p3)]
         if not all(wait_up(u) for u in urls):
             print("an exporter did not start")
@@ -135,6 +155,15 @@ def main():
         w3, c3 = measure("process-exporter, all by {{.Comm}} (default -threads)", pe_default.pid, urls[2], a.scrapes)
         print(f"ratio process-exporter / proctimes: wall {w2 / w1:.1f}x, own CPU {c2 / max(c1, 1e-3):.1f}x "
               f"(target >= 3x); against its default: wall {w3 / w1:.1f}x, CPU {c3 / max(c1, 1e-3):.1f}x")
+        pe_url = f"http://127.0.0.1:{p4}/metrics"
+        if all(wait_up(u) for _, _, u in compat) and wait_up(pe_url):
+            print("every family on, the same config and flags:")
+            cs = [measure(label, cp.pid, url, a.scrapes)[1] for label, cp, url in compat]
+            c4 = measure("process-exporter -threads -gather-smaps=false", pe_nosmaps.pid, pe_url, a.scrapes)[1]
+            for label, c, pe_c in (("without smaps", cs[0], c4), ("with smaps", cs[1], c3)):
+                r = c / max(pe_c, 1e-3)
+                print(f"  {label}: serve's CPU per scrape is {r:.3f} of process-exporter's "
+                      f"({'within' if r <= 0.1 else 'ABOVE'} the 1/10 target)")
     finally:
         for p in procs:
             p.terminate()

@@ -22,6 +22,7 @@ packages=(
   libcpp-httplib-dev libyaml-cpp-dev                     # serve tests (HTTP client), proctimes serve (process-exporter config)
   libmicrohttpd-dev libre2-dev                           # serve's HTTP server and its rule matching (linear time)
   prometheus prometheus-process-exporter                 # serve tests (a real Prometheus) and bench/ (the peer)
+  libgnutls28-dev libcrypt-dev openssl curl              # serve's TLS and bcrypt (web config); its tests' certificates and client
 )
 
 missing=()

@@ -125,7 +125,9 @@ TEST(ServeGoFlags, UnknownAndUnimplementedFlagsAreUsageErrors) {
     const std::pair<std::vector<std::string>, const char*> cases[] = {
         {{"-no-such-flag"}, "unknown option"},
         {{"--no-such-flag=1"}, "unknown option"},
-        {{"-web.config.file", "web.yml"}, "not implemented yet"},
+        {{"-web.config.file", "/nonexistent/web.yml"}, "--web-config: cannot read /nonexistent/web.yml"},
+        {{"-web.config.file"}, "needs a value"},
+        {{"-web.config.file=/a.yml", "--web-config", "/b.yml"}, "name different files"},
         {{"-debug"}, "-debug"},
         {{"-once-to-stdout-delay", "1s"}, "--once"},
         {{"-web.telemetry-path"}, "needs a value"},

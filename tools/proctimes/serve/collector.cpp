@@ -112,6 +112,7 @@ void collector::collect() {
         pe_group& pe = g.pe;
         pe.resident = pe.virtual_bytes = pe.swapped = pe.pss = pe.swap_pss = pe.open_fds = 0;
         pe.worst_fd_ratio = 0;
+        pe.wchans.clear();
         std::fill(std::begin(pe.states), std::end(pe.states), std::uint64_t{0});
         for (auto& [name, t] : pe.threads) t.count = 0;
     }

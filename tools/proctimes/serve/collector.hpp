@@ -56,6 +56,7 @@ private:
         std::uint64_t start_ticks = 0;
         pe_counters c;
         std::chrono::nanoseconds user{}, system{};
+        std::string wchan;  ///< as last read (a thread that has not run still waits there)
     };
     /// Thread-name totals of a group (--threads): process-exporter's thread_* families.
     struct pe_thread_name {
@@ -76,6 +77,7 @@ private:
         double worst_fd_ratio = 0;
         std::uint64_t states[5] = {};  ///< Running, Sleeping, Waiting, Zombie, Other
         std::map<std::string, pe_thread_name> threads;
+        std::map<std::string, std::uint64_t> wchans;  ///< threads waiting in each kernel function now
     };
 
     struct proc_state {

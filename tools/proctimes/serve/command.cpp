@@ -10,10 +10,12 @@
 #include "serve/collector.hpp"
 #include "serve/goflags.hpp"
 #include "serve/serve.hpp"
+#include "serve/webconfig.hpp"
 
 namespace proctimes::cli {
 
-int serve_http(serve::collector& col, const serve_options& opts, std::ostream& out, std::ostream& err);
+int serve_http(serve::collector& col, const serve_options& opts, const serve::web_config& web, std::ostream& out,
+               std::ostream& err);
 
 namespace {
 
@@ -72,6 +74,9 @@ subcommand add_serve(CLI::App& root) {
     app->add_option("--max-connections-per-ip", opts->max_connections_per_ip,
                     "Connections open at once from one address")
         ->check(whole_number_in(1, 65536));
+    app->add_option("--web-config", opts->web_config_file,
+                    "An exporter-toolkit web config (YAML): TLS, basic authentication, response headers")
+        ->type_name("FILE");
     app->add_option("--port-file", opts->port_file, "Write the port listened on to this file");
     app->add_option("--proc-root", opts->proc_root, "Where procfs is mounted");
     app->add_flag("--once", opts->once, "Print one scrape to standard output and exit");
@@ -80,7 +85,7 @@ subcommand add_serve(CLI::App& root) {
     app->allow_extras();
     app->footer(
         "Also accepted, with process-exporter's meaning: -procnames, -namemapping, -children=false, -threads, "
-        "-recheck, -config.path, -web.listen-address, -web.telemetry-path, -procfs, -gather-smaps "
+        "-recheck, -config.path, -web.listen-address, -web.telemetry-path, -procfs, -gather-smaps, -web.config.file "
         "(one or two dashes; docs/SERVE.md).");
     return {app, [app, opts, listen, by](std::ostream& out, std::ostream& err) {
                 serve::go_flags_seen seen;
@@ -125,6 +130,15 @@ int run_serve(const serve_options& opts, std::ostream& out, std::ostream& err) {
     int rc;
     {
         std::string error;
+        serve::web_config web;
+        if (!opts.web_config_file.empty()) {  // checked with --once too
+            web = serve::read_web_config(opts.web_config_file, error);
+            if (!error.empty()) {
+                err << "proctimes: serve: " << error << "\n";
+                if (!opts.once) ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+                return 2;
+            }
+        }
         auto col = serve::collector::make(opts, error);
         if (!col) {
             err << "proctimes: serve: " << error << "\n";
@@ -133,7 +147,7 @@ int run_serve(const serve_options& opts, std::ostream& out, std::ostream& err) {
             out << col->scrape(serve::format::text_004);
             rc = 0;
         } else {
-            rc = serve_http(*col, opts, out, err);
+            rc = serve_http(*col, opts, web, out, err);
         }
     }  // the collector's threads end here, before the signals open again
     if (!opts.once) ::pthread_sigmask(SIG_SETMASK, &old, nullptr);

@@ -110,11 +110,10 @@ std::string apply_go_flags(const std::vector<std::string>& args, serve_options& 
         {"procnames", kind::value},          {"namemapping", kind::value},        {"children", kind::boolean},
         {"threads", kind::boolean},          {"recheck", kind::boolean},          {"config.path", kind::value},
         {"web.listen-address", kind::value}, {"web.telemetry-path", kind::value}, {"procfs", kind::value},
-        {"gather-smaps", kind::boolean},
+        {"gather-smaps", kind::boolean},     {"web.config.file", kind::value},
     };
     // process-exporter's flags whose meaning proctimes does not have yet.
     static const std::map<std::string, const char*, std::less<>> missing = {
-        {"web.config.file", "TLS and basic authentication (the exporter-toolkit web config) are not implemented yet"},
         {"once-to-stdout-delay", "not implemented; 'proctimes serve --once' prints one scrape"},
         {"debug", "not implemented"},
         {"man", "not implemented; see docs/SERVE.md"},
@@ -175,6 +174,10 @@ std::string apply_go_flags(const std::vector<std::string>& args, serve_options& 
                 return "-web.telemetry-path: '" + *value +
                        "' must start with '/', not be '/' alone, and hold only letters, digits and / . _ ~ -";
             o.metrics_path = *value;
+        } else if (name == "web.config.file") {
+            if (!o.web_config_file.empty() && o.web_config_file != *value)
+                return "-web.config.file and --web-config name different files";
+            o.web_config_file = *value;
         } else if (name == "procfs") {
             o.proc_root = *value;
         }

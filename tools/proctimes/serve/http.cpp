@@ -13,7 +13,9 @@
 #include <mutex>
 #include <ostream>
 #include <string>
+#include <vector>
 
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -21,6 +23,7 @@
 #include "serve/collector.hpp"
 #include "serve/listen.hpp"
 #include "serve/serve.hpp"
+#include "serve/webconfig.hpp"
 
 namespace proctimes::cli {
 namespace {
@@ -82,6 +85,8 @@ struct server_state {
     bodies cache;
     std::string metrics_path;  ///< --web.telemetry-path, default /metrics
     std::string index;         ///< the page at "/"
+    const serve::web_config& web;
+    std::unique_ptr<serve::basic_auth> auth;  ///< null: no basic_auth_users
 };
 
 MHD_Response* shared_response(const body_ptr& body) {
@@ -92,18 +97,51 @@ MHD_Response* shared_response(const body_ptr& body) {
     return r;
 }
 
-MHD_Result reply(MHD_Connection* c, unsigned status, MHD_Response* r, const char* type) {
+MHD_Result reply(const server_state& st, MHD_Connection* c, unsigned status, MHD_Response* r, const char* type) {
     if (!r) return MHD_NO;  // out of memory: the library closes the connection
     ::MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    for (const auto& [name, value] : st.web.headers) ::MHD_add_response_header(r, name.c_str(), value.c_str());
     const MHD_Result ok = ::MHD_queue_response(c, status, r);
     ::MHD_destroy_response(r);
     return ok;
 }
 
-MHD_Result reply_static(MHD_Connection* c, unsigned status, const char* text, const char* type) {
-    return reply(c, status,
+MHD_Result reply_static(const server_state& st, MHD_Connection* c, unsigned status, const char* text,
+                        const char* type) {
+    return reply(st, c, status,
                  ::MHD_create_response_from_buffer(std::strlen(text), const_cast<char*>(text), MHD_RESPMEM_PERSISTENT),
                  type);
+}
+
+// The client certificate a verifying client_auth_type needs. The handshake
+// already refused a missing or unverified one (see on_connection); this
+// checks again before any answer.
+bool client_cert_ok(const serve::web_config& web, MHD_Connection* c) {
+    if (web.auth != serve::client_auth::require_and_verify && web.auth != serve::client_auth::verify_if_given)
+        return true;
+    const MHD_ConnectionInfo* info = ::MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    if (info == nullptr || info->tls_session == nullptr) return false;
+    auto* session = static_cast<gnutls_session_t>(info->tls_session);
+    unsigned n = 0;
+    if (::gnutls_certificate_get_peers(session, &n) == nullptr || n == 0)
+        return web.auth == serve::client_auth::verify_if_given;
+    unsigned status = 0;
+    return ::gnutls_certificate_verify_peers2(session, &status) == 0 && status == 0;
+}
+
+// A new TLS connection: ask for (or require) a client certificate, and have
+// GnuTLS verify it during the handshake, as client_auth_type says.
+void on_connection(void* cls, MHD_Connection* c, void** /*socket_context*/, MHD_ConnectionNotificationCode code) {
+    const auto& web = *static_cast<const serve::web_config*>(cls);
+    if (code != MHD_CONNECTION_NOTIFY_STARTED || web.auth == serve::client_auth::none) return;
+    const MHD_ConnectionInfo* info = ::MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    if (info == nullptr || info->tls_session == nullptr) return;
+    auto* session = static_cast<gnutls_session_t>(info->tls_session);
+    const bool required =
+        web.auth == serve::client_auth::require_any || web.auth == serve::client_auth::require_and_verify;
+    ::gnutls_certificate_server_set_request(session, required ? GNUTLS_CERT_REQUIRE : GNUTLS_CERT_REQUEST);
+    if (web.auth == serve::client_auth::require_and_verify || web.auth == serve::client_auth::verify_if_given)
+        ::gnutls_session_set_verify_cert(session, nullptr, 0);
 }
 
 MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* method, const char* /*version*/,
@@ -125,15 +163,23 @@ MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* met
         *req_cls = &head_seen;
         return MHD_YES;
     }
+    if (st.web.tls && !client_cert_ok(st.web, c)) return MHD_NO;  // closes the connection
+    if (st.auth && !st.auth->allows(::MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION))) {
+        MHD_Response* r =
+            ::MHD_create_response_from_buffer(13, const_cast<char*>("Unauthorized\n"), MHD_RESPMEM_PERSISTENT);
+        if (r) ::MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic");
+        return reply(st, c, MHD_HTTP_UNAUTHORIZED, r, "text/plain; charset=utf-8");
+    }
     const bool get = std::strcmp(method, MHD_HTTP_METHOD_GET) == 0 || std::strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
     if (!get) {
         MHD_Response* r =
             ::MHD_create_response_from_buffer(19, const_cast<char*>("method not allowed\n"), MHD_RESPMEM_PERSISTENT);
         if (r) ::MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-        return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, r, "text/plain");
+        return reply(st, c, MHD_HTTP_METHOD_NOT_ALLOWED, r, "text/plain");
     }
-    if (std::strcmp(url, "/") == 0) return reply_static(c, MHD_HTTP_OK, st.index.c_str(), "text/html; charset=utf-8");
-    if (url != st.metrics_path) return reply_static(c, MHD_HTTP_NOT_FOUND, "not found\n", "text/plain");
+    if (std::strcmp(url, "/") == 0)
+        return reply_static(st, c, MHD_HTTP_OK, st.index.c_str(), "text/html; charset=utf-8");
+    if (url != st.metrics_path) return reply_static(st, c, MHD_HTTP_NOT_FOUND, "not found\n", "text/plain");
 
     const char* accept = ::MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
     const char* enc = ::MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
@@ -143,7 +189,7 @@ MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* met
     try {
         b = st.cache.get(st.col, f, want_gz);
     } catch (...) {  // nothing may unwind into the library's C code
-        return reply_static(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "collection failed\n", "text/plain");
+        return reply_static(st, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "collection failed\n", "text/plain");
     }
     const bool gz = want_gz && b.gz && !b.gz->empty();
     MHD_Response* r = shared_response(gz ? b.gz : b.plain);
@@ -151,7 +197,7 @@ MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* met
         ::MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept, Accept-Encoding");
         if (gz) ::MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
     }
-    return reply(c, MHD_HTTP_OK, r, std::string(serve::content_type(f)).c_str());
+    return reply(st, c, MHD_HTTP_OK, r, std::string(serve::content_type(f)).c_str());
 }
 
 std::string shown_host(const std::string& host) {
@@ -160,7 +206,8 @@ std::string shown_host(const std::string& host) {
 
 }  // namespace
 
-int serve_http(serve::collector& col, const serve_options& opts, std::ostream& out, std::ostream& err) {
+int serve_http(serve::collector& col, const serve_options& opts, const serve::web_config& web, std::ostream& out,
+               std::ostream& err) {
     auto l = serve::open_listener(opts.host, opts.port);
     if (l.fd < 0) {
         err << "proctimes: serve: cannot listen on " << shown_host(opts.host) << ":" << opts.port << ": " << l.error
@@ -183,25 +230,39 @@ int serve_http(serve::collector& col, const serve_options& opts, std::ostream& o
     sigaddset(&stop_set, SIGTERM);
     ::pthread_sigmask(SIG_BLOCK, &stop_set, &old);
 
-    server_state st{col, {}, opts.metrics_path, index_html(opts.metrics_path)};
-    const unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
+    server_state st{col, {}, opts.metrics_path, index_html(opts.metrics_path), web, nullptr};
+    if (!web.users.empty()) st.auth = std::make_unique<serve::basic_auth>(web.users);
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
+    auto num = [](auto v) { return static_cast<intptr_t>(v); };
+    std::vector<MHD_OptionItem> o = {
+        {MHD_OPTION_LISTEN_SOCKET, num(l.fd), nullptr},
+        {MHD_OPTION_THREAD_POOL_SIZE, num(std::max(1u, opts.http_threads)), nullptr},
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, num(connection_memory), nullptr},
+        {MHD_OPTION_CONNECTION_TIMEOUT, num(opts.connection_deadline), nullptr},
+        {MHD_OPTION_CONNECTION_LIMIT, num(opts.max_connections), nullptr},
+        {MHD_OPTION_PER_IP_CONNECTION_LIMIT, num(opts.max_connections_per_ip), nullptr},
+    };
+    if (web.tls) {
+        flags |= MHD_USE_TLS;
+        o.push_back({MHD_OPTION_HTTPS_MEM_KEY, 0, const_cast<char*>(web.key_pem.c_str())});
+        o.push_back({MHD_OPTION_HTTPS_MEM_CERT, 0, const_cast<char*>(web.cert_pem.c_str())});
+        if (!web.client_ca_pem.empty())
+            o.push_back({MHD_OPTION_HTTPS_MEM_TRUST, 0, const_cast<char*>(web.client_ca_pem.c_str())});
+        o.push_back({MHD_OPTION_HTTPS_PRIORITIES, 0, const_cast<char*>(web.priorities.c_str())});
+        o.push_back({MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&on_connection),
+                     const_cast<serve::web_config*>(&web)});
+    }
+    o.push_back({MHD_OPTION_END, 0, nullptr});
     MHD_Daemon* d =
-        ::MHD_start_daemon(flags, 0, nullptr, nullptr, &answer, &st,                                                //
-                           MHD_OPTION_LISTEN_SOCKET, l.fd,                                                          //
-                           MHD_OPTION_THREAD_POOL_SIZE, static_cast<unsigned>(std::max(1u, opts.http_threads)),     //
-                           MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory,                                   //
-                           MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(opts.connection_deadline),          //
-                           MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(opts.max_connections),                //
-                           MHD_OPTION_PER_IP_CONNECTION_LIMIT, static_cast<unsigned>(opts.max_connections_per_ip),  //
-                           MHD_OPTION_END);
+        ::MHD_start_daemon(flags, 0, nullptr, nullptr, &answer, &st, MHD_OPTION_ARRAY, o.data(), MHD_OPTION_END);
     if (!d) {
         // Not closed here: whether the library already did is not documented.
         ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
         err << "proctimes: serve: cannot start the HTTP server on " << shown_host(opts.host) << ":" << l.port << "\n";
         return 1;
     }
-    out << "proctimes serve: listening on http://" << shown_host(opts.host) << ":" << l.port << opts.metrics_path
-        << " (exit records: " << col.exit_source() << ")" << std::endl;
+    out << "proctimes serve: listening on " << (web.tls ? "https://" : "http://") << shown_host(opts.host) << ":"
+        << l.port << opts.metrics_path << " (exit records: " << col.exit_source() << ")" << std::endl;
 
     siginfo_t si{};
     while (::sigwaitinfo(&stop_set, &si) < 0 && errno == EINTR) {

@@ -10,6 +10,7 @@
 
 #include "proctimes/version.hpp"
 #include "serve/collector.hpp"
+#include "serve/selfmetrics.hpp"
 
 namespace proctimes::cli::serve {
 namespace {
@@ -149,6 +150,7 @@ void collector::update_namedprocess(const snapshot_process& p, proc_state& st, g
             t.c.major_faults = f.majflt;
             t.user = ticks_to_ns(f.utime);
             t.system = ticks_to_ns(f.stime);
+            t.wchan = f.wchan;
             const auto old = pe.threads.find(f.tid);
             const bool known = old != pe.threads.end() && old->second.start_ticks == f.start_ticks;
             if (f.io) {
@@ -188,6 +190,14 @@ void collector::update_namedprocess(const snapshot_process& p, proc_state& st, g
     // Thread counts by name come from the snapshot's thread walk (no read).
     if (thread_families)
         for (const auto& t : cur_.threads_of(p)) ++gp.threads[std::string(t.name.view())].count;
+    // threads_wchan: the process's wchan (its main thread's), and with
+    // --threads each thread's as well (the main thread again), as
+    // process-exporter counts; a thread not reread has not run since, so it
+    // still waits where it did.
+    if (!r.wchan.empty()) ++gp.wchans[r.wchan];
+    if (thread_families)
+        for (const auto& [tid, t] : pe.threads)
+            if (!t.wchan.empty()) ++gp.wchans[t.wchan];
 
     pe.last = cur;
     pe.have = true;
@@ -214,6 +224,8 @@ void collector::namedprocess_families(std::vector<family>& out) const {
                   "the worst (closest to 1) ratio between open fds and max fds among all procs in this group", gauge);
     auto states = family_of("namedprocess_namegroup_states",
                             "Number of processes in states Running, Sleeping, Waiting, Zombie, or Other", gauge);
+    auto wchan = family_of("namedprocess_namegroup_threads_wchan",
+                           "Number of threads in this group waiting on each wchan", gauge);
     auto tcount =
         family_of("namedprocess_namegroup_thread_count", "Number of threads in this group with same threadname", gauge);
     auto tcpu = family_of("namedprocess_namegroup_thread_cpu_seconds", "Cpu user/system usage in seconds", counter);
@@ -254,6 +266,7 @@ void collector::namedprocess_families(std::vector<family>& out) const {
         fds.samples.push_back({gl, u(p.open_fds)});
         ratio.samples.push_back({gl, p.worst_fd_ratio});
         for (int i = 0; i < 5; ++i) states.samples.push_back({with("state", state_names[i]), u(p.states[i])});
+        for (const auto& [w, n] : p.wchans) wchan.samples.push_back({with("wchan", w.c_str()), u(n)});
         if (!opts_.threads) continue;
         for (const auto& [thread_name, t] : p.threads) {
             const std::string& tname = thread_name;
@@ -274,7 +287,7 @@ void collector::namedprocess_families(std::vector<family>& out) const {
             tcs.samples.push_back({tl("ctxswitchtype", "nonvoluntary"), u(t.c.nonvoluntary)});
         }
     }
-    for (auto* f : {&cpu, &procs, &threads, &oldest, &mem, &rd, &wr, &maj, &min, &cs, &fds, &ratio, &states})
+    for (auto* f : {&cpu, &procs, &threads, &oldest, &mem, &rd, &wr, &maj, &min, &cs, &fds, &ratio, &states, &wchan})
         out.push_back(std::move(*f));
     if (opts_.threads)
         for (auto* f : {&tcount, &tcpu, &tio, &tmaj, &tmin, &tcs}) out.push_back(std::move(*f));
@@ -306,6 +319,7 @@ void collector::namedprocess_families(std::vector<family>& out) const {
                              {"version", "proctimes " PROCTIMES_VERSION_STRING}},
                             1});
     out.push_back(std::move(info));
+    self_process_families(out);  // the Go client's process_* metrics, which process-exporter serves
 }
 
 }  // namespace proctimes::cli::serve

@@ -205,6 +205,11 @@ std::optional<smaps_fields> parse_smaps_rollup(std::string_view text) {
     return s;
 }
 
+std::string parse_wchan(std::string_view text) {
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+    return text == "0" ? std::string() : std::string(text);
+}
+
 proc_files read_proc_files(const std::string& proc_root, pid_t pid, std::uint64_t start_ticks, bool smaps, bool threads,
                            bool thread_io, std::vector<thread_files>* out_threads) {
     proc_files r;
@@ -246,6 +251,7 @@ proc_files read_proc_files(const std::string& proc_root, pid_t pid, std::uint64_
     if (count_fds(d.get(), procfs, fds) == 0) r.open_fds = fds;
     if (read_at(d.get(), "limits", procfs, text) == 0) r.fd_limit = parse_open_files_limit(text);
     if (smaps && read_at(d.get(), "smaps_rollup", procfs, text) == 0) r.smaps = parse_smaps_rollup(text);
+    if (read_at(d.get(), "wchan", procfs, text) == 0) r.wchan = parse_wchan(text);
     r.partial = !r.io || !r.open_fds || !r.fd_limit || (smaps && !r.smaps);
 
     if (threads && out_threads) {
@@ -277,6 +283,7 @@ proc_files read_proc_files(const std::string& proc_root, pid_t pid, std::uint64_
             t.voluntary_switches = tst->voluntary_switches;
             t.nonvoluntary_switches = tst->nonvoluntary_switches;
             if (thread_io && read_at(d.get(), (base + "io").c_str(), procfs, text) == 0) t.io = parse_io(text);
+            if (thread_io && read_at(d.get(), (base + "wchan").c_str(), procfs, text) == 0) t.wchan = parse_wchan(text);
             out_threads->push_back(t);
         }
     }

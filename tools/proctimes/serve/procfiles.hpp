@@ -82,7 +82,11 @@ struct proc_files {
     std::optional<std::uint64_t> open_fds;
     std::optional<std::uint64_t> fd_limit;
     std::optional<smaps_fields> smaps;
+    std::string wchan;  ///< the kernel function it waits in ("": running, or not shown)
 };
+
+/// The text of a wchan file as process-exporter counts it: "" for "0" (running).
+std::string parse_wchan(std::string_view text);
 
 /// The counters one thread of a multi-threaded process has (its task files).
 struct thread_files {
@@ -93,6 +97,7 @@ struct thread_files {
     std::uint64_t minflt = 0, majflt = 0;
     std::uint64_t voluntary_switches = 0, nonvoluntary_switches = 0;
     std::optional<io_fields> io;
+    std::string wchan;  ///< task/<tid>/wchan, read with `thread_io`
 };
 
 /// Reads <proc_root>/<pid>: stat first (its start tick must be
@@ -100,7 +105,7 @@ struct thread_files {
 /// count, limits and, with `smaps`, smaps_rollup, each once, all through one
 /// descriptor of the process's directory, so a file read after the process
 /// ended fails instead of describing another process. With `threads`, also
-/// each thread's stat, status and (with `thread_io`) io, into `out_threads`
+/// each thread's stat, status and (with `thread_io`) io and wchan, into `out_threads`
 /// (threads that end meanwhile are left out).
 proc_files read_proc_files(const std::string& proc_root, pid_t pid, std::uint64_t start_ticks, bool smaps, bool threads,
                            bool thread_io, std::vector<thread_files>* out_threads);

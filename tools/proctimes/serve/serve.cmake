@@ -2,6 +2,9 @@
 # Sources and dependencies of `proctimes serve`, added to proctimes_cli.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PROCTIMES_MHD REQUIRED IMPORTED_TARGET libmicrohttpd)
+# TLS of the web config (libmicrohttpd's GnuTLS) and its bcrypt hashes (libxcrypt).
+pkg_check_modules(PROCTIMES_GNUTLS REQUIRED IMPORTED_TARGET gnutls)
+pkg_check_modules(PROCTIMES_CRYPT REQUIRED IMPORTED_TARGET libcrypt)
 find_package(ZLIB REQUIRED)
 find_package(yaml-cpp REQUIRED)
 target_sources(proctimes_cli PRIVATE
@@ -15,8 +18,12 @@ target_sources(proctimes_cli PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/goflags.cpp
   ${CMAKE_CURRENT_LIST_DIR}/http.cpp
   ${CMAKE_CURRENT_LIST_DIR}/listen.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/webconfig.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/webauth.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/selfmetrics.cpp
 )
-target_link_libraries(proctimes_cli PRIVATE PkgConfig::PROCTIMES_MHD ZLIB::ZLIB yaml-cpp)
+target_link_libraries(proctimes_cli PRIVATE PkgConfig::PROCTIMES_MHD PkgConfig::PROCTIMES_GNUTLS
+                      PkgConfig::PROCTIMES_CRYPT ZLIB::ZLIB yaml-cpp)
 
 # The systemd unit, in the runtime package, with the maintainer scripts that
 # register it with systemd (installed, not enabled).

@@ -36,6 +36,8 @@ struct serve_options {
     /// Classify again, at every collection, the processes no rule matched
     /// (process-exporter's -recheck).
     bool recheck = false;
+    /// exporter-toolkit web config: TLS, basic authentication, headers.
+    std::string web_config_file;
     std::string metrics_path = "/metrics";  ///< where the exposition is served
     bool exit_records = true;               ///< use taskstats exit records when permitted
     std::string proc_root = "/proc";

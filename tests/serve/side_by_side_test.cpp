@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: MIT
+// Debian's prometheus-process-exporter and `proctimes serve`, started with the
+// same flags and config file, scraped side by side by one real Prometheus
+// (3 s interval: process-exporter needs more than 1 s per scrape on a loaded machine; loopback), on one workload:
+//   - a CPU burner started through a symlink (argv[0] `sbs-burn`, exe
+//     serve_load) that renames itself (comm `pt_burn`);
+//   - a long-lived process of 7 threads (`pt_threads`), and another started by
+//     bash's `exec -a sbs-renamed` (argv[0] rewritten);
+//   - a churning parent (`pt_short`) whose children each use ~20 ms of CPU
+//     and end between scrapes; the truth is its wait4 rusage;
+//   - a shell loop (`sh -c '...sbs-loop...'`) that starts `sleep` over and over,
+//     and a long-lived bash.
+// One case per config: process-exporter's README example, Debian's all.yaml,
+// and a comm/exe/cmdline mix with named captures. Each asserts, through
+// Prometheus' HTTP API, the same group names, num_procs and num_threads, CPU
+// rates within 10 % for long-lived groups and, for the churning group, a rate
+// within 10 % of the truth. Then every expression of data/pe_queries.txt that
+// returns data on process-exporter must return data on serve.
+// The suite runs as one process (one Prometheus, six exporters), in order.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "harness.hpp"
+
+using namespace serve_test;
+using namespace std::chrono_literals;
+
+namespace {
+
+const char* const kCases[] = {"readme", "all", "mix"};
+
+struct world {
+    std::string dir;
+    int prom_port = 0;
+    std::map<std::string, int> port;  // job -> port
+    std::vector<program> exporters, load;
+    program prom;
+    double t0 = 0;
+    std::string churn_out;
+};
+world* w = nullptr;
+
+std::optional<nlohmann::json> query(const std::string& q, double at) {
+    httplib::Client c("127.0.0.1", w->prom_port);
+    c.set_read_timeout(10, 0);
+    auto r = c.Post("/api/v1/query", httplib::Params{{"query", q}, {"time", std::to_string(at)}});
+    if (!r || r->status != 200) return std::nullopt;
+    auto j = nlohmann::json::parse(r->body, nullptr, false);
+    if (j.is_discarded() || j["status"] != "success") return std::nullopt;
+    return j["data"];
+}
+
+// A vector result as labels (sorted "k=v,..." without __name__ and job) -> value.
+std::map<std::string, double> series(const std::string& q, double at) {
+    std::map<std::string, double> out;
+    const auto d = query(q, at);
+    if (!d) return out;
+    if ((*d)["resultType"] == "scalar") {
+        out[""] = std::stod((*d)["result"][1].get<std::string>());
+        return out;
+    }
+    for (const auto& s : (*d)["result"]) {
+        std::string key;
+        for (const auto& [k, v] : s["metric"].items())
+            if (k != "__name__" && k != "job" && k != "instance") key += k + "=" + v.get<std::string>() + ",";
+        out[key] = std::stod(s["value"][1].get<std::string>());
+    }
+    return out;
+}
+
+std::map<std::string, double> by_group(const std::string& q, double at) {
+    std::map<std::string, double> out;
+    for (const auto& [k, v] : series(q, at)) {
+        const auto g = k.find("groupname=");
+        if (g == std::string::npos) continue;
+        out[k.substr(g + 10, k.find(',', g) - g - 10)] += v;
+    }
+    return out;
+}
+
+std::string job(const std::string& c, bool serve) { return (serve ? "serve-" : "pe-") + c; }
+
+std::string sel(const std::string& c, bool serve, const std::string& more = "") {
+    return "{job=\"" + job(c, serve) + "\"" + (more.empty() ? "" : "," + more) + "}";
+}
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+class SideBySide : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        if (::access("/usr/bin/prometheus", X_OK) != 0 || ::access("/usr/bin/prometheus-process-exporter", X_OK) != 0 ||
+            ::access("/usr/share/doc/prometheus-process-exporter/examples/all.yaml", R_OK) != 0)
+            return;
+        w = new world;
+        w->dir = temp_dir("sbs");
+        const std::string d = w->dir;
+        // The README's example config; Debian's all.yaml as installed; a mix.
+        write(d + "/readme.yml",
+              "process_names:\n  - comm:\n    - bash\n  - exe:\n    - postgres\n    - /usr/local/bin/prometheus\n"
+              "  - name: \"{{.ExeFull}}:{{.Matches.Cfgfile}}\"\n    exe:\n    - /usr/local/bin/process-exporter\n"
+              "    cmdline:\n    - -config.path\\s+(?P<Cfgfile>\\S+)\n");
+        write(d + "/all.yml", read_text("/usr/share/doc/prometheus-process-exporter/examples/all.yaml"));
+        write(d + "/mix.yml",
+              "process_names:\n"
+              "  - name: \"burner-{{.Comm}}\"\n    exe: [sbs-burn]\n"
+              "  - name: \"{{.ExeBase}}\"\n    comm: [pt_threads]\n"
+              "  - name: \"churn:{{.Matches.n}}\"\n    cmdline: ['short (?P<n>\\d+) ']\n"
+              "  - name: \"loop-{{.Comm}}\"\n    comm: [sh]\n    cmdline: ['sbs-loop']\n"
+              "  - name: \"{{.Comm}}\"\n    comm: [bash]\n");
+        std::string scrape;
+        for (const char* c : kCases) {
+            for (const bool serve : {false, true}) {
+                const int port = free_port();
+                const std::string j = job(c, serve);
+                w->port[j] = port;
+                // The same flags for both: process-exporter's own; serve adds
+                // --namedprocess and turns on what process-exporter has on by
+                // default (-threads, -gather-smaps).
+                std::vector<std::string> argv{serve ? std::string(PROCTIMES_BIN)
+                                                    : "/usr/bin/prometheus-process-exporter"};
+                if (serve) argv.insert(argv.end(), {"serve", "--namedprocess", "-threads", "-gather-smaps"});
+                argv.insert(argv.end(), {"-web.listen-address", "127.0.0.1:" + std::to_string(port), "-config.path",
+                                         d + "/" + c + ".yml"});
+                w->exporters.emplace_back(argv, std::string(d).append("/").append(j).append(".log"));
+                scrape += "  - job_name: ";
+                scrape += j;
+                scrape += "\n    static_configs:\n      - targets: ['127.0.0.1:";
+                scrape += std::to_string(port);
+                scrape += "']\n";
+            }
+        }
+        w->prom_port = free_port();
+        write(d + "/prometheus.yml",
+              "global:\n  scrape_interval: 3s\n  scrape_timeout: 3s\nscrape_configs:\n" + scrape);
+        w->prom = program(
+            {"/usr/bin/prometheus", "--config.file=" + d + "/prometheus.yml", "--storage.tsdb.path=" + d + "/data",
+             "--web.listen-address=127.0.0.1:" + std::to_string(w->prom_port), "--log.level=warn"},
+            d + "/prometheus.log");
+        // Every exporter scraped before the workload starts.
+        const auto until = std::chrono::steady_clock::now() + 90s;
+        while (std::chrono::steady_clock::now() < until) {
+            const auto up = series("count(up == 1)", now_seconds());
+            if (up.count("") && up.at("") == static_cast<double>(w->port.size())) break;
+            std::this_thread::sleep_for(500ms);
+        }
+        w->t0 = now_seconds();
+        // The workload.
+        const std::string load = PROCTIMES_SERVE_LOAD;
+        ::symlink(load.c_str(), (d + "/sbs-burn").c_str());
+        w->load.emplace_back(std::vector<std::string>{d + "/sbs-burn", "burn", "150", d + "/burn.log"},
+                             d + "/burn.out");
+        w->load.emplace_back(std::vector<std::string>{load, "threads", "6", "150"}, d + "/threads.out");
+        w->load.emplace_back(
+            std::vector<std::string>{"/bin/bash", "-c", "exec -a sbs-renamed '" + load + "' threads 2 150"},
+            d + "/renamed.out");
+        w->churn_out = d + "/churn.txt";
+        w->load.emplace_back(std::vector<std::string>{load, "short", "2000", "20", w->churn_out, "30"},
+                             d + "/churn.out");
+        w->load.emplace_back(std::vector<std::string>{"/bin/sh", "-c", "while :; do sleep 0.3; done; echo sbs-loop"},
+                             d + "/loop.out");
+        w->load.emplace_back(std::vector<std::string>{"/bin/bash", "-c", "while :; do sleep 1; done; : sbs-bash"},
+                             d + "/bash.out");
+        // The churn writes its truth after 2.5 + 30 s; then a few more scrapes.
+        wait_for_file(w->churn_out, 90s);
+        std::this_thread::sleep_for(4s);
+    }
+    static void TearDownTestSuite() {
+        if (!w) return;
+        w->prom.stop();
+        w->load.clear();
+        w->exporters.clear();
+        if (::testing::UnitTest::GetInstance()->failed_test_count() == 0)
+            std::system(("rm -rf '" + w->dir + "'").c_str());
+        else
+            std::cout << "logs kept in " << w->dir << "\n";
+        delete w;
+        w = nullptr;
+    }
+    void SetUp() override {
+        if (!w) GTEST_SKIP() << "needs /usr/bin/prometheus and Debian's prometheus-process-exporter";
+        if (::geteuid() != 0) GTEST_SKIP() << "needs root: exit records, and other users' exe and cmdline";
+    }
+
+    // Groups (num_procs > 0 over the last 30 s) in one case, and their
+    // num_procs, num_threads and CPU rate, compared.
+    void compare(const std::string& c, const std::set<std::string>& long_lived, const std::string& churn_group) {
+        const double t = now_seconds() - 1;
+        const auto stable = [&](bool serve) {
+            return by_group("min_over_time(namedprocess_namegroup_num_procs" + sel(c, serve) + "[30s]) > 0", t);
+        };
+        const auto pe_groups = stable(false), sv_groups = stable(true);
+        ASSERT_FALSE(pe_groups.empty()) << "process-exporter has no group in case " << c << "; up: "
+                                        << (query("up", t) ? query("up", t)->dump() : std::string("no answer"));
+        for (const auto& [g, n] : pe_groups) EXPECT_TRUE(sv_groups.count(g)) << c << ": serve lacks group " << g;
+        for (const auto& [g, n] : sv_groups)
+            EXPECT_TRUE(pe_groups.count(g)) << c << ": serve has a group process-exporter has not: " << g;
+        // Counts of the groups whose membership did not change over 30 s.
+        const auto steady = by_group("changes(namedprocess_namegroup_num_procs" + sel(c, false) + "[30s]) == 0", t);
+        for (const char* fam : {"num_procs", "num_threads"}) {
+            const auto pe = by_group("namedprocess_namegroup_" + std::string(fam) + sel(c, false), t);
+            const auto sv = by_group("namedprocess_namegroup_" + std::string(fam) + sel(c, true), t);
+            for (const auto& g : long_lived) {
+                if (!steady.count(g) || !pe.count(g)) continue;
+                EXPECT_EQ(sv.count(g) ? sv.at(g) : -1, pe.at(g)) << c << ": " << fam << " of " << g;
+            }
+        }
+        const auto rate = [&](bool serve) {
+            return by_group(
+                "sum by (groupname) (rate(namedprocess_namegroup_cpu_seconds_total" + sel(c, serve) + "[30s]))", t);
+        };
+        const auto pe_rate = rate(false), sv_rate = rate(true);
+        for (const auto& g : long_lived) {
+            if (!pe_rate.count(g)) continue;
+            const double p = pe_rate.at(g), s = sv_rate.count(g) ? sv_rate.at(g) : -1;
+            std::cout << "[ " << c << " ] rate(" << g << ") process-exporter " << p << ", serve " << s << "\n";
+            EXPECT_NEAR(s, p, std::max(0.10 * p, 0.02)) << c << ": CPU rate of " << g;
+        }
+        if (churn_group.empty()) return;
+        double children = 0, self = 0, done = 0;
+        int count = 0;
+        std::istringstream(read_text(w->churn_out)) >> children >> self >> done >> count;
+        ASSERT_GT(count, 0);
+        const int window = static_cast<int>(t - w->t0) + 5;
+        const auto inc = [&](bool serve) {
+            return by_group("sum by (groupname) (increase(namedprocess_namegroup_cpu_seconds_total" + sel(c, serve) +
+                                "[" + std::to_string(window) + "s]))",
+                            t);
+        };
+        const auto pe_inc = inc(false), sv_inc = inc(true);
+        const double truth = children + self;
+        const double s = sv_inc.count(churn_group) ? sv_inc.at(churn_group) : -1;
+        std::cout << "[ " << c << " ] churn " << churn_group << ": " << count << " children, truth " << truth
+                  << " s; serve " << s << " s, process-exporter "
+                  << (pe_inc.count(churn_group) ? pe_inc.at(churn_group) : -1) << " s\n";
+        EXPECT_NEAR(s, truth, 0.10 * truth) << c << ": CPU of the churning group " << churn_group;
+    }
+};
+
+TEST_F(SideBySide, ReadmeExampleConfig) { compare("readme", {"bash"}, ""); }
+
+TEST_F(SideBySide, DebianAllYaml) { compare("all", {"pt_burn", "pt_threads", "bash", "sh"}, "pt_short"); }
+
+TEST_F(SideBySide, CommExeCmdlineMixWithNamedCaptures) {
+    compare("mix", {"burner-pt_burn", "serve_load", "sbs-renamed", "loop-sh", "bash"}, "churn:2000");
+}
+
+TEST_F(SideBySide, DashboardAndAlertExpressionsReturnDataOnBoth) {
+    std::istringstream in(read_text(PE_QUERIES));
+    const double t = now_seconds() - 1;
+    const std::set<std::string> long_lived{"pt_burn", "pt_threads"};
+    int asked = 0, with_data = 0;
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty() || line[0] == '#') continue;
+        const auto a = line.find(" | "), b = line.find(" | ", a + 3);
+        ASSERT_NE(b, std::string::npos) << line;
+        const std::string source = line.substr(0, a), check = line.substr(a + 3, b - a - 3);
+        const std::string expr = line.substr(b + 3);
+        auto with_job = [&](bool serve) {
+            std::string e = expr;
+            for (auto at = e.find("$job"); at != std::string::npos; at = e.find("$job"))
+                e.replace(at, 4, "job=\"" + job("all", serve) + "\"");
+            return e;
+        };
+        ++asked;
+        const auto pe = series(with_job(false), t);
+        if (pe.empty()) continue;
+        ++with_data;
+        const auto sv = series(with_job(true), t);
+        EXPECT_FALSE(sv.empty()) << source << ": no data on serve for " << with_job(true);
+        if (check != "value") continue;
+        for (const auto& [k, v] : pe) {
+            bool wanted = k.empty();
+            for (const auto& g : long_lived) wanted = wanted || k.find("groupname=" + g + ",") != std::string::npos;
+            if (!wanted) continue;
+            ASSERT_TRUE(sv.count(k)) << source << ": serve lacks " << k << " of " << expr;
+            EXPECT_NEAR(sv.at(k), v, std::max(0.10 * std::abs(v), 0.02)) << source << ": " << k << " of " << expr;
+        }
+    }
+    std::cout << asked << " expressions, " << with_data << " with data on process-exporter\n";
+    EXPECT_GT(with_data, 30);
+}
+
+}  // namespace

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: MIT
+// `proctimes serve --web-config` (process-exporter's -web.config.file): the
+// exporter-toolkit format, against the real program. Certificates are made
+// by openssl at test time, scrapes go through curl, bcrypt hashes come from
+// libxcrypt: TLS scrapes, basic authentication (401 and WWW-Authenticate),
+// client certificates required and verified, plain HTTP on a TLS port, the
+// configured headers, clear refusals of what cannot be honoured, and memory
+// under a flood of TLS handshakes.
+#include <crypt.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <atomic>
+
+#include <gnutls/gnutls.h>
+#include <sys/stat.h>
+
+#include "harness.hpp"
+
+using namespace serve_test;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct ran {
+    int rc = -1;
+    std::string out;
+};
+
+// A shell command with its standard output and error, under timeout(1).
+ran sh(const std::string& cmd, int seconds = 30) {
+    ran r;
+    const std::string full = "timeout -s KILL " + std::to_string(seconds) + " sh -c '" + cmd + "' 2>&1";
+    FILE* p = ::popen(full.c_str(), "r");
+    if (!p) return r;
+    std::array<char, 4096> buf{};
+    std::size_t n;
+    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+    const int st = ::pclose(p);
+    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+
+bool have(const char* tool) { return sh(std::string("command -v ") + tool + " >/dev/null").rc == 0; }
+
+std::string bcrypt(const std::string& password, const char* prefix = "$2b$") {
+    std::array<char, CRYPT_GENSALT_OUTPUT_SIZE> salt{};
+    if (!::crypt_gensalt_rn(prefix, 5, nullptr, 0, salt.data(), static_cast<int>(salt.size()))) return {};
+    crypt_data d{};
+    const char* h = ::crypt_rn(password.c_str(), salt.data(), &d, sizeof d);
+    return h && h[0] != '*' ? h : "";
+}
+
+struct tls_dir {
+    std::string dir = temp_dir("webcfg");
+    bool ok = false;
+    tls_dir() {
+        // A CA, a server certificate for 127.0.0.1 signed by it, a client
+        // certificate signed by it, and a second CA with its own client.
+        const std::string key = " -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes";
+        ok = !dir.empty() &&
+             sh("cd " + dir + " && openssl req -x509" + key +
+                    " -keyout ca.key -out ca.pem -days 2 -subj /CN=testca"
+                    " && openssl req -new" +
+                    key +
+                    " -keyout server.key -out server.csr -subj /CN=127.0.0.1"
+                    " && printf \"subjectAltName=IP:127.0.0.1\" > san.ext"
+                    " && openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2"
+                    " -extfile san.ext -out server.pem"
+                    " && openssl req -new" +
+                    key +
+                    " -keyout client.key -out client.csr -subj /CN=scraper"
+                    " && openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2"
+                    " -out client.pem"
+                    " && openssl req -x509" +
+                    key + " -keyout other.key -out other.pem -days 2 -subj /CN=stranger",
+                60)
+                     .rc == 0;
+    }
+    ~tls_dir() {
+        if (!dir.empty()) std::system(("rm -rf '" + dir + "'").c_str());
+    }
+    void write(const std::string& name, const std::string& text) const {
+        FILE* f = std::fopen((dir + "/" + name).c_str(), "w");
+        std::fputs(text.c_str(), f);
+        std::fclose(f);
+    }
+};
+
+struct tls_serve {
+    program proc;
+    int port = 0;
+    std::string log;
+    tls_serve(const tls_dir& t, const std::string& config, std::vector<std::string> extra = {})
+        : log(t.dir + "/serve.log") {
+        t.write("web.yml", config);
+        ::unlink((t.dir + "/port").c_str());
+        std::vector<std::string> argv{serve_bin(PROCTIMES_BIN),
+                                      "serve",
+                                      "--listen",
+                                      "127.0.0.1:0",
+                                      "--port-file",
+                                      t.dir + "/port",
+                                      "--no-exit-records",
+                                      "-web.config.file",
+                                      t.dir + "/web.yml"};
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        proc = program(argv, log);
+        const std::string p = wait_for_file(t.dir + "/port", 20s);
+        if (!p.empty()) port = std::stoi(p);
+    }
+    std::string url(const char* scheme = "https") const {
+        return std::string(scheme) + "://127.0.0.1:" + std::to_string(port) + "/metrics";
+    }
+};
+
+const char* const server_tls = "tls_server_config:\n  cert_file: server.pem\n  key_file: server.key\n";
+
+#define NEED_TOOLS()                                                                 \
+    if (!have("openssl") || !have("curl")) GTEST_SKIP() << "openssl or curl absent"; \
+    tls_dir t;                                                                       \
+    ASSERT_TRUE(t.ok) << "openssl could not make the test certificates"
+
+}  // namespace
+
+TEST(ServeWebConfig, ScrapesOverTlsWithTheConfiguredHeaders) {
+    NEED_TOOLS();
+    tls_serve s(t, std::string(server_tls) +
+                       "http_server_config:\n  headers:\n    X-Frame-Options: deny\n"
+                       "    Strict-Transport-Security: max-age=31536000\n");
+    ASSERT_NE(s.port, 0) << read_text(s.log);
+    const auto r = sh("curl -sS -D - --cacert " + t.dir + "/ca.pem " + s.url());
+    EXPECT_EQ(r.rc, 0) << r.out;
+    EXPECT_NE(r.out.find("HTTP/1.1 200"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\nproctimes_group_cpu_seconds_total{"), std::string::npos);
+    EXPECT_NE(r.out.find("X-Frame-Options: deny"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("Strict-Transport-Security: max-age=31536000"), std::string::npos);
+    // TLS 1.3 by default; TLS 1.1 is below the default min_version (TLS12).
+    EXPECT_EQ(sh("curl -sS -o /dev/null --tlsv1.3 --cacert " + t.dir + "/ca.pem " + s.url()).rc, 0);
+    EXPECT_NE(sh("curl -sS -o /dev/null --tls-max 1.1 --cacert " + t.dir + "/ca.pem " + s.url()).rc, 0);
+
+    // Plain HTTP on the TLS port gets no answer, and TLS still works after.
+    const auto plain = http_get(s.port, "/metrics", 5s);
+    EXPECT_EQ(plain.status, 0) << plain.head;
+    EXPECT_TRUE(s.proc.running());
+    EXPECT_EQ(sh("curl -sS -o /dev/null --cacert " + t.dir + "/ca.pem " + s.url()).rc, 0);
+    EXPECT_EQ(WEXITSTATUS(s.proc.stop()), 0);
+}
+
+TEST(ServeWebConfig, MaxVersionAndCipherSuitesAreHonoured) {
+    NEED_TOOLS();
+    tls_serve s(t, std::string(server_tls) +
+                       "  max_version: TLS12\n  cipher_suites: [TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384]\n");
+    ASSERT_NE(s.port, 0) << read_text(s.log);
+    const std::string ca = " --cacert " + t.dir + "/ca.pem ";
+    const auto ok = sh("curl -sS -o /dev/null -w %{http_code} --tlsv1.2" + ca + s.url());
+    EXPECT_EQ(ok.out, "200") << ok.out;
+    EXPECT_NE(sh("curl -sS -o /dev/null --tlsv1.3" + ca + s.url()).rc, 0);
+    const auto other = sh("curl -sS -o /dev/null --ciphers ECDHE-ECDSA-AES128-GCM-SHA256 --tls-max 1.2" + ca + s.url());
+    EXPECT_NE(other.rc, 0) << other.out;
+}
+
+TEST(ServeWebConfig, BasicAuthAnswers401UntilThePasswordIsRight) {
+    NEED_TOOLS();
+    const std::string hash = bcrypt("s3cret");
+    ASSERT_EQ(hash.substr(0, 4), "$2b$");
+    std::string y = bcrypt("other pass");
+    y[2] = 'y';  // $2y$ is the same algorithm under htpasswd's prefix
+    tls_serve s(t, std::string(server_tls) + "basic_auth_users:\n  prom: " + hash + "\n  alice: '" + y + "'\n");
+    ASSERT_NE(s.port, 0) << read_text(s.log);
+    const std::string curl = "curl -sS -D - -o /dev/null --cacert " + t.dir + "/ca.pem ";
+    const auto none = sh(curl + s.url());
+    EXPECT_NE(none.out.find("HTTP/1.1 401"), std::string::npos) << none.out;
+    EXPECT_NE(none.out.find("WWW-Authenticate: Basic"), std::string::npos) << none.out;
+    EXPECT_NE(sh(curl + "-u prom:wrong " + s.url()).out.find(" 401"), std::string::npos);
+    EXPECT_NE(sh(curl + "-u nobody:s3cret " + s.url()).out.find(" 401"), std::string::npos);
+    EXPECT_NE(sh(curl + "-u prom:s3cre " + s.url()).out.find(" 401"), std::string::npos);
+    EXPECT_NE(sh(curl + "-u prom:s3cret " + s.url()).out.find("HTTP/1.1 200"), std::string::npos);
+    EXPECT_NE(sh(curl + "-u prom:s3cret " + s.url()).out.find("HTTP/1.1 200"), std::string::npos);  // remembered
+    EXPECT_NE(sh(curl + "-u \"alice:other pass\" " + s.url()).out.find("HTTP/1.1 200"), std::string::npos);
+    EXPECT_NE(sh(curl + "-u alice:s3cret " + s.url()).out.find(" 401"), std::string::npos);
+    // Basic authentication without TLS works as well (as exporter-toolkit's).
+    tls_serve p(t, "basic_auth_users:\n  prom: " + hash + "\n");
+    ASSERT_NE(p.port, 0) << read_text(p.log);
+    EXPECT_NE(sh("curl -sS -D - -o /dev/null " + p.url("http")).out.find(" 401"), std::string::npos);
+    EXPECT_NE(sh("curl -sS -D - -o /dev/null -u prom:s3cret " + p.url("http")).out.find(" 200"), std::string::npos);
+}
+
+TEST(ServeWebConfig, RequireAndVerifyClientCertRefusesOtherClients) {
+    NEED_TOOLS();
+    tls_serve s(t,
+                std::string(server_tls) + "  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.pem\n");
+    ASSERT_NE(s.port, 0) << read_text(s.log);
+    const std::string curl = "curl -sS -o /dev/null -w %{http_code} --cacert " + t.dir + "/ca.pem ";
+    const auto good = sh(curl + "--cert " + t.dir + "/client.pem --key " + t.dir + "/client.key " + s.url());
+    EXPECT_EQ(good.out, "200") << good.out;
+    const auto none = sh(curl + s.url());
+    EXPECT_NE(none.rc, 0) << none.out;
+    EXPECT_EQ(none.out.find("200"), std::string::npos) << none.out;
+    // TLS 1.2: the server refuses during the handshake (curl's 35, "SSL
+    // connect error"); under TLS 1.3 the client has finished its part first.
+    const auto none12 = sh(curl + "--tls-max 1.2 " + s.url());
+    EXPECT_EQ(none12.rc, 35) << none12.out;
+    const auto stranger = sh(curl + "--cert " + t.dir + "/other.pem --key " + t.dir + "/other.key " + s.url());
+    EXPECT_NE(stranger.rc, 0) << stranger.out;
+    EXPECT_EQ(stranger.out.find("200"), std::string::npos) << stranger.out;
+    EXPECT_TRUE(s.proc.running());
+}
+
+TEST(ServeWebConfig, WhatCannotBeHonouredIsRefusedNamingTheKey) {
+    NEED_TOOLS();
+    const std::string bin = serve_bin(PROCTIMES_BIN);
+    struct bad {
+        std::string yaml, says;
+    };
+    const std::vector<bad> cases = {
+        {"tls_server_config:\n  cert_file: server.pem\n  key_file: server.key\n  cert_fiel: x\n",
+         "tls_server_config.cert_fiel: unknown key"},
+        {"tls_sever_config: {}\n", "tls_sever_config: unknown key"},
+        {std::string(server_tls) + "  client_auth_type: RequireAndVerify\n", "client_auth_type: invalid"},
+        {std::string(server_tls) + "  client_auth_type: RequireAndVerifyClientCert\n", "needs client_ca_file"},
+        {std::string(server_tls) + "  min_version: TLS14\n", "min_version: unknown TLS version"},
+        {std::string(server_tls) + "  min_version: TLS13\n  max_version: TLS12\n", "min_version is above"},
+        {std::string(server_tls) +
+             "  cipher_suites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384]\n",
+         "would also allow TLS_ECDHE_"},
+        {std::string(server_tls) + "  cipher_suites: [TLS_RSA_WITH_RC4_128_SHA]\n", "unknown or insecure"},
+        {std::string(server_tls) + "  client_allowed_sans: [a]\n", "client_allowed_sans: not supported"},
+        {"tls_server_config:\n  cert_file: server.pem\n", "missing one of key or key_file"},
+        {"tls_server_config:\n  cert_file: server.pem\n  key_file: other.key\n", "do not load"},
+        {"tls_server_config:\n  cert_file: nothere.pem\n  key_file: server.key\n", "cert_file: cannot read"},
+        {"basic_auth_users:\n  prom: plaintext\n", "basic_auth_users.prom: not a bcrypt hash"},
+        {"http_server_config:\n  headers:\n    X-Powered-By: me\n", "X-Powered-By: header cannot be configured"},
+        {"http_server_config:\n  headers:\n    X-Frame-Options: allow\n", "invalid value"},
+        {"rate_limit:\n  interval: 1s\n  burst: 5\n", "rate_limit: not supported"},
+        {"[1, 2]\n", "expected a mapping"},
+    };
+    for (const auto& c : cases) {
+        t.write("bad.yml", c.yaml);
+        const auto r = sh(bin + " serve --once --no-exit-records --web-config " + t.dir + "/bad.yml");
+        EXPECT_EQ(r.rc, 2) << c.yaml << r.out;
+        EXPECT_NE(r.out.find(c.says), std::string::npos) << c.yaml << "\n" << r.out;
+    }
+    // A FIFO is refused at once, never waited on.
+    ASSERT_EQ(::mkfifo((t.dir + "/fifo").c_str(), 0600), 0);
+    const auto f = sh(bin + " serve --once --no-exit-records -web.config.file=" + t.dir + "/fifo", 10);
+    EXPECT_EQ(f.rc, 2) << f.out;
+    EXPECT_NE(f.out.find("not a regular file"), std::string::npos) << f.out;
+}

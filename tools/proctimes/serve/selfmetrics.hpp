@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: MIT
+// The exporter's own process_* metrics (the Go client's process collector,
+// which process-exporter serves): CPU, memory, descriptors, start time.
+#pragma once
+
+#include <vector>
+
+#include "serve/exposition.hpp"
+
+namespace proctimes::cli::serve {
+
+/// Appends process_cpu_seconds_total, process_open_fds, process_max_fds,
+/// process_virtual_memory_bytes, process_virtual_memory_max_bytes,
+/// process_resident_memory_bytes and process_start_time_seconds of this
+/// process (/proc/self; start time from /proc/stat's btime, as the Go client).
+/// A value that cannot be read is left out.
+void self_process_families(std::vector<family>& out);
+
+}  // namespace proctimes::cli::serve
