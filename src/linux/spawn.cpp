@@ -397,8 +397,13 @@ result<std::optional<child_exit>> child::wait_for(nanoseconds timeout) noexcept 
             e.times.precision.resolution = microseconds{1};
             e.times.precision.source = cpu_source::wait_rusage;
         } else {
-            e.children_kernel = std::max(ru_kernel - own->kernel, nanoseconds{0});
-            e.children_user = std::max(ru_total - own_total - e.children_kernel, nanoseconds{0});
+            // The descendants' total is exact (the rusage minus its own); only
+            // its split is by ticks, and two tick-sampled splits (its own,
+            // the rusage's) need not agree: the kernel side is bounded by the
+            // total, so that the two sides always add up to it.
+            const nanoseconds children = ru_total - own_total;
+            e.children_kernel = std::clamp(ru_kernel - own->kernel, nanoseconds{0}, children);
+            e.children_user = children - e.children_kernel;
         }
         core->life.adopt_wait_values(e.times);
     }
