@@ -45,8 +45,10 @@ std::string make_build(bool as_nobody) {
     std::string objs;
     for (int i = 0; i < sources; ++i) {
         const std::string n = "f" + std::to_string(i);
-        std::ofstream(d + "/" + n + ".c") << "int " << n << "(int x) { int s = 0; for (int i = 0; i < x; ++i) s += i * "
-                                          << i + 1 << "; return s; }\n";
+        std::string path = d;
+        path.append("/").append(n).append(".c");
+        std::ofstream(path) << "int " << n << "(int x) { int s = 0; for (int i = 0; i < x; ++i) s += i * " << i + 1
+                            << "; return s; }\n";
         objs += " " + n + ".o";
     }
     std::ofstream(d + "/main.c") << "int main(void) { return 0; }\n";
@@ -80,8 +82,11 @@ std::string make_build(bool as_nobody) {
     }
     for (int i = 0; i <= sources; ++i) {
         const std::string n = i == sources ? "main" : "f" + std::to_string(i);
-        if (cc1[n] != 1 || as[n] != 1)
-            return n + ": cc1 " + std::to_string(cc1[n]) + ", as " + std::to_string(as[n]) + dump;
+        if (cc1[n] != 1 || as[n] != 1) {
+            std::string why = n;
+            why.append(": cc1 ").append(std::to_string(cc1[n])).append(", as ").append(std::to_string(as[n]));
+            return why + dump;
+        }
     }
     if (link["collect2"] != 1 || link["ld"] != 1) return "link steps" + dump;
     return "";

@@ -142,10 +142,16 @@ std::string signals_and_exec() {
     auto r = proctimes::run_tree({.argv = {"/bin/sh", "-c", "trap 'exit 5' USR1; kill -USR1 $$; sleep 5; exit 1"}});
     if (!r) return "run_tree: " + r.error().message();
     if (!r->command.status || r->command.status->code != 5) return "handled signal\n" + tree_check::describe(r->tree);
+    if (r->tree.source != proctimes::tree_source::ptrace) return "not ptrace\n" + tree_check::describe(r->tree);
 
-    const std::string stop = burner + " 0 0 0 300 & p=$!; kill -STOP $p; " + burner + " 0 0 0 100; " +
-                             "s=$(cut -d' ' -f3 /proc/$p/stat); kill -CONT $p; wait $p; r=$?; " +
-                             "case $s in [Tt]) exit $r;; *) exit 9;; esac";
+    // A child stopped by SIGSTOP stays stopped (a group-stop, not resumed by
+    // the recorder) until SIGCONT: it sleeps 300 ms, and is still stopped
+    // 500 ms after it was first seen stopped.
+    const std::string state = "$(cut -d' ' -f3 /proc/$p/stat)";
+    const std::string stop = burner + " 0 0 0 300 & p=$!; kill -STOP $p; i=0; " + "while [ $i -lt 400 ]; do case " +
+                             state + " in [Tt]) break;; esac; " +
+                             "sleep 0.05; i=$((i+1)); done; sleep 0.5; s=" + state +
+                             "; kill -CONT $p; wait $p; r=$?; case $s in [Tt]) exit $r;; *) exit 9;; esac";
     r = proctimes::run_tree({.argv = {"/bin/sh", "-c", stop}});
     if (!r) return "run_tree: " + r.error().message();
     if (!r->command.status || r->command.status->code != 0) return "group-stop\n" + tree_check::describe(r->tree);

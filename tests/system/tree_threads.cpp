@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
     const int n = argc > 1 ? std::atoi(argv[1]) : 2;
     const long long ms = argc > 2 ? std::atoll(argv[2]) : 20;
     std::vector<std::thread> threads;
+    threads.reserve(static_cast<std::size_t>(n > 0 ? n : 0));
     for (int i = 0; i < n; ++i)
         threads.emplace_back([ms] {
             const long long start = thread_cpu_ns();
