@@ -183,6 +183,18 @@ void tree_tracer::on_stop(pid_t tid, int status) {
     const int sig = WSTOPSIG(status);
     const unsigned event = static_cast<unsigned>(status) >> 16;
     auto it = tasks_.find(tid);
+    if (it == tasks_.end() && detaching_) {
+        // Born while the tree is being let go (attached by the kernel: let
+        // go at its first stop), or an orphan let go already, reporting a
+        // stop to its parent, this process (not traced: nothing to do).
+        if (::ptrace(PTRACE_DETACH, tid, nullptr, 0) != 0) return;
+        const std::size_t proc = meet(tid, 0, now);
+        tasks_.erase(tid);
+        auto& p = tree_.processes[proc];
+        p.outlived_command = true;
+        if (p.pid == tid) (void)read_process_cpu(tid, p);
+        return;
+    }
     if (it == tasks_.end()) {
         (void)meet(tid, 0, now);
         it = tasks_.find(tid);
@@ -278,7 +290,7 @@ void tree_tracer::run(child& command, result<child_exit>& command_exit) {
         int status = 0;
         pid_t w;
         do {
-            w = ::wait4(tid, &status, wait_flags, nullptr);
+            w = ::wait4(tid, &status, wait_flags | WUNTRACED, nullptr);  // WUNTRACED: an untraced orphan's stop too
         } while (w < 0 && errno == EINTR);
         if (w != tid) continue;
         if (WIFSTOPPED(status)) {

@@ -169,6 +169,46 @@ std::string signals_and_exec() {
 TEST(Tree, SignalsAndExecFromAThreadAsRoot) { in_child_as(false, signals_and_exec); }
 TEST(Tree, SignalsAndExecFromAThreadAsNobody) { in_child_as(true, signals_and_exec); }
 
+// A double-forked orphan stopped by SIGSTOP when the command ends is let go
+// still stopped (its group-stop kept through the detach), in bounded time.
+std::string stopped_orphan() {
+    const std::string d = tree_check::scratch_dir();
+    if (d.empty()) return "no scratch directory";
+    const std::string script = "( " + burner + " 0 0 0 20000 & echo $! > " + d + "/pid ); p=$(cat " + d +
+                               "/pid); kill -STOP $p; i=0; while [ $i -lt 400 ]; do case $(cut -d' ' -f3 " +
+                               "/proc/$p/stat) in [Tt]) exit 0;; esac; sleep 0.05; i=$((i+1)); done; exit 9";
+    const auto before = steady_clock::now();
+    auto r = proctimes::run_tree({.argv = {"/bin/sh", "-c", script}});
+    if (!r) return "run_tree: " + r.error().message();
+    const std::string dump = "\n" + tree_check::describe(r->tree);
+    auto orphan = running(r->tree, {burner, "0", "0", "0", "20000"});
+    if (orphan.size() != 1) return "the orphan" + dump;
+    const pid_t pid = orphan[0]->pid;
+    // Let go, it wakes to enter its group-stop again by itself (briefly R):
+    // stopped within a bound, and still stopped a while later.
+    auto state = [pid] {
+        std::string s;
+        std::ifstream("/proc/" + std::to_string(pid) + "/stat") >> s >> s >> s;  // pid (comm) state
+        return s;
+    };
+    std::string stat = state();
+    for (int i = 0; i < 100 && stat != "T"; ++i) {
+        ::usleep(50'000);
+        stat = state();
+    }
+    ::usleep(300'000);
+    if (stat == "T") stat = state();
+    ::kill(pid, SIGKILL);
+    if (steady_clock::now() - before > seconds{15}) return "too slow" + dump;
+    if (!r->command.status || r->command.status->code != 0) return "the command" + dump;
+    if (!orphan[0]->outlived_command || orphan[0]->exited) return "not outlived" + dump;
+    if (stat != "T") return "the orphan's state after the recording: " + stat + dump;
+    return "";
+}
+
+TEST(Tree, AStoppedOrphanIsLetGoStoppedAsRoot) { in_child_as(false, stopped_orphan); }
+TEST(Tree, AStoppedOrphanIsLetGoStoppedAsNobody) { in_child_as(true, stopped_orphan); }
+
 // ptrace refused (a seccomp filter answers EPERM): source none, the reason,
 // the command alone with its wait rusage, no hang, subreaper untouched.
 std::string refused() {
