@@ -95,9 +95,13 @@ std::size_t tree_tracer::add_process(pid_t pid, std::int64_t parent, instant now
     return i;
 }
 
-std::size_t tree_tracer::meet(pid_t tid, pid_t forker_tgid, instant now) {
+std::size_t tree_tracer::meet(pid_t tid, pid_t forker_tgid, instant now, bool clone_event) {
     task_kin kin;
-    if (read_task_kin(tid, kin)) kin = {tid, forker_tgid};  // gone already: a process of the forker's
+    if (read_task_kin(tid, kin)) {
+        // Gone already (killed at birth): a clone is most likely a thread of
+        // the forker's, a fork or vfork a process it forked.
+        kin = clone_event ? task_kin{forker_tgid, 0} : task_kin{tid, forker_tgid};
+    }
     std::size_t proc;
     if (kin.tgid != tid) {
         auto it = procs_.find(kin.tgid);
@@ -138,7 +142,7 @@ void tree_tracer::on_event(pid_t tid, unsigned event, instant now) {
             if (child <= 0) break;
             auto known = tasks_.find(child);
             if (known == tasks_.end()) {
-                (void)meet(child, pid, now);
+                (void)meet(child, pid, now, event == PTRACE_EVENT_CLONE);
             } else {
                 // Its first stop came before this event: it is the forker's.
                 auto& p = tree_.processes[known->second.proc];

@@ -64,7 +64,9 @@ private:
         bool started = false;  // its first stop was seen
     };
     std::size_t add_process(pid_t pid, std::int64_t parent, instant now);
-    std::size_t meet(pid_t tid, pid_t forker_tgid, instant now);  // a task seen for the first time
+    // A task seen for the first time: its process (a new one, or the one it
+    // is a thread of) by /proc; forker_tgid 0 when met at its own first stop.
+    std::size_t meet(pid_t tid, pid_t forker_tgid, instant now, bool clone_event = false);
     void on_stop(pid_t tid, int status);
     void on_event(pid_t tid, unsigned event, instant now);
     void on_exited(pid_t tid, const siginfo_t& si, bool peeked, child& command, result<child_exit>& command_exit);
