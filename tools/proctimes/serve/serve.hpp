@@ -36,6 +36,10 @@ struct serve_options {
     /// Classify again, at every collection, the processes no rule matched
     /// (process-exporter's -recheck).
     bool recheck = false;
+    /// With process-exporter's rules: a process no rule matches, whose parent
+    /// (or an ancestor new with it) is in a group when it is first seen, joins
+    /// that group (process-exporter's -children, on by default as there).
+    bool children = true;
     std::string metrics_path = "/metrics";  ///< where the exposition is served
     bool exit_records = true;               ///< use taskstats exit records when permitted
     std::string proc_root = "/proc";

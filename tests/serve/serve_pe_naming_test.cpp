@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: MIT
+// Group names with process-exporter's rules, as process-exporter 0.7.10 gives
+// them: {{.ExeBase}}, {{.ExeFull}} and `exe:` from argv[0] (a symlink, a
+// rewritten argv[0], a deleted binary), kernel threads and zombies by comm,
+// the first name kept until the process ends, and -children.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "scrape_text.hpp"
+#include "serve/collector.hpp"
+
+extern char** environ;
+
+namespace {
+
+using serve_testing::value_of;
+namespace serve = proctimes::cli::serve;
+
+const std::string tag = std::to_string(::getpid());
+
+std::string temp_config(const std::string& yaml) {
+    char path[] = "/tmp/proctimes-pe-naming-XXXXXX";
+    const int fd = ::mkstemp(path);
+    EXPECT_GE(fd, 0);
+    EXPECT_EQ(::write(fd, yaml.data(), yaml.size()), static_cast<ssize_t>(yaml.size()));
+    ::close(fd);
+    return path;
+}
+
+// A collector with process-exporter's rules `yaml` and families.
+std::unique_ptr<serve::collector> make(const std::string& yaml, bool children = true) {
+    proctimes::cli::serve_options opts;
+    opts.config_file = temp_config(yaml);
+    opts.namedprocess = true;
+    opts.children = children;
+    opts.top = 0;
+    opts.exit_records = false;
+    std::string error;
+    auto c = serve::collector::make(opts, error);
+    ::unlink(opts.config_file.c_str());
+    EXPECT_TRUE(c) << error;
+    return c;
+}
+
+double procs(const std::string& text, const std::string& group) {
+    return value_of(text, "namedprocess_namegroup_num_procs{groupname=\"" + group + "\"}");
+}
+
+// `path` run with `argv` (argv[0] as given), its streams on /dev/null; the pid.
+pid_t spawn(const std::string& path, std::vector<std::string> argv) {
+    std::vector<char*> v;
+    for (auto& a : argv) v.push_back(a.data());
+    v.push_back(nullptr);
+    posix_spawn_file_actions_t files;
+    ::posix_spawn_file_actions_init(&files);
+    for (int fd : {0, 1, 2}) ::posix_spawn_file_actions_addopen(&files, fd, "/dev/null", O_RDWR, 0);
+    pid_t pid = -1;
+    const int rc = ::posix_spawn(&pid, path.c_str(), &files, nullptr, v.data(), environ);
+    ::posix_spawn_file_actions_destroy(&files);
+    return rc == 0 ? pid : -1;
+}
+
+void end(pid_t pid) {
+    if (pid <= 0) return;
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+}
+
+// Waits until /proc/<pid>/cmdline starts with `argv0` (the exec is done).
+bool exec_done(pid_t pid, const std::string& argv0) {
+    for (int i = 0; i < 500; ++i) {
+        std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+        std::string s;
+        std::getline(in, s, '\0');
+        if (s == argv0) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+}
+
+// A child named `first` that renames itself to each of `then` when told to
+// (a byte on a pipe), and forks a grandchild named `grandchild` first when
+// that is not empty.
+struct renaming_child {
+    pid_t pid = -1;
+    int go = -1, ready = -1;
+    renaming_child(const std::string& first, std::vector<std::string> then, const std::string& grandchild = "") {
+        int up[2], down[2];
+        if (::pipe(up) != 0 || ::pipe(down) != 0) return;
+        pid = ::fork();
+        if (pid == 0) {
+            ::prctl(PR_SET_NAME, first.c_str(), 0, 0, 0);
+            ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+            if (!grandchild.empty() && ::fork() == 0) {
+                ::prctl(PR_SET_NAME, grandchild.c_str(), 0, 0, 0);
+                ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+                char c;
+                while (::read(down[0], &c, 1) > 0) {
+                }
+                ::_exit(0);
+            }
+            char c = 'r';
+            if (::write(up[1], &c, 1) != 1) ::_exit(1);
+            for (const auto& n : then) {
+                if (::read(down[0], &c, 1) != 1) ::_exit(0);
+                ::prctl(PR_SET_NAME, n.c_str(), 0, 0, 0);
+                if (::write(up[1], &c, 1) != 1) ::_exit(1);
+            }
+            while (::read(down[0], &c, 1) > 0) {
+            }
+            ::_exit(0);
+        }
+        ::close(up[1]);
+        ::close(down[0]);
+        ready = up[0];
+        go = down[1];
+        char c;
+        EXPECT_EQ(::read(ready, &c, 1), 1);
+    }
+    void next() {
+        char c = 'g';
+        ASSERT_EQ(::write(go, &c, 1), 1);
+        ASSERT_EQ(::read(ready, &c, 1), 1);
+    }
+    ~renaming_child() {
+        ::close(go);
+        ::close(ready);
+        if (pid > 0) ::kill(pid, SIGKILL), ::waitpid(pid, nullptr, 0);
+    }
+};
+
+}  // namespace
+
+// {{.ExeBase}} and {{.ExeFull}} are argv[0]'s, as process-exporter takes
+// them, not /proc/<pid>/exe's: a symlink's name, an argv[0] that names
+// another program, a binary deleted since it started.
+TEST(ServePeNaming, ExeNamesComeFromArgvZero) {
+    const std::string dir = "/tmp/proctimes-pe-naming-" + tag;
+    ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+    const std::string link = dir + "/ptlink" + tag, copy = dir + "/ptcopy" + tag;
+    ASSERT_EQ(::symlink("/bin/sleep", link.c_str()), 0);
+    ASSERT_EQ(std::system(("cp /bin/sleep " + copy).c_str()), 0);
+    const pid_t a = spawn(link, {link, "30"});
+    const pid_t b = spawn("/bin/sleep", {"ptfake" + tag, "30"});
+    const pid_t c = spawn(copy, {copy, "30"});
+    ASSERT_TRUE(exec_done(a, link) && exec_done(b, "ptfake" + tag) && exec_done(c, copy));
+    ::unlink(copy.c_str());
+    auto col = make(
+        "process_names:\n"
+        "  - name: 'full:{{.ExeFull}}'\n    exe: ['" +
+        link +
+        "']\n"
+        "  - exe: ['ptfake" +
+        tag + "', '" + copy + "']\n");
+    ASSERT_TRUE(col);
+    const std::string s = col->scrape(serve::format::text_004);
+    EXPECT_EQ(procs(s, "full:" + link), 1) << s;
+    EXPECT_EQ(procs(s, "ptfake" + tag), 1) << s;
+    EXPECT_EQ(procs(s, "ptcopy" + tag), 1) << s;
+    EXPECT_EQ(procs(s, "sleep"), -1) << s;
+    for (pid_t p : {a, b, c}) end(p);
+    ::unlink(link.c_str());
+    ::rmdir(dir.c_str());
+}
+
+// A kernel thread and a zombie have no command line: named by comm, as
+// process-exporter names them ({{.ExeBase}} is the comm), never dropped.
+TEST(ServePeNaming, KernelThreadsAndZombiesAreNamedByComm) {
+    const std::string zname = "ptzomb" + tag.substr(0, 8);
+    const pid_t z = ::fork();
+    if (z == 0) {
+        ::prctl(PR_SET_NAME, zname.c_str(), 0, 0, 0);
+        ::_exit(0);
+    }
+    // Wait until it is a zombie (not reaped: no waitpid yet).
+    siginfo_t si{};
+    ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(z), &si, WEXITED | WNOWAIT), 0);
+    // -children=false: kthreadd's children (every kernel thread) stay out.
+    auto col = make("process_names:\n  - comm: [kthreadd, " + zname + "]\n", false);
+    ASSERT_TRUE(col);
+    const std::string s = col->scrape(serve::format::text_004);
+    ::waitpid(z, nullptr, 0);
+    if (::access("/proc/2/comm", R_OK) == 0) EXPECT_EQ(procs(s, "kthreadd"), 1) << s;
+    EXPECT_EQ(procs(s, zname), 1) << s;
+    EXPECT_EQ(value_of(s, "namedprocess_namegroup_states{groupname=\"" + zname + "\",state=\"Zombie\"}"), 1) << s;
+    EXPECT_EQ(procs(s, ""), -1) << s;
+}
+
+// A process keeps the group it was first given when it renames itself: the
+// old group does not drop to 0 members (process-exporter keeps it too).
+TEST(ServePeNaming, TheFirstNameIsKeptUntilTheProcessEnds) {
+    const std::string a = "ptA" + tag, b = "ptB" + tag;
+    renaming_child child(a, {b});
+    auto col = make("process_names:\n  - name: '{{.Comm}}'\n    comm: [" + a + ", " + b + "]\n");
+    ASSERT_TRUE(col);
+    std::string s = col->scrape(serve::format::text_004);
+    EXPECT_EQ(procs(s, a), 1) << s;
+    child.next();
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    s = col->scrape(serve::format::text_004);
+    EXPECT_EQ(procs(s, a), 1) << s;
+    EXPECT_EQ(procs(s, b), -1) << s;
+}
+
+// -children (process-exporter's default): an unmatched process whose parent
+// is in a group joins it; -children=false leaves it out.
+TEST(ServePeNaming, ChildrenJoinTheirParentsGroup) {
+    const std::string parent = "ptP" + tag, kid = "ptK" + tag;
+    renaming_child child(parent, {}, kid);
+    const std::string yaml = "process_names:\n  - name: '{{.Comm}}'\n    comm: [" + parent + "]\n";
+    // The grandchild may not have named itself yet: wait until /proc says so.
+    bool named = false;
+    for (int i = 0; i < 500 && !named; ++i) {
+        FILE* p = ::popen(("grep -lx " + kid + " /proc/[0-9]*/comm 2>/dev/null").c_str(), "r");
+        char buf[64];
+        named = p && std::fgets(buf, sizeof buf, p) != nullptr;
+        if (p) ::pclose(p);
+        if (!named) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_TRUE(named);
+    auto on = make(yaml);
+    auto off = make(yaml, false);
+    ASSERT_TRUE(on && off);
+    const std::string s_on = on->scrape(serve::format::text_004), s_off = off->scrape(serve::format::text_004);
+    EXPECT_EQ(procs(s_on, parent), 2) << s_on;
+    EXPECT_EQ(procs(s_off, parent), 1) << s_off;
+}
