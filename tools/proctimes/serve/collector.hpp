@@ -97,7 +97,8 @@ private:
         /// With rules that need them: the facts its group was decided on,
         /// which a child that forks without exec'ing shares.
         std::shared_ptr<const process_facts> facts;
-        pe_proc pe;  ///< with --namedprocess
+        task_name facts_name;  ///< its comm when `facts` were read
+        pe_proc pe;            ///< with --namedprocess
     };
     struct group_state {
         std::chrono::nanoseconds user{}, system{}, estimated{};

@@ -44,7 +44,17 @@ std::vector<collector::proc_state*> collector::assign_groups() {
         }
         const bool again = rules ? fresh || st.undecided || (opts_.recheck && st.group.empty())
                                  : fresh || !(st.name == p.name) || (opts_.recheck && st.group.empty());
-        if (!again) continue;
+        if (!again) {
+            // The facts a forked child would share are the parent's now: read
+            // them again when its comm changed (an exec), without regrouping.
+            if (rules && st.facts && !(st.facts_name == p.name)) {
+                process_facts f;
+                if (classify_->rules_verdict(p, &f).k != verdict::kind::unknown)
+                    st.facts = std::make_shared<const process_facts>(std::move(f));
+                st.facts_name = p.name;
+            }
+            continue;
+        }
         st.name = p.name;
         std::string group;
         if (rules) {
@@ -52,8 +62,10 @@ std::vector<collector::proc_state*> collector::assign_groups() {
             verdict v = classify_->rules_verdict(p, &f);
             st.undecided = v.k == verdict::kind::unknown;
             if (v.k == verdict::kind::matched) group = std::move(v.group);
-            if (!st.undecided && classify_->rules_need_facts())
+            if (!st.undecided && classify_->rules_need_facts()) {
                 st.facts = std::make_shared<const process_facts>(std::move(f));
+                st.facts_name = p.name;
+            }
             if (v.k == verdict::kind::unmatched && opts_.children) orphans.insert(&st);
         } else {
             group = classify_->group_of(p).value_or(std::string());
@@ -99,6 +111,28 @@ void collector::credit_unseen() {
     for (const auto& e : ledger_->processes)
         if (!e.seen_before) unseen[e.pid] = &e;
 
+    // Its parent: a process a collection saw that started no later than it
+    // (pids are reused), else another unseen one.
+    const auto saw_parent = [&](const ended_process& e) -> const proc_state* {
+        const auto p = parents.find(e.parent_pid);
+        return p != parents.end() && p->second->start_ticks <= e.start_ticks ? p->second : nullptr;
+    };
+    const auto unseen_parent = [&](const ended_process& e) -> const ended_process* {
+        const auto u = unseen.find(e.parent_pid);
+        return u != unseen.end() && u->second != &e ? u->second : nullptr;
+    };
+    // What the rules would have read of a process that forked and never
+    // exec'd: its parent's command line, when the parent was classified
+    // under the same comm (a parent that exec'd since has another one).
+    const auto inherited = [&](const auto& self, const ended_process& e, int depth) -> const process_facts* {
+        if (!e.forked_no_exec || depth >= max_depth) return nullptr;
+        if (const proc_state* p = saw_parent(e))
+            return p->facts && p->facts_name.view() == e.name.view() ? p->facts.get() : nullptr;
+        if (const ended_process* u = unseen_parent(e); u && u->name.view() == e.name.view())
+            return self(self, *u, depth + 1);
+        return nullptr;
+    };
+
     // The group of an unseen process: "" for none (excluded, or no rule and
     // no parent in a group); nullopt when it cannot be told.
     std::unordered_map<const ended_process*, std::optional<std::string>> done;
@@ -109,20 +143,17 @@ void collector::credit_unseen() {
         if (!rules) {
             out = classify_->group_of_ended(e.name.view(), e.uid);
         } else {
-            const verdict v = classify_->ended_verdict(e.name.view(), e.uid, nullptr);
+            const process_facts* inh = inherited(inherited, e, 0);
+            const verdict v = classify_->ended_verdict(e.name.view(), e.uid, inh);
             if (v.k == verdict::kind::matched) {
                 out = v.group;
             } else if (v.k == verdict::kind::unmatched) {
                 out = std::string();
                 if (opts_.children && depth < max_depth) {
-                    // Its parent: a process a collection saw that started no
-                    // later than it, or another unseen one.
-                    if (const auto p = parents.find(e.parent_pid);
-                        p != parents.end() && p->second->start_ticks <= e.start_ticks) {
-                        out = p->second->undecided ? std::nullopt : std::optional(p->second->group);
-                    } else if (const auto u = unseen.find(e.parent_pid); u != unseen.end() && u->second != &e) {
-                        out = self(self, *u->second, depth + 1);
-                    }
+                    if (const proc_state* p = saw_parent(e))
+                        out = p->undecided ? std::nullopt : std::optional(p->group);
+                    else if (const ended_process* u = unseen_parent(e))
+                        out = self(self, *u, depth + 1);
                 }
             }
         }
