@@ -325,3 +325,29 @@ TEST(ServePeNaming, ExecdChildrenNoRuleCanNameAreUnattributed) {
     // Some of them may be seen alive (and named "true"); most are not.
     EXPECT_GE(value_of(s, "proctimes_ended_unattributed_processes_total") - before, 50) << s;
 }
+
+// pid 1 is in its group with and without -threads (the eBPF walk, which
+// --threads used to switch off, does not see a sandbox's pid 1), as
+// process-exporter, which reads /proc, has it.
+TEST(ServePeNaming, TheGroupSetDoesNotDependOnThreads) {
+    std::ifstream in("/proc/1/comm");
+    std::string init;
+    std::getline(in, init);
+    if (init.empty()) GTEST_SKIP() << "/proc/1/comm unreadable";
+    const std::string yaml = "process_names:\n  - name: '{{.Comm}}'\n    comm: ['" + init + "']\n";
+    for (const bool threads : {false, true}) {
+        proctimes::cli::serve_options opts;
+        opts.config_file = temp_config(yaml);
+        opts.namedprocess = true;
+        opts.children = false;
+        opts.threads = threads;
+        opts.top = 0;
+        opts.exit_records = false;
+        std::string error;
+        auto col = serve::collector::make(opts, error);
+        ::unlink(opts.config_file.c_str());
+        ASSERT_TRUE(col) << error;
+        const std::string s = col->scrape(serve::format::text_004);
+        EXPECT_GE(procs(s, init), 1) << "threads " << threads << "\n" << s;
+    }
+}

@@ -29,7 +29,16 @@ std::unique_ptr<collector> collector::make(const serve_options& opts, std::strin
     snapshot_options so;
     so.proc_root = opts.proc_root;
     so.threads = opts.threads;
-    if (opts.threads) so.reuse_idle_threads_for = std::chrono::seconds(60);
+    if (opts.namedprocess || c->classify_->uses_config()) {
+        // process-exporter reads /proc: the same processes (the eBPF walk
+        // misses those the host hides from it, such as a sandbox's pid 1) and
+        // the same names (a kernel worker's with its workqueue suffix), with
+        // or without --threads.
+        so.source = snapshot_source::procfs;
+        if (opts.threads) so.reuse_idle_threads_for = std::chrono::seconds(60);
+    }
+    // Otherwise the eBPF walk where it can be used, threads or not: one
+    // source, so one group set, whatever --threads says.
     auto s = snapshotter::open(so);
     if (!s) {
         error = "cannot read " + opts.proc_root + ": " + s.error().message();
