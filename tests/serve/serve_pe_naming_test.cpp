@@ -64,6 +64,7 @@ double procs(const std::string& text, const std::string& group) {
 // `path` run with `argv` (argv[0] as given), its streams on /dev/null; the pid.
 pid_t spawn(const std::string& path, std::vector<std::string> argv) {
     std::vector<char*> v;
+    v.reserve(argv.size() + 1);
     for (auto& a : argv) v.push_back(a.data());
     v.push_back(nullptr);
     posix_spawn_file_actions_t files;
@@ -99,7 +100,7 @@ bool exec_done(pid_t pid, const std::string& argv0) {
 struct renaming_child {
     pid_t pid = -1;
     int go = -1, ready = -1;
-    renaming_child(const std::string& first, std::vector<std::string> then, const std::string& grandchild = "") {
+    renaming_child(const std::string& first, const std::vector<std::string>& then, const std::string& grandchild = "") {
         int up[2], down[2];
         if (::pipe(up) != 0 || ::pipe(down) != 0) return;
         pid = ::fork();
