@@ -153,6 +153,7 @@ result<cpu_ledger> compute_ledger(const snapshot& before, const snapshot& after,
                 p.parent_pid = lf.end->parent_pid != 0 ? lf.end->parent_pid : dated->parent_pid;
                 p.ended_since_boot = lf.end->received_since_boot;
                 p.creation = dated->creation;
+                p.forked_no_exec = lf.leader != nullptr && lf.leader->forked_no_exec;
                 p.exit = lf.end->exit;
                 for (const ended_task* r : lf.records)
                     if (!r->exit || !p.exit) {

@@ -48,6 +48,7 @@ struct bpf_task_end {
     pid_t parent_pid = 0;
     uid_t uid = 0;  ///< effective uid
     bool kernel_thread = false;
+    bool forked_no_exec = false;  ///< PF_FORKNOEXEC: forked and never exec'd
     task_name name;
     std::uint64_t start_ticks = 0;  ///< as /proc's field 22, for identities
     instant creation{};             ///< exact (start_boottime + the boot anchor)

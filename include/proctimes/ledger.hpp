@@ -105,6 +105,10 @@ struct PROCTIMES_API ended_task {
     /// process_ended, and the process never had another thread, so this
     /// record's values are the whole process's final values.
     bool whole_process = false;
+    /// The task was forked and never exec'd (taskstats' AFORK, the kernel's
+    /// PF_FORKNOEXEC; every thread has it): a process's leader with it runs
+    /// the program, and has the command line, of the parent it forked from.
+    bool forked_no_exec = false;
 
     // ---- what only the eBPF exit stream knows (defaults otherwise) ----
 
@@ -230,6 +234,9 @@ struct PROCTIMES_API ended_process {
     std::optional<instant> exit, creation;
     /// `before` listed it (so kernel/user are final − what `before` read).
     bool seen_before = false;
+    /// Its leader's record says it forked and never exec'd
+    /// (ended_task::forked_no_exec); false without the leader's record.
+    bool forked_no_exec = false;
     /// The values are exact (1 ns totals). False only for a multi-threaded
     /// process that `before` saw without its threads: then kernel/user are a
     /// lower bound (its threads' records minus what `before` read).

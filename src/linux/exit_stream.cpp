@@ -54,6 +54,7 @@ ended_task to_ended(const parse::exit_task_record& r, nanoseconds received) noex
     e.received_since_boot = received;
     e.process_ended = r.group_dead;
     e.whole_process = r.group_dead && !r.group_record;
+    e.forked_no_exec = r.forked_no_exec;
     if (e.pid == 0 && e.whole_process) e.pid = e.tid;  // one thread: it was the leader
     return e;
 }

@@ -27,6 +27,7 @@ ended_task to_ended_task(const bpf_task_end& e) noexcept {
     // (a kernel without taskstats' group data) counts as not.
     t.whole_process = e.is_process() && e.threads_known && !e.had_threads;
     t.exact = true;
+    t.forked_no_exec = e.forked_no_exec;
     t.exit = e.exit;
     t.creation = e.creation;
     t.start_ticks = e.start_ticks;

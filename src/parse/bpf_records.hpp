@@ -38,5 +38,7 @@ char task_state_letter(std::uint32_t state, std::uint32_t exit_state) noexcept;
 
 /// PF_KTHREAD in task->flags.
 inline constexpr std::uint32_t bpf_pf_kthread = 0x00200000;
+/// PF_FORKNOEXEC in task->flags: forked, and has not exec'd since.
+inline constexpr std::uint32_t bpf_pf_forknoexec = 0x00000040;
 
 }  // namespace proctimes::parse

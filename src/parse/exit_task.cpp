@@ -19,7 +19,9 @@ constexpr std::size_t tgid_end = offsetof(taskstats, ac_tgid) + sizeof(taskstats
 
 bool read_stats(std::string_view v, exit_task_record& e) noexcept {
     if (v.size() < nl::taskstats_basic_size) return false;
-    e.group_dead = (load<std::uint8_t>(v, offsetof(taskstats, ac_flag)) & nl::agroup_flag) != 0;
+    const auto flags = load<std::uint8_t>(v, offsetof(taskstats, ac_flag));
+    e.group_dead = (flags & nl::agroup_flag) != 0;
+    e.forked_no_exec = (flags & nl::afork_flag) != 0;
     e.uid = load<std::uint32_t>(v, offsetof(taskstats, ac_uid));
     e.ppid = load<std::uint32_t>(v, offsetof(taskstats, ac_ppid));
     const std::size_t comm = offsetof(taskstats, ac_comm);

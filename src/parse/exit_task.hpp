@@ -22,6 +22,7 @@ struct exit_task_record {
     std::uint32_t uid = 0;         ///< ac_uid (real uid)
     char comm[33] = {};            ///< ac_comm, NUL-terminated (TS_COMM_LEN 32)
     bool group_dead = false;       ///< AGROUP: the last thread of its thread group
+    bool forked_no_exec = false;   ///< AFORK: forked and never exec'd
     bool group_record = false;     ///< the datagram also carried a thread-group record
     std::uint64_t run_ns = 0;      ///< cpu_run_virtual_total: scheduler run time, ns
     std::uint64_t utime_us = 0;    ///< ac_utime, tick-sampled

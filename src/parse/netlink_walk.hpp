@@ -68,6 +68,8 @@ void for_each_attr(std::string_view attrs, F&& f) {
 /// AGROUP of taskstats::ac_flag (include/uapi/linux/acct.h): the task was the
 /// last thread of its thread group.
 constexpr std::uint8_t agroup_flag = 0x20;
+/// AFORK of taskstats::ac_flag: the task was forked and never exec'd.
+constexpr std::uint8_t afork_flag = 0x01;
 
 /// Every struct taskstats version has the fields up to ac_stime (basic
 /// accounting, version 1); later versions only append fields.

@@ -69,7 +69,8 @@ TEST(ProcStatCpu, TheCapturedFixture) {
 
 // A taskstats exit datagram as the kernel builds it: AGGR_PID { PID, STATS }.
 std::string exit_datagram(std::uint16_t family, std::uint32_t tid, std::uint32_t tgid, const char* comm,
-                          std::uint64_t run_ns, bool group_dead, std::uint16_t version = TASKSTATS_VERSION) {
+                          std::uint64_t run_ns, bool group_dead, std::uint16_t version = TASKSTATS_VERSION,
+                          std::uint8_t more_flags = 0) {
     taskstats ts{};
     ts.version = version;
     ts.ac_pid = tid;
@@ -77,7 +78,7 @@ std::string exit_datagram(std::uint16_t family, std::uint32_t tid, std::uint32_t
     ts.ac_ppid = 1;
     ts.ac_uid = 1000;
     std::strncpy(ts.ac_comm, comm, sizeof ts.ac_comm - 1);
-    ts.ac_flag = group_dead ? 0x20 : 0;
+    ts.ac_flag = static_cast<std::uint8_t>((group_dead ? 0x20 : 0) | more_flags);
     ts.cpu_run_virtual_total = run_ns;
     ts.ac_utime = 3000;
     ts.ac_stime = 1000;
@@ -117,7 +118,13 @@ TEST(ExitTask, KeepsWhoTheTaskWas) {
     EXPECT_EQ(out[0].run_ns, 21'000'000u);
     EXPECT_TRUE(out[0].group_dead);
     EXPECT_FALSE(out[0].group_record);
+    EXPECT_FALSE(out[0].forked_no_exec);
     EXPECT_EQ(out[0].elapsed_us, 25000u);
+    // AFORK (0x01): forked and never exec'd; AGROUP is read apart from it.
+    out.clear();
+    ASSERT_EQ(parse::parse_exit_tasks(exit_datagram(27, 9, 9, "sh", 1, false, TASKSTATS_VERSION, 0x01), 27, out), 1u);
+    EXPECT_TRUE(out[0].forked_no_exec);
+    EXPECT_FALSE(out[0].group_dead);
     // Family 0: any generic family; another family id: nothing.
     EXPECT_EQ(parse::parse_exit_tasks(d, 0, out), 1u);
     EXPECT_EQ(parse::parse_exit_tasks(d, 28, out), 0u);

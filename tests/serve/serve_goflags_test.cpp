@@ -80,15 +80,28 @@ TEST(ServeGoFlags, NamemappingNamesByTheFirstNonEmptyCapture) {
     }
 }
 
-TEST(ServeGoFlags, ChildrenIsRefusedUnlessOff) {
-    for (const char* on : {"-children", "--children", "-children=true", "-children=1"}) {
-        const auto r = serve({"--once", on});
-        EXPECT_EQ(r.rc, 2) << on;
-        EXPECT_NE(r.err.find("not implemented yet"), std::string::npos) << r.err;
+// -children is on by default, as in process-exporter: every kernel thread
+// (unmatched) joins kthreadd's group; -children=false leaves them out.
+TEST(ServeGoFlags, ChildrenIsOnByDefault) {
+    const std::string cfg = "/tmp/proctimes-goflags-children-" + std::to_string(::getpid()) + ".yaml";
+    { std::ofstream(cfg) << "process_names:\n  - comm: [kthreadd]\n"; }
+    const auto n = [](const result& r) {
+        return value_of(r.out, "namedprocess_namegroup_num_procs{groupname=\"kthreadd\"}");
+    };
+    for (const char* on : {"", "-children", "--children", "-children=true", "-children=1"}) {
+        std::vector<std::string> args{"--once", "--top", "0", "--namedprocess", "-config.path", cfg};
+        if (*on) args.emplace_back(on);
+        const auto r = serve(args);
+        EXPECT_EQ(r.rc, 0) << on << r.err;
+        if (::access("/proc/2/comm", R_OK) == 0) EXPECT_GT(n(r), 1) << on;
     }
-    for (const char* off : {"-children=false", "--children=0", "-children=F"})
-        EXPECT_EQ(serve({"--once", "--top", "0", off}).rc, 0) << off;
+    for (const char* off : {"-children=false", "--children=0", "-children=F"}) {
+        const auto r = serve({"--once", "--top", "0", "--namedprocess", "-config.path", cfg, off});
+        EXPECT_EQ(r.rc, 0) << off << r.err;
+        if (::access("/proc/2/comm", R_OK) == 0) EXPECT_EQ(n(r), 1) << off;
+    }
     EXPECT_EQ(serve({"--once", "-children=maybe"}).rc, 2);
+    ::unlink(cfg.c_str());
 }
 
 TEST(ServeGoFlags, ThreadsTurnsOnTheThreadWalk) {

@@ -331,7 +331,12 @@ TEST(ServeRules, ExporterSourceTellsTheTruth) {
         found =
             found || value_of(out, "proctimes_exporter_source{snapshot=\"" + snap + "\",exits=\"" + exits + "\"}") == 1;
     EXPECT_TRUE(found) << out.substr(out.find("proctimes_exporter_source"));
+    // --threads reads from the same source: the group set does not depend on it.
     ASSERT_EQ(run_cli({"serve", "--once", "--top", "0", "--threads", "--no-exit-records"}, out, err), 0) << err;
-    EXPECT_EQ(value_of(out, "proctimes_exporter_source{snapshot=\"proc+threads\",exits=\"none\"}"), 1)
+    EXPECT_EQ(value_of(out, "proctimes_exporter_source{snapshot=\"" + snap + "+threads\",exits=\"none\"}"), 1)
+        << out.substr(out.find("proctimes_exporter_source"));
+    // With process-exporter's families, /proc, as process-exporter reads it.
+    ASSERT_EQ(run_cli({"serve", "--once", "--top", "0", "--namedprocess", "--no-exit-records"}, out, err), 0) << err;
+    EXPECT_EQ(value_of(out, "proctimes_exporter_source{snapshot=\"proc\",exits=\"none\"}"), 1)
         << out.substr(out.find("proctimes_exporter_source"));
 }

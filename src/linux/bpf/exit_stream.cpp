@@ -92,6 +92,7 @@ struct bpf_exit_stream::impl {
         e.parent_pid = static_cast<pid_t>(r.ppid);
         e.uid = r.euid;
         e.kernel_thread = (r.flags & parse::bpf_pf_kthread) != 0;
+        e.forked_no_exec = (r.flags & parse::bpf_pf_forknoexec) != 0;
         e.name.assign(parse::comm_view(r.comm));
         e.start_ticks = r.start_boottime / static_cast<std::uint64_t>(tick);
         auto at = [&](std::uint64_t boottime) {

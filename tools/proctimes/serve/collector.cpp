@@ -14,7 +14,6 @@ namespace {
 using std::chrono::nanoseconds;
 
 nanoseconds clamp0(nanoseconds d) { return d < nanoseconds{0} ? nanoseconds{0} : d; }
-double epoch_seconds(instant t) { return static_cast<double>(t.time_since_epoch().count()) / 1e9; }
 
 // Records older than this with no snapshot after them are kept at most this
 // many: a bound on memory if scrapes stop while tasks keep ending.
@@ -30,7 +29,16 @@ std::unique_ptr<collector> collector::make(const serve_options& opts, std::strin
     snapshot_options so;
     so.proc_root = opts.proc_root;
     so.threads = opts.threads;
-    if (opts.threads) so.reuse_idle_threads_for = std::chrono::seconds(60);
+    if (opts.namedprocess || c->classify_->uses_config()) {
+        // process-exporter reads /proc: the same processes (the eBPF walk
+        // misses those the host hides from it, such as a sandbox's pid 1) and
+        // the same names (a kernel worker's with its workqueue suffix), with
+        // or without --threads.
+        so.source = snapshot_source::procfs;
+        if (opts.threads) so.reuse_idle_threads_for = std::chrono::seconds(60);
+    }
+    // Otherwise the eBPF walk where it can be used, threads or not: one
+    // source, so one group set, whatever --threads says.
     auto s = snapshotter::open(so);
     if (!s) {
         error = "cannot read " + opts.proc_root + ": " + s.error().message();
@@ -120,19 +128,10 @@ void collector::collect() {
 
     // Live processes: each adds what it used since its last sample, per mode,
     // never less than nothing (a tick-ratio split can shift between samples).
-    for (const auto& p : cur_.processes) {
-        auto [it, fresh] = procs_.try_emplace({p.pid(), p.identity.start_ticks});
-        proc_state& st = it->second;
-        st.seen = true;
-        if (fresh || !(st.name == p.name) || (opts_.recheck && st.group.empty())) {
-            st.name = p.name;
-            std::string group = classify_->group_of(p).value_or(std::string());
-            if (group != st.group) st.in_group = nanoseconds{0};
-            st.group = std::move(group);
-            st.pid = p.pid();
-            st.start_ticks = p.identity.start_ticks;
-            st.start_seconds = epoch_seconds(p.times.creation);
-        }
+    const std::vector<proc_state*> states = assign_groups();
+    for (std::size_t i = 0; i < cur_.processes.size(); ++i) {
+        const snapshot_process& p = cur_.processes[i];
+        proc_state& st = *states[i];
         const nanoseconds du = clamp0(p.times.user - st.user), ds = clamp0(p.times.kernel - st.system);
         st.user += du;
         st.system += ds;
@@ -147,6 +146,11 @@ void collector::collect() {
         if (g.oldest == 0 || st.start_seconds < g.oldest) g.oldest = st.start_seconds;
         if (opts_.namedprocess) update_namedprocess(p, st, g);
     }
+
+    // Processes that started and ended between the two snapshots: only their
+    // exit records know them (before the gone ones are forgotten: they may be
+    // their parents).
+    if (ledger_) credit_unseen();
 
     // Processes gone since the previous scrape: add their final values where a
     // record gives them exactly; otherwise their last sample stands, and the
@@ -173,19 +177,6 @@ void collector::collect() {
         }
         it = procs_.erase(it);
     }
-
-    // Processes that started and ended between the two snapshots: only their
-    // exit records know them.
-    if (ledger_)
-        for (const auto& e : ledger_->processes) {
-            if (e.seen_before) continue;
-            const auto group = classify_->group_of_ended(e.name.view(), e.uid);
-            if (!group) continue;
-            group_state& g = groups_[*group];
-            g.user += e.user;
-            g.system += e.kernel;
-            ++g.ended;
-        }
 
     std::swap(prev_, cur_);
     have_prev_ = true;

@@ -91,8 +91,16 @@ private:
         std::uint64_t start_ticks = 0;
         double start_seconds = 0;
         pid_t pid = 0;
+        pid_t parent = 0;  ///< when first seen
         bool seen = false;
-        pe_proc pe;  ///< with --namedprocess
+        /// The rules could not read its command line (it was ending): it is
+        /// classified again at its next sight.
+        bool undecided = false;
+        /// With rules that need them: the facts its group was decided on,
+        /// which a child that forks without exec'ing shares.
+        std::shared_ptr<const process_facts> facts;
+        task_name facts_name;  ///< its comm when `facts` were read
+        pe_proc pe;            ///< with --namedprocess
     };
     struct group_state {
         std::chrono::nanoseconds user{}, system{}, estimated{};
@@ -102,6 +110,16 @@ private:
         pe_group pe;        ///< with --namedprocess
     };
 
+    /// Decides the group of every process of cur_ that needs it (new ones; in
+    /// process-exporter's way with its rules: a group once given is kept
+    /// until the process ends, unmatched ones join their parent's group
+    /// under -children) and returns each one's state (membership.cpp).
+    std::vector<proc_state*> assign_groups();
+    /// Credits the processes only exit records know (started and ended
+    /// between two collections): to the group the rules give them, else
+    /// (-children) their parent's; what nothing attributes goes to the
+    /// unattributed counters (membership.cpp).
+    void credit_unseen();
     /// --namedprocess: reads the process's files and adds to its group (namedprocess.cpp).
     void update_namedprocess(const snapshot_process& p, proc_state& st, group_state& g);
     void namedprocess_families(std::vector<family>& out) const;
@@ -114,6 +132,10 @@ private:
     std::optional<system_cpu_times> stat_prev_;
     std::map<std::pair<pid_t, std::uint64_t>, proc_state> procs_;
     std::map<std::string, group_state> groups_;
+    /// CPU of ended processes no group could be given (a rule needs their
+    /// command line, which their exit record does not carry).
+    std::chrono::nanoseconds unattributed_user_{}, unattributed_system_{};
+    std::uint64_t unattributed_procs_ = 0;
     std::optional<cpu_ledger> ledger_;
 
     // Exit records, filled by the drain thread.

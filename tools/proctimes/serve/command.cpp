@@ -84,7 +84,7 @@ subcommand add_serve(CLI::App& root) {
     // single or double dash): what the parser leaves over is read as Go would.
     app->allow_extras();
     app->footer(
-        "Also accepted, with process-exporter's meaning: -procnames, -namemapping, -children=false, -threads, "
+        "Also accepted, with process-exporter's meaning: -procnames, -namemapping, -children, -threads, "
         "-recheck, -config.path, -web.listen-address, -web.telemetry-path, -procfs, -gather-smaps, -web.config.file "
         "(one or two dashes; docs/SERVE.md).");
     return {app, [app, opts, listen, by](std::ostream& out, std::ostream& err) {

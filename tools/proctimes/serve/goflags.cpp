@@ -151,9 +151,7 @@ std::string apply_go_flags(const std::vector<std::string>& args, serve_options& 
             o.namemapping = *value;
             seen.grouping = true;
         } else if (name == "children") {
-            if (on)
-                return "-children: a matched process's descendants joining its group is not implemented yet; "
-                       "pass -children=false (each process is grouped by its own name)";
+            o.children = on;
         } else if (name == "threads") {
             o.threads = on;
             seen.threads = true;

@@ -17,25 +17,25 @@
 namespace proctimes::cli::serve {
 namespace {
 
-std::string base_name(std::string_view path) {
-    const auto slash = path.rfind('/');
-    return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
-}
-
 // A whole small /proc file without following the caller anywhere it could block:
 // /proc/<pid>/{cmdline,cgroup} are procfs files; O_NONBLOCK guards a
-// --proc-root tree that has a FIFO there.
-std::string read_small(const std::string& path) {
+// --proc-root tree that has a FIFO there. `ok` is false when it could not be
+// opened or a read failed (the process ended, or access was refused).
+std::string read_small(const std::string& path, bool* ok = nullptr) {
+    if (ok) *ok = false;
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) return {};
     std::string s;
     char buf[4096];
+    bool failed = false;
     for (;;) {
         const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0) failed = true;
         if (n <= 0 || s.size() > std::size_t{64} * 1024) break;
         s.append(buf, static_cast<std::size_t>(n));
     }
     ::close(fd);
+    if (ok) *ok = !failed;
     return s;
 }
 
@@ -52,6 +52,14 @@ std::vector<std::string> string_list(const YAML::Node& n, const char* key, std::
 }
 
 }  // namespace
+
+std::string go_base(std::string_view path) {
+    if (path.empty()) return ".";
+    while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+    if (path == "/") return "/";
+    const auto slash = path.rfind('/');
+    return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
 
 std::string render_name_template(std::string_view tmpl, std::string_view comm, std::string_view exe_base,
                                  std::string_view exe_full, std::string_view user, pid_t pid,
@@ -173,6 +181,7 @@ std::unique_ptr<classifier> classifier::make(const serve_options& opts, std::str
             return nullptr;
         }
     }
+    for (const auto& r : c->rules_) c->need_facts_ = c->need_facts_ || r.needs_facts();
     return c;
 }
 
@@ -196,10 +205,15 @@ process_facts classifier::facts(pid_t pid, bool exe, bool cmdline, bool cgroup) 
         if (n > 0) f.exe.assign(buf, static_cast<std::size_t>(n));
     }
     if (cmdline) {
-        const std::string raw = read_small(dir + "/cmdline");
-        f.argv0 = raw.substr(0, raw.find('\0'));
+        bool ok = false;
+        const std::string raw = read_small(dir + "/cmdline", &ok);
+        f.unreadable = !ok;
+        // As Go's procfs splits it: nothing read is no command line; else
+        // the trailing NULs are cut and the rest split at each NUL.
+        f.has_cmdline = !raw.empty();
         f.cmdline = raw;
         while (!f.cmdline.empty() && f.cmdline.back() == '\0') f.cmdline.pop_back();
+        f.argv0 = f.cmdline.substr(0, f.cmdline.find('\0'));
         for (char& ch : f.cmdline)
             if (ch == '\0') ch = ' ';
     }
@@ -233,49 +247,79 @@ std::optional<std::string> classifier::filter(std::string group) {
     return r;
 }
 
-std::optional<std::string> classifier::apply_rules(std::string_view comm, uid_t uid, pid_t pid,
-                                                   const process_facts* f) {
+verdict classifier::apply_rules(std::string_view comm, uid_t uid, pid_t pid, const process_facts* f) {
+    verdict v;
     for (const auto& r : rules_) {
         if (!r.comm.empty() && std::find(r.comm.begin(), r.comm.end(), comm) == r.comm.end()) continue;
+        if (!f && r.needs_facts()) {
+            v.k = verdict::kind::unknown;  // this rule might match: what it needs is not known
+            return v;
+        }
+        // As process-exporter: `exe:` and {{.ExeBase}}/{{.ExeFull}} come from
+        // argv[0] (the comm when the command line is empty), never from
+        // /proc/<pid>/exe. An `exe:` entry with a '/' is compared whole with
+        // argv[0], under its base name; of two entries with one base name,
+        // the last one counts (a Go map keyed by base name).
+        const bool has_cmdline = f && f->has_cmdline;
+        const std::string argv0 = f ? f->argv0 : std::string();
         if (!r.exe.empty()) {
-            if (!f) continue;
-            bool any = false;
-            for (const auto& e : r.exe) {
-                const bool full = e.find('/') != std::string::npos;
-                if ((full && (e == f->argv0 || e == f->exe)) ||
-                    (!full && (e == base_name(f->argv0) || e == base_name(f->exe))))
-                    any = true;
-            }
-            if (!any) continue;
+            if (!has_cmdline) continue;
+            const std::string base = go_base(argv0);
+            const std::string* want = nullptr;
+            for (const auto& e : r.exe)
+                if ((e.find('/') != std::string::npos ? go_base(e) : e) == base) want = &e;
+            if (want == nullptr) continue;
+            if (want->find('/') != std::string::npos && *want != argv0) continue;
         }
         std::vector<std::pair<std::string, std::string>> matches;
         if (!r.cmdline.empty()) {
-            if (!f) continue;
             bool all = true;
             for (const auto& re : r.cmdline) all = all && re->search(f->cmdline, matches);
             if (!all) continue;
         }
+        v.k = verdict::kind::matched;
         if (r.mapping) {
-            if (!f) continue;
             auto name = r.mapping(f->cmdline);
-            if (!name) continue;
-            return filter(std::move(*name));
+            if (!name) {
+                v.k = verdict::kind::unmatched;
+                continue;
+            }
+            v.group = filter(std::move(*name)).value_or(std::string());
+            return v;
         }
-        const std::string full = f ? (f->exe.empty() ? f->argv0 : f->exe) : std::string(comm);
-        const std::string base = f ? base_name(full) : std::string(comm);
-        return filter(render_name_template(r.name_template, comm, base, full, user_name(uid), pid, matches));
+        const std::string full = has_cmdline ? argv0 : std::string(comm);
+        const std::string base = has_cmdline ? go_base(full) : std::string(comm);
+        v.group = filter(render_name_template(r.name_template, comm, base, full, user_name(uid), pid, matches))
+                      .value_or(std::string());
+        return v;
     }
-    return std::nullopt;
+    v.k = verdict::kind::unmatched;
+    return v;
 }
 
-std::optional<std::string> classifier::group_of(const snapshot_process& p) {
+verdict classifier::rules_verdict(const snapshot_process& p, process_facts* kept) {
+    const std::string comm(shown_name(p.name.view()));
+    if (!need_facts_) return apply_rules(comm, p.uid, p.pid(), nullptr);
+    process_facts f = facts(p.pid(), false, true, false);
+    if (f.unreadable) {
+        // Ended (or hidden) since the snapshot: decided at its next sight, if any.
+        return verdict{verdict::kind::unknown, {}};
+    }
+    verdict v = apply_rules(comm, p.uid, p.pid(), &f);
+    if (kept) *kept = std::move(f);
+    return v;
+}
+
+verdict classifier::ended_verdict(std::string_view raw_name, uid_t uid, const process_facts* inherited) {
+    return apply_rules(shown_name(raw_name), uid, 0, need_facts_ ? inherited : nullptr);
+}
+
+std::optional<std::string> classifier::group_of(const snapshot_process& p, process_facts* kept) {
     const std::string comm(shown_name(p.name.view()));
     if (!rules_.empty()) {
-        bool need = false;
-        for (const auto& r : rules_) need = need || r.needs_facts();
-        if (!need) return apply_rules(comm, p.uid, p.pid(), nullptr);
-        const process_facts f = facts(p.pid(), true, true, false);
-        return apply_rules(comm, p.uid, p.pid(), &f);
+        verdict v = rules_verdict(p, kept);
+        if (v.k != verdict::kind::matched || v.group.empty()) return std::nullopt;
+        return std::move(v.group);
     }
     switch (by_) {
         case group_by::name:
@@ -298,9 +342,9 @@ std::optional<std::string> classifier::group_of(const snapshot_process& p) {
 std::optional<std::string> classifier::group_of_ended(std::string_view raw_name, uid_t uid) {
     const std::string_view name = shown_name(raw_name);
     if (!rules_.empty()) {
-        for (const auto& r : rules_)
-            if (r.needs_facts()) return std::nullopt;  // a record has no exe or cmdline
-        return apply_rules(name, uid, 0, nullptr);
+        verdict v = apply_rules(name, uid, 0, nullptr);  // a record has no exe or cmdline
+        if (v.k != verdict::kind::matched || v.group.empty()) return std::nullopt;
+        return std::move(v.group);
     }
     switch (by_) {
         case group_by::name:

@@ -72,6 +72,28 @@ struct process_facts {
     std::string argv0;    ///< first word of /proc/<pid>/cmdline
     std::string cmdline;  ///< the command line, words joined by spaces
     std::string cgroup;   ///< the v2 path (the "0::" line), else the first line's path
+    /// The command line is not empty (a kernel thread's and a zombie's are):
+    /// process-exporter then takes {{.ExeBase}} and {{.ExeFull}} from argv[0],
+    /// else from the comm, and its `exe:` matcher needs argv[0].
+    bool has_cmdline = false;
+    /// The command line could not be read (the process ended, or access was
+    /// refused): nothing can be decided from these facts.
+    bool unreadable = false;
+};
+
+/// Go's filepath.Base: the last element of `path` after trailing slashes are
+/// removed; "." for "", "/" for slashes alone.
+std::string go_base(std::string_view path);
+
+/// What the rules say of a process.
+struct verdict {
+    enum class kind {
+        matched,    ///< a rule matched: `group` ("" when --include/--exclude leave it out)
+        unmatched,  ///< no rule matches, whatever the facts not known
+        unknown,    ///< a rule needs facts that are not known (an exit record's process)
+    };
+    kind k = kind::unmatched;
+    std::string group;
 };
 
 class classifier {
@@ -80,18 +102,30 @@ public:
     static std::unique_ptr<classifier> make(const serve_options& opts, std::string& error);
 
     /// The group of a live process; nullopt when excluded or unmatched.
-    std::optional<std::string> group_of(const snapshot_process& p);
-    /// The group of a process known only from its exit record; nullopt when
-    /// excluded, or when the grouping needs what a record does not say (its
-    /// executable path or cgroup).
+    /// With `kept`, the facts the rules were matched against are stored there
+    /// (for a child that forks and never execs: it has the same ones).
+    std::optional<std::string> group_of(const snapshot_process& p, process_facts* kept = nullptr);
+    /// The rules' verdict on a live process (uses_config()): unknown when its
+    /// command line could not be read (it ended meanwhile).
+    verdict rules_verdict(const snapshot_process& p, process_facts* kept = nullptr);
+    /// The verdict on a process known only from its exit record: by its comm
+    /// and uid, and `inherited` (its parent's facts, when it forked and never
+    /// exec'd) or nothing; unknown when a rule needs what a record does not say.
+    verdict ended_verdict(std::string_view name, uid_t uid, const process_facts* inherited);
+    /// The group of a process known only from its exit record, without
+    /// config rules; nullopt when excluded, or when the grouping needs what a
+    /// record does not say (its executable path or cgroup).
     std::optional<std::string> group_of_ended(std::string_view name, uid_t uid);
 
+    /// process-exporter's rules name the groups (--config, -procnames, -namemapping).
     [[nodiscard]] bool uses_config() const noexcept { return !rules_.empty(); }
+    /// Some rule needs the executable or the command line.
+    [[nodiscard]] bool rules_need_facts() const noexcept { return need_facts_; }
 
 private:
     classifier() = default;
     std::optional<std::string> filter(std::string group);
-    std::optional<std::string> apply_rules(std::string_view comm, uid_t uid, pid_t pid, const process_facts* f);
+    verdict apply_rules(std::string_view comm, uid_t uid, pid_t pid, const process_facts* f);
     std::string user_name(uid_t uid);
     process_facts facts(pid_t pid, bool exe, bool cmdline, bool cgroup) const;
 
@@ -99,6 +133,7 @@ private:
     std::string proc_root_;
     std::shared_ptr<const pattern> include_, exclude_;
     std::vector<pe_rule> rules_;
+    bool need_facts_ = false;
     std::unordered_map<uid_t, std::string> users_;
     std::unordered_map<std::string, std::optional<std::string>> filtered_;
 };

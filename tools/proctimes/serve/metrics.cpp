@@ -85,6 +85,21 @@ std::vector<family> collector::families() const {
         out.push_back(std::move(pstart));
     }
 
+    // Ended processes that only an exit record knew and that no group can be
+    // given: a rule needs their command line or executable.
+    if (classify_->uses_config()) {
+        auto ucpu = family_of("proctimes_ended_unattributed_cpu_seconds",
+                              "CPU time of ended processes no collection saw that no group could be given (a rule "
+                              "needs their command line, which an exit record does not carry)",
+                              metric_type::counter);
+        ucpu.samples.push_back({{{"mode", "user"}}, seconds(unattributed_user_)});
+        ucpu.samples.push_back({{{"mode", "system"}}, seconds(unattributed_system_)});
+        out.push_back(std::move(ucpu));
+        auto uprocs = family_of("proctimes_ended_unattributed_processes", "Those processes", metric_type::counter);
+        uprocs.samples.push_back({{}, static_cast<double>(unattributed_procs_)});
+        out.push_back(std::move(uprocs));
+    }
+
     // The CPU ledger of the last interval (gauges: its unattributed part can
     // be negative by the skew between /proc/stat and the snapshot).
     if (ledger_) {

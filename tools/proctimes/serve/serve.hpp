@@ -38,6 +38,10 @@ struct serve_options {
     bool recheck = false;
     /// exporter-toolkit web config: TLS, basic authentication, headers.
     std::string web_config_file;
+    /// With process-exporter's rules: a process no rule matches, whose parent
+    /// (or an ancestor new with it) is in a group when it is first seen, joins
+    /// that group (process-exporter's -children, on by default as there).
+    bool children = true;
     std::string metrics_path = "/metrics";  ///< where the exposition is served
     bool exit_records = true;               ///< use taskstats exit records when permitted
     std::string proc_root = "/proc";

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+// Which group each process belongs to over its life, and which group an
+// ended process no collection saw is credited to. With process-exporter's
+// rules, as process-exporter 0.7.10 decides (its proc/tracker.go): a process
+// is named once, when first seen, and keeps that name until it ends (a
+// rename or an exec does not move it); one no rule matches is ignored until
+// it ends (re-tried at every collection with -recheck), unless -children is
+// on and its parent is in a group when it is first seen, or is new and
+// unmatched too and joins one that way: then it joins that group.
+#include <unordered_map>
+#include <unordered_set>
+
+#include "serve/collector.hpp"
+
+namespace proctimes::cli::serve {
+namespace {
+
+double epoch_seconds(instant t) { return static_cast<double>(t.time_since_epoch().count()) / 1e9; }
+
+// Deeper chains of new unmatched processes than this are left unmatched (a
+// bound on recursion; process trees are far shallower).
+constexpr int max_depth = 256;
+
+}  // namespace
+
+std::vector<collector::proc_state*> collector::assign_groups() {
+    const bool rules = classify_->uses_config();
+    std::vector<proc_state*> states(cur_.processes.size(), nullptr);
+    std::unordered_map<pid_t, proc_state*> by_pid;
+    by_pid.reserve(cur_.processes.size());
+    std::unordered_set<proc_state*> orphans;  // new (or rechecked) and unmatched
+    for (std::size_t i = 0; i < cur_.processes.size(); ++i) {
+        const snapshot_process& p = cur_.processes[i];
+        auto [it, fresh] = procs_.try_emplace({p.pid(), p.identity.start_ticks});
+        proc_state& st = it->second;
+        st.seen = true;
+        states[i] = &st;
+        by_pid[p.pid()] = &st;
+        if (fresh) {
+            st.pid = p.pid();
+            st.parent = p.parent_pid;
+            st.start_ticks = p.identity.start_ticks;
+            st.start_seconds = epoch_seconds(p.times.creation);
+        }
+        const bool again = rules ? fresh || st.undecided || (opts_.recheck && st.group.empty())
+                                 : fresh || !(st.name == p.name) || (opts_.recheck && st.group.empty());
+        if (!again) {
+            // The facts a forked child would share are the parent's now: read
+            // them again when its comm changed (an exec), without regrouping.
+            if (rules && st.facts && !(st.facts_name == p.name)) {
+                process_facts f;
+                if (classify_->rules_verdict(p, &f).k != verdict::kind::unknown)
+                    st.facts = std::make_shared<const process_facts>(std::move(f));
+                st.facts_name = p.name;
+            }
+            continue;
+        }
+        st.name = p.name;
+        std::string group;
+        if (rules) {
+            process_facts f;
+            verdict v = classify_->rules_verdict(p, &f);
+            st.undecided = v.k == verdict::kind::unknown;
+            if (v.k == verdict::kind::matched) group = std::move(v.group);
+            if (!st.undecided && classify_->rules_need_facts()) {
+                st.facts = std::make_shared<const process_facts>(std::move(f));
+                st.facts_name = p.name;
+            }
+            if (v.k == verdict::kind::unmatched && opts_.children) orphans.insert(&st);
+        } else {
+            group = classify_->group_of(p).value_or(std::string());
+        }
+        if (group != st.group) st.in_group = std::chrono::nanoseconds{0};
+        st.group = std::move(group);
+    }
+    if (orphans.empty()) return states;
+
+    // -children: an unmatched process takes its parent's group when the
+    // parent is in one; a parent new and unmatched too is looked at first.
+    std::unordered_map<const proc_state*, std::string> decided;
+    const auto resolve = [&](const auto& self, proc_state* st, int depth) -> std::string {
+        if (const auto d = decided.find(st); d != decided.end()) return d->second;
+        std::string group;
+        const auto parent = st->parent > 0 ? by_pid.find(st->parent) : by_pid.end();
+        if (parent != by_pid.end() && parent->second != st && depth < max_depth) {
+            proc_state* ps = parent->second;
+            group = orphans.count(ps) != 0 ? self(self, ps, depth + 1) : ps->group;
+        }
+        decided.emplace(st, group);
+        return group;
+    };
+    for (proc_state* st : orphans) {
+        std::string group = resolve(resolve, st, 0);
+        if (group.empty()) continue;
+        st->in_group = std::chrono::nanoseconds{0};
+        st->group = std::move(group);
+    }
+    return states;
+}
+
+void collector::credit_unseen() {
+    const bool rules = classify_->uses_config();
+    // Parents: the processes of this collection and those gone since the
+    // previous one (not yet forgotten), by pid.
+    std::unordered_map<pid_t, const proc_state*> parents;
+    for (const auto& [key, st] : procs_) {
+        auto [it, fresh] = parents.try_emplace(key.first, &st);
+        if (!fresh && st.seen) it->second = &st;  // a live one wins over a gone one of that pid
+    }
+    std::unordered_map<pid_t, const ended_process*> unseen;
+    for (const auto& e : ledger_->processes)
+        if (!e.seen_before) unseen[e.pid] = &e;
+
+    // Its parent: a process a collection saw that started no later than it
+    // (pids are reused), else another unseen one.
+    const auto saw_parent = [&](const ended_process& e) -> const proc_state* {
+        const auto p = parents.find(e.parent_pid);
+        return p != parents.end() && p->second->start_ticks <= e.start_ticks ? p->second : nullptr;
+    };
+    const auto unseen_parent = [&](const ended_process& e) -> const ended_process* {
+        const auto u = unseen.find(e.parent_pid);
+        return u != unseen.end() && u->second != &e ? u->second : nullptr;
+    };
+    // What the rules would have read of a process that forked and never
+    // exec'd: its parent's command line, when the parent was classified
+    // under the same comm (a parent that exec'd since has another one).
+    const auto inherited = [&](const auto& self, const ended_process& e, int depth) -> const process_facts* {
+        if (!e.forked_no_exec || depth >= max_depth) return nullptr;
+        if (const proc_state* p = saw_parent(e))
+            return p->facts && p->facts_name.view() == e.name.view() ? p->facts.get() : nullptr;
+        if (const ended_process* u = unseen_parent(e); u && u->name.view() == e.name.view())
+            return self(self, *u, depth + 1);
+        return nullptr;
+    };
+
+    // The group of an unseen process: "" for none (excluded, or no rule and
+    // no parent in a group); nullopt when it cannot be told.
+    std::unordered_map<const ended_process*, std::optional<std::string>> done;
+    const auto group_of = [&](const auto& self, const ended_process& e, int depth) -> std::optional<std::string> {
+        if (const auto d = done.find(&e); d != done.end()) return d->second;
+        done.emplace(&e, std::nullopt);  // a loop of pids reads as unknown
+        std::optional<std::string> out;
+        if (!rules) {
+            out = classify_->group_of_ended(e.name.view(), e.uid);
+        } else {
+            const process_facts* inh = inherited(inherited, e, 0);
+            const verdict v = classify_->ended_verdict(e.name.view(), e.uid, inh);
+            if (v.k == verdict::kind::matched) {
+                out = v.group;
+            } else if (v.k == verdict::kind::unmatched) {
+                out = std::string();
+                if (opts_.children && depth < max_depth) {
+                    if (const proc_state* p = saw_parent(e))
+                        out = p->undecided ? std::nullopt : std::optional(p->group);
+                    else if (const ended_process* u = unseen_parent(e))
+                        out = self(self, *u, depth + 1);
+                }
+            }
+        }
+        done[&e] = out;
+        return out;
+    };
+    for (const auto& e : ledger_->processes) {
+        if (e.seen_before) continue;
+        const std::optional<std::string> group = group_of(group_of, e, 0);
+        if (!group) {
+            if (rules) {
+                unattributed_user_ += e.user;
+                unattributed_system_ += e.kernel;
+                ++unattributed_procs_;
+            }
+            continue;
+        }
+        if (group->empty()) continue;
+        group_state& g = groups_[*group];
+        g.user += e.user;
+        g.system += e.kernel;
+        ++g.ended;
+    }
+}
+
+}  // namespace proctimes::cli::serve
