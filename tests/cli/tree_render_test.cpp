@@ -145,6 +145,7 @@ TEST(TreeSvg, NoCpuDeepAndEmptyTrees) {
     proctimes::cli::tree::tree_report none;
     none.command = {"x"};
     EXPECT_TRUE(svg_checks(render_svg(none), out)) << out;
+    EXPECT_EQ(out, "ok 0\n");
     EXPECT_EQ(json::parse(render_trace(none))["traceEvents"].size(), 0u);
     EXPECT_EQ(json::parse(render_json(none))["processes"].size(), 0u);
     EXPECT_NE(render_table(none, {}).find("cpu (tree)"), std::string::npos);
