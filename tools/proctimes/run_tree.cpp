@@ -81,7 +81,7 @@ int run_run_tree(const run_options& opts, std::ostream& out, std::ostream& err) 
 
     tree::tree_report r;
     r.command = opts.command;
-    r.exit = std::move(recorded->command);
+    r.exit = recorded->command;
     r.tree = std::move(recorded->tree);
     r.wall = std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start);
 

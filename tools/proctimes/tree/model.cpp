@@ -72,7 +72,7 @@ tree_shape shape_of(const process_tree& t) {
         stack.pop_back();
         s.preorder.push_back(i);
         const auto& c = s.children[i];
-        for (auto it = c.rbegin(); it != c.rend(); ++it) stack.push_back(*it);
+        stack.insert(stack.end(), c.rbegin(), c.rend());
     }
     return s;
 }

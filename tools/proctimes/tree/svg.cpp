@@ -127,7 +127,7 @@ std::string title_of(const tree_process& p, const tree_shape& s, std::size_t i) 
 std::string label_of(const std::string& name, nanoseconds cpu, double w) {
     const auto fits = static_cast<std::size_t>(std::max(0.0, (w - 6) / char_px));
     if (fits < 3) return {};
-    const std::string full = escape_for_table(name) + " " + human_duration(cpu);
+    std::string full = escape_for_table(name) + " " + human_duration(cpu);
     // human_duration may hold "µ": two bytes, one column.
     if (display_width(full) <= fits) return full;
     std::string shortname = escape_for_table(name);
