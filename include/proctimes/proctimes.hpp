@@ -24,6 +24,7 @@
 #include "proctimes/snapshot.hpp"
 #include "proctimes/spawn.hpp"
 #include "proctimes/times.hpp"
+#include "proctimes/tree.hpp"
 #include "proctimes/version.hpp"
 
 // What only has a meaning on Linux (start ticks, the boot anchor, pidfds,

@@ -37,6 +37,10 @@
 
 namespace proctimes {
 
+namespace detail {
+struct spawn_gate;  // the library's own hold before exec (run_tree's tracer attaches there)
+}  // namespace detail
+
 struct spawn_options {
     /// The program and its arguments. argv[0] without a '/' is searched in PATH
     /// (unless `program` is set). A relative path — argv[0] or `program` with a
@@ -149,6 +153,8 @@ public:
 
 private:
     friend int native_pidfd(const child& c) noexcept;  // proctimes/linux.hpp
+    friend struct detail::spawn_gate;
+    PROCTIMES_LOCAL static result<child> spawn_impl(const spawn_options& options, detail::spawn_gate* gate) noexcept;
     PROCTIMES_LOCAL result<std::optional<child_exit>> wait_without_handle(std::chrono::nanoseconds timeout) noexcept;
     PROCTIMES_LOCAL void release() noexcept;
 

@@ -30,15 +30,32 @@ enum class tree_source : std::uint8_t {
 };
 
 /// One program a process ran: the first is what it was forked as (its
-/// parent's program), each exec adds one.
+/// parent's program), each exec adds one. The command's first is its first
+/// exec (with source none: its /proc entry read after spawn, else the argv
+/// it was given).
+/// executable: /proc/PID/exe at the exec (empty when unreadable); argv:
+/// /proc/PID/cmdline at the exec, so a program that rewrites its arguments
+/// later is not seen doing it.
 struct tree_program {
     std::string executable;         ///< absolute path of the executable, when known
     std::vector<std::string> argv;  ///< bounded (tree_options::max_argv_bytes); truncated says so
     bool argv_truncated = false;
-    instant started{};  ///< fork for the first, exec for the others
+    instant started{};  ///< fork for the first (== created), exec for the others (stamped as `created` is)
 };
 
 /// One process of the tree.
+///
+/// Instants (source ptrace): `created` is the CLOCK_REALTIME stamp taken by
+/// the recorder when it first met the process (its parent's fork event or
+/// its own first stop, whichever came first): no earlier than the real
+/// creation, normally within microseconds of it, later by the recorder's
+/// scheduling delay on a loaded machine. `exited` is stamped when the
+/// recorder found it a zombie (no later than its real end, all its exit work
+/// done). A process is met after its parent and, if its parent waited for
+/// it, found ended before its parent ends: so [created, exited] nests in its
+/// parent's for every child its parent waited for. For the command itself
+/// both are child::wait's (tree_run::command.times: creation from the
+/// kernel's start time, one 10 ms tick; exit observed).
 struct tree_process {
     pid_t pid = 0;
     pid_t parent_pid = 0;  ///< the process that forked it (0 for the command itself)
@@ -49,13 +66,24 @@ struct tree_process {
     std::optional<instant> exited;  ///< empty when it outlived the recording
     /// Its own CPU, all threads, children excluded. Final values when
     /// `final_times`; else the last values read before it was left behind.
+    /// ptrace: read from its zombie (so final, every thread and its exit work
+    /// included): total from its process CPU clock (1 ns), the kernel/user
+    /// split by its stat ticks (10 ms): precision cpu_clock_and_stat. Not
+    /// final (final_times false): read when its exit began (PTRACE_EVENT_EXIT)
+    /// because its zombie could not be read, or when it outlived the command
+    /// (read as it was let go). The command's are child::wait's.
     std::chrono::nanoseconds kernel{};
     std::chrono::nanoseconds user{};
     cpu_precision precision{};
     bool final_times = false;
-    std::optional<exit_status> status;  ///< empty when not seen ending
+    std::optional<exit_status> status;  ///< empty when not seen ending (outlived the command)
     std::uint32_t threads = 1;          ///< threads it had over its life (the main one included)
-    bool outlived_command = false;      ///< still running when the command's tree was recorded
+    /// Still running when the command ended: the recording stops when the
+    /// command has ended and been waited for; what still runs then (a
+    /// daemon that double-forked) is let go (detached) with exited and
+    /// status empty and its CPU as read then (final_times false). A
+    /// descendant that ended before the command did has its exit instead.
+    bool outlived_command = false;
 
     [[nodiscard]] std::chrono::nanoseconds cpu() const noexcept { return kernel + user; }
 };
@@ -73,8 +101,12 @@ struct process_tree {
     /// their CPU where the kernel still accounted it: shown, never hidden.
     std::uint64_t unseen_processes = 0;
     /// The command's own CPU plus its waited-for descendants' (wait rusage):
-    /// what the tree's own CPU sums must account for.
+    /// what the tree's own CPU sums must account for. Includes the wait
+    /// rusage of orphans the recorder reaped itself as their subreaper
+    /// (orphans_rusage_cpu), which the command would otherwise never see.
     std::chrono::nanoseconds rusage_cpu{};
+    /// The part of rusage_cpu that came from orphans the recorder reaped.
+    std::chrono::nanoseconds orphans_rusage_cpu{};
     /// rusage_cpu minus the sum of every process's own CPU whose times are
     /// final (negative when the tree saw more, e.g. un-waited orphans).
     std::chrono::nanoseconds unaccounted_cpu{};
@@ -92,11 +124,26 @@ struct tree_run {
     process_tree tree;
 };
 
+/// "ptrace", "bpf" or "none".
+PROCTIMES_API std::string_view to_string(tree_source s) noexcept;
+
 /// Spawns `options` as child::spawn does, records every process it starts
 /// until the command ends (orphans are kept as descendants with
 /// PR_SET_CHILD_SUBREAPER), and waits for it. Blocks the calling thread.
 /// Errors: those of child::spawn; a source that cannot start falls back to
-/// the next (source_note says why), never hangs.
+/// the next (source_note says why), never hangs. invalid_argument: also
+/// max_argv_bytes 0.
+///
+/// Linux, ptrace: the recording runs on a thread of its own, which traces
+/// every task of the tree (fork, exec and exit events only, no syscall
+/// stops; signals and group-stops are passed on as untraced). While it
+/// runs, this process is a child subreaper (restored after). Limits of
+/// ptrace the command can see: a set-user-ID program it runs does not gain
+/// its privileges when the recorder is not root, and a tree member cannot
+/// be attached to by a debugger. A thread of the caller that waits for any
+/// child (waitpid(-1)) during the recording can take the recorder's events.
+/// tree_source::bpf is not implemented: preferring it records with ptrace
+/// and says so in source_note.
 PROCTIMES_API result<tree_run> run_tree(const spawn_options& options, const tree_options& tree = {}) noexcept;
 
 }  // namespace proctimes

@@ -16,6 +16,7 @@ are safe against pid reuse and keep answering after their process exits.
     >>> [th.times() for th in p.threads()]        # threads have creation times
     >>> proctimes.snapshot(threads=True)          # every process and thread
     >>> c = proctimes.spawn(["make", "-j2"]); c.wait().times
+    >>> proctimes.run_tree(["make", "-j2"]).tree.processes   # every process it ran
 
 Errors are exceptions psutil users know: NoSuchProcess (a ProcessLookupError)
 and AccessDenied (a PermissionError), both proctimes.Error (an OSError) with
@@ -25,14 +26,15 @@ Calls that block or walk /proc release the GIL; objects may be shared between
 threads. What differs from psutil, field by field: docs/PYTHON.md.
 """
 from ._types import (AccessDenied, ChildExit, CpuTimes, Error, ExitStatus, Identity, NoSuchProcess, Precision,
-                     Snapshot, SnapshotFailure, SnapshotProcess, SnapshotThread, Times)
+                     Snapshot, SnapshotFailure, SnapshotProcess, SnapshotThread, Times, TreeProcess, TreeProgram,
+                     TreeRun, ProcessTree)
 from ._proctimes import (Child, Process, Snapshotter, Thread, datetime_from_filetime, duration_from_filetime,
                          exit_monitor_enabled, exit_records_enabled, filetime_from_duration, filetime_from_time,
-                         process_time_ns, set_exit_monitor_enabled, set_exit_records_enabled, snapshot, spawn,
+                         process_time_ns, run_tree, set_exit_monitor_enabled, set_exit_records_enabled, snapshot, spawn,
                          this_process_times, this_thread_times, thread_time_ns, time_from_filetime)
 
 __all__ = [
-    "Process", "Thread", "Child", "spawn", "snapshot", "Snapshotter",
+    "Process", "Thread", "Child", "spawn", "run_tree", "snapshot", "Snapshotter",
     "this_process_times", "this_thread_times", "process_time_ns", "thread_time_ns",
     "filetime_from_time", "time_from_filetime", "datetime_from_filetime",
     "filetime_from_duration", "duration_from_filetime",
@@ -40,6 +42,7 @@ __all__ = [
     "Error", "NoSuchProcess", "AccessDenied",
     "Times", "Precision", "Identity", "ExitStatus", "CpuTimes", "ChildExit",
     "Snapshot", "SnapshotProcess", "SnapshotThread", "SnapshotFailure",
+    "ProcessTree", "TreeProcess", "TreeProgram", "TreeRun",
 ]
 
 # Shown by help(proctimes) and in tracebacks as proctimes.X, not proctimes._types.X.

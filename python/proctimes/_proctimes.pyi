@@ -4,7 +4,7 @@ from datetime import datetime, timedelta
 from os import PathLike
 from typing import IO, Mapping, Optional, Sequence, Union
 
-from ._types import ChildExit, CpuTimes, ExitStatus, Identity, Snapshot, Times
+from ._types import ChildExit, CpuTimes, ExitStatus, Identity, Snapshot, Times, TreeRun
 
 _Arg = Union[str, bytes, PathLike]
 _Fd = Union[int, IO, None]
@@ -75,6 +75,10 @@ class Snapshotter:
 def spawn(args: Sequence[_Arg], *, cwd: Optional[_Arg] = None, env: Optional[Mapping[_Arg, _Arg]] = None,
           program: Optional[_Arg] = None, stdin: _Fd = None, stdout: _Fd = None, stderr: _Fd = None,
           new_process_group: bool = False, default_signals: bool = False) -> Child: ...
+def run_tree(args: Sequence[_Arg], *, cwd: Optional[_Arg] = None, env: Optional[Mapping[_Arg, _Arg]] = None,
+             program: Optional[_Arg] = None, stdin: _Fd = None, stdout: _Fd = None, stderr: _Fd = None,
+             new_process_group: bool = False, default_signals: bool = False, max_argv_bytes: int = 4096,
+             prefer: Optional[str] = None) -> TreeRun: ...
 def snapshot(threads: bool = True, *, precise: bool = False, proc_root: str = "/proc", workers: int = 0) -> Snapshot: ...
 def this_process_times() -> Times: ...
 def this_thread_times() -> Times: ...

@@ -12,6 +12,7 @@ __all__ = [
     "Error", "NoSuchProcess", "AccessDenied",
     "Precision", "Times", "Identity", "ExitStatus", "CpuTimes", "ChildExit",
     "SnapshotThread", "SnapshotProcess", "SnapshotFailure", "Snapshot",
+    "TreeProgram", "TreeProcess", "ProcessTree", "TreeRun",
 ]
 
 
@@ -239,3 +240,74 @@ class Snapshot(list):
     """Thread entries a Snapshotter copied because their process had not run."""
     workers: int
     """How many threads walked /proc (1 for the eBPF source)."""
+
+
+class TreeProgram(NamedTuple):
+    """One program a process of a tree ran (run_tree). A forked process's first
+    program is its parent's; each exec adds one; the command's first is its
+    first exec."""
+    executable: str
+    """/proc/PID/exe at the exec ("" when unreadable)."""
+    argv: List[str]
+    """/proc/PID/cmdline at the exec, cut at max_argv_bytes."""
+    argv_truncated: bool
+    started: datetime
+    """The fork (the first program) or the exec, stamped by the recorder."""
+    started_ns: int
+
+
+class TreeProcess(NamedTuple):
+    """One process of a command's tree (run_tree). Field for field the C++
+    proctimes::tree_process (docs/TREE.md); durations also as float seconds."""
+    pid: int
+    parent_pid: int
+    """The process that forked it (0 for the command)."""
+    parent_index: int
+    """Index of the parent in ProcessTree.processes; -1 for the command."""
+    programs: List[TreeProgram]
+    created: datetime
+    """Stamped when the recorder met it (its parent's fork event or its own
+    first stop); the command's: its kernel start time (10 ms tick)."""
+    created_ns: int
+    exited: Optional[datetime]
+    """Stamped when the recorder found it ended; None when it outlived the command."""
+    exited_ns: Optional[int]
+    kernel: float
+    """Its own CPU seconds in the kernel, all threads, children excluded."""
+    user: float
+    kernel_ns: int
+    user_ns: int
+    precision: Precision
+    final_times: bool
+    """True: kernel/user are final (read from its zombie). False: the last
+    values read (its exit began, or it outlived the command)."""
+    status: Optional[ExitStatus]
+    """How it ended; None when not seen ending."""
+    threads: int
+    """Threads it had over its life, the main one included."""
+    outlived_command: bool
+    """Still running when the command ended (let go, not waited for)."""
+
+
+class ProcessTree(NamedTuple):
+    """What run_tree recorded, and what it could not."""
+    source: str
+    """"ptrace", "bpf" or "none" (the command alone: no source could see its
+    descendants; source_note says why)."""
+    source_note: str
+    processes: List[TreeProcess]
+    """The command first, then every descendant in creation order."""
+    unseen_processes: int
+    rusage_cpu_ns: int
+    """The command's wait rusage (its own CPU and its waited-for descendants')
+    plus that of orphans the recorder reaped: what the tree must account for."""
+    orphans_rusage_cpu_ns: int
+    unaccounted_cpu_ns: int
+    """rusage_cpu_ns minus the sum of every final own CPU (negative when the
+    tree saw more than the rusage holds)."""
+
+
+class TreeRun(NamedTuple):
+    """run_tree's result: the command as Child.wait() gives it, and its tree."""
+    command: ChildExit
+    tree: ProcessTree

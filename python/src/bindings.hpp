@@ -17,6 +17,7 @@ namespace py = pybind11;
 
 void bind_handles(py::module_& m);   // Process, Thread (handles.cpp)
 void bind_spawn(py::module_& m);     // Child, spawn (spawn.cpp)
+void bind_tree(py::module_& m);      // run_tree (tree.cpp)
 void bind_snapshot(py::module_& m);  // snapshot, Snapshotter (snapshot.cpp)
 void bind_misc(py::module_& m);      // own times, clocks, FILETIME, switches (module.cpp)
 

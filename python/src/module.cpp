@@ -124,6 +124,7 @@ PYBIND11_MODULE(_proctimes, m) {
     pyproctimes::load_types();
     pyproctimes::bind_handles(m);
     pyproctimes::bind_spawn(m);
+    pyproctimes::bind_tree(m);
     pyproctimes::bind_snapshot(m);
     pyproctimes::bind_misc(m);
 }

@@ -9,6 +9,7 @@
 #include "convert.hpp"
 #include "errors.hpp"
 #include "handles.hpp"
+#include "spawn_options.hpp"
 #include "wait.hpp"
 
 namespace pyproctimes {
@@ -46,9 +47,12 @@ int to_fd(const py::object& o) {
     return o.cast<int>();
 }
 
-py_child spawn(const py::object& args, const py::object& cwd, const py::object& env, const py::object& program,
-               const py::object& stdin_, const py::object& stdout_, const py::object& stderr_, bool new_process_group,
-               bool default_signals) {
+}  // namespace
+
+proctimes::spawn_options to_spawn_options(const py::object& args, const py::object& cwd, const py::object& env,
+                                          const py::object& program, const py::object& stdin_,
+                                          const py::object& stdout_, const py::object& stderr_, bool new_process_group,
+                                          bool default_signals) {
     if (py::isinstance<py::str>(args) || py::isinstance<py::bytes>(args))
         throw py::type_error("args must be a sequence of arguments, not one string");
     proctimes::spawn_options o;
@@ -72,6 +76,16 @@ py_child spawn(const py::object& args, const py::object& cwd, const py::object& 
     o.stderr_fd = to_fd(stderr_);
     o.new_process_group = new_process_group;
     o.default_signals = default_signals;
+    return o;
+}
+
+namespace {
+
+py_child spawn(const py::object& args, const py::object& cwd, const py::object& env, const py::object& program,
+               const py::object& stdin_, const py::object& stdout_, const py::object& stderr_, bool new_process_group,
+               bool default_signals) {
+    const proctimes::spawn_options o =
+        to_spawn_options(args, cwd, env, program, stdin_, stdout_, stderr_, new_process_group, default_signals);
     proctimes::result<proctimes::child> r = proctimes::errc::invalid_handle;
     {
         py::gil_scoped_release nogil;

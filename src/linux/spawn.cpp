@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 
 #include "clock_ns.hpp"
+#include "linux/spawn_gate.hpp"
 #include "linux/task.hpp"
 #include "proctimes/exit.hpp"
 
@@ -165,7 +166,9 @@ void child::release() noexcept {
     }
 }
 
-result<child> child::spawn(const spawn_options& o) noexcept {
+result<child> child::spawn(const spawn_options& o) noexcept { return spawn_impl(o, nullptr); }
+
+result<child> child::spawn_impl(const spawn_options& o, detail::spawn_gate* gate) noexcept {
     if (o.argv.empty() || o.argv[0].empty()) return errc::invalid_argument;
     static constexpr const char* bin_sh = "/bin/sh";
     std::string program;
@@ -204,6 +207,9 @@ result<child> child::spawn(const spawn_options& o) noexcept {
     int errpipe[2];
     if (::pipe2(errpipe, O_CLOEXEC) != 0) return detail::last_errno();
     unique_fd err_read{errpipe[0]}, err_write{errpipe[1]};
+    int gatepipe[2] = {-1, -1};
+    if (gate && ::pipe2(gatepipe, O_CLOEXEC) != 0) return detail::last_errno();
+    unique_fd gate_read{gatepipe[0]}, gate_write{gatepipe[1]};
 
     // Block every signal around the clone: the child must not run this
     // process's handlers before exec.
@@ -253,6 +259,17 @@ result<child> child::spawn(const spawn_options& o) noexcept {
             }
         }
         if (!o.working_directory.empty() && ::chdir(o.working_directory.c_str()) != 0) child_fail(errpipe[1], errno);
+        if (gatepipe[0] >= 0) {
+            // Hold until the parent says go; its end closed without a byte: give up.
+            ::close(gatepipe[1]);
+            char go = 0;
+            ssize_t g;
+            do {
+                g = ::read(gatepipe[0], &go, 1);
+            } while (g < 0 && errno == EINTR);
+            if (g != 1) child_fail(errpipe[1], ECANCELED);
+            ::close(gatepipe[0]);
+        }
         ::execve(program.c_str(), argv.data(), env);
         if (errno == ENOEXEC && !sh_argv.empty()) {
             ::execve(bin_sh, sh_argv.data(), env);
@@ -266,6 +283,16 @@ result<child> child::spawn(const spawn_options& o) noexcept {
     if (pid < 0) return detail::errno_code(clone_errno);  // ENOSYS before Linux 5.3
     unique_fd pfd{pidfd};
     err_write.reset();
+    if (gate) {
+        gate_read.reset();
+        if (gate->after_clone) gate->after_clone(static_cast<pid_t>(pid), gate->context);
+        const char go = 1;
+        ssize_t g;
+        do {
+            g = ::write(gate_write.get(), &go, 1);
+        } while (g < 0 && errno == EINTR);
+        gate_write.reset();
+    }
 
     int child_errno = 0;
     ssize_t n;
@@ -370,8 +397,13 @@ result<std::optional<child_exit>> child::wait_for(nanoseconds timeout) noexcept 
             e.times.precision.resolution = microseconds{1};
             e.times.precision.source = cpu_source::wait_rusage;
         } else {
-            e.children_kernel = std::max(ru_kernel - own->kernel, nanoseconds{0});
-            e.children_user = std::max(ru_total - own_total - e.children_kernel, nanoseconds{0});
+            // The descendants' total is exact (the rusage minus its own); only
+            // its split is by ticks, and two tick-sampled splits (its own,
+            // the rusage's) need not agree: the kernel side is bounded by the
+            // total, so that the two sides always add up to it.
+            const nanoseconds children = ru_total - own_total;
+            e.children_kernel = std::clamp(ru_kernel - own->kernel, nanoseconds{0}, children);
+            e.children_user = children - e.children_kernel;
         }
         core->life.adopt_wait_values(e.times);
     }

@@ -12,6 +12,7 @@
 #include "proctimes/exit.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/spawn.hpp"
+#include "proctimes/tree.hpp"
 
 namespace {
 
@@ -79,6 +80,16 @@ TEST(StubBackend, SpawnWaitsBootAndCountersAreNotSupported) {
     EXPECT_EQ(exit_records_status(), make_error_code(errc::not_supported));
     EXPECT_FALSE(hardware_cycle_counter_status());
     EXPECT_EQ(get_tsc_rate().source, tsc_rate_source::nominal);
+}
+
+TEST(StubBackend, RunTreeIsNotSupported) {
+    auto none = run_tree({});
+    ASSERT_FALSE(none);
+    EXPECT_EQ(none.error(), make_error_code(errc::invalid_argument));
+    auto r = run_tree({.argv = {"true"}});
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), make_error_code(errc::not_supported));
+    EXPECT_EQ(to_string(tree_source::none), "none");
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ find "$work/CMakeFiles/proctimes.dir/src/stub" -name 'task.cpp.o' | grep -q . ||
 
 "$ctest" --test-dir "$work" --output-on-failure -j2 > "$work/test.log" 2>&1 || { cat "$work/test.log"; exit 1; }
 cat "$work/test.log" | tail -3
-for t in StubBackend.OpeningATaskIsNotSupported StubBackend.SpawnWaitsBootAndCountersAreNotSupported StubBackend.CallingProcessTimesAreNotSupported TaskState.ZombieSampleExitsAndTheFirstObserverStamps; do
+for t in StubBackend.OpeningATaskIsNotSupported StubBackend.RunTreeIsNotSupported StubBackend.SpawnWaitsBootAndCountersAreNotSupported StubBackend.CallingProcessTimesAreNotSupported TaskState.ZombieSampleExitsAndTheFirstObserverStamps; do
     grep -q "$t .*Passed" "$work/test.log" || { echo "$t did not run and pass in the stub build"; exit 1; }
 done
 echo "stub build: ok"

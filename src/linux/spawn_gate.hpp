@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: MIT
+// A hold between clone and exec for child::spawn: the child waits on a pipe
+// until the parent has done what it must do to it before it runs the command
+// (run_tree attaches its tracer there, so that nothing the command starts is
+// missed), then execs as child::spawn always does.
+#pragma once
+
+#include <sys/types.h>
+
+#include "proctimes/spawn.hpp"
+
+namespace proctimes::detail {
+
+struct spawn_gate {
+    /// Called in the parent, on the spawning thread, right after the clone,
+    /// while the child waits before its exec. The child is released when it returns.
+    void (*after_clone)(pid_t pid, void* context) noexcept = nullptr;
+    void* context = nullptr;
+
+    /// child::spawn(options) with this hold.
+    static result<child> spawn(const spawn_options& options, spawn_gate& gate) noexcept {
+        return child::spawn_impl(options, &gate);
+    }
+};
+
+}  // namespace proctimes::detail

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+// run_tree's ptrace recorder (tree.hpp): the state of one recording, the
+// /proc reads it makes (tree_read.cpp) and its event loop (tree_trace.cpp).
+// Everything here runs on the one thread that spawned the command and traces
+// it: ptrace(2) answers only the thread that attached.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <system_error>
+#include <unordered_map>
+#include <vector>
+
+#include <csignal>
+
+#include <sys/types.h>
+
+#include "proctimes/spawn.hpp"
+#include "proctimes/tree.hpp"
+
+namespace proctimes::detail {
+
+/// What /proc says about a task the recorder has just met.
+struct task_kin {
+    pid_t tgid = 0;  // its process
+    pid_t ppid = 0;  // its process's parent
+};
+/// /proc/<tid>/status: the task's process and that process's parent.
+std::error_code read_task_kin(pid_t tid, task_kin& out) noexcept;
+
+/// A process's CPU now (final once it is a zombie): the total from its CPU
+/// clock (1 ns), split by the utime:stime ticks of /proc/<pid>/stat. `ppid`
+/// gets its parent (stat field 4). Precision: cpu_clock_and_stat, or
+/// stat_ticks when the clock refuses.
+std::error_code read_process_cpu(pid_t pid, tree_process& into, pid_t* ppid = nullptr) noexcept;
+
+/// The program a process runs now: /proc/<pid>/exe and /proc/<pid>/cmdline,
+/// the arguments cut at `max_argv_bytes` (argv_truncated then set).
+tree_program read_program(pid_t pid, std::size_t max_argv_bytes, instant started);
+
+/// Why ptrace refused, in words, with what the system says about it
+/// (kernel.yama.ptrace_scope, TracerPid of the recorder).
+std::string ptrace_refusal_note(int err);
+
+/// One recording by ptrace.
+class tree_tracer {
+public:
+    tree_tracer(process_tree& tree, const tree_options& options) : tree_(tree), options_(options) {}
+
+    /// Attaches to the command (held before its exec): PTRACE_SEIZE. false
+    /// with errno when refused.
+    bool seize(pid_t pid) noexcept;
+    /// The event loop, until the command has ended and been waited for by
+    /// `command` (child::wait); then every remaining tracee is detached,
+    /// its process marked outlived_command. Throws only std::bad_alloc.
+    void run(child& command, result<child_exit>& command_exit);
+
+    /// Wait rusage of the orphans the recorder reaped as subreaper.
+    [[nodiscard]] std::chrono::nanoseconds orphans_rusage() const noexcept { return orphans_rusage_; }
+
+private:
+    struct task {
+        std::size_t proc = 0;  // index in tree_.processes
+        bool started = false;  // its first stop was seen
+    };
+    std::size_t add_process(pid_t pid, std::int64_t parent, instant now);
+    std::size_t meet(pid_t tid, pid_t forker_tgid, instant now);  // a task seen for the first time
+    void on_stop(pid_t tid, int status);
+    void on_event(pid_t tid, unsigned event, instant now);
+    void on_exited(pid_t tid, const siginfo_t& si, bool peeked, child& command, result<child_exit>& command_exit);
+    void resume(pid_t tid, int sig) noexcept;
+    void detach_all();
+
+    process_tree& tree_;
+    const tree_options& options_;
+    pid_t command_pid_ = 0;
+    bool command_options_set_ = false;
+    bool command_done_ = false;
+    bool detaching_ = false;
+    std::unordered_map<pid_t, task> tasks_;         // every traced task by tid
+    std::unordered_map<pid_t, std::size_t> procs_;  // live processes by pid
+    std::vector<std::uint32_t> live_threads_;       // per process index
+    std::chrono::nanoseconds orphans_rusage_{};
+};
+
+}  // namespace proctimes::detail

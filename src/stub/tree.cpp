@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: MIT
+// The stub backend's run_tree (tree.hpp): nothing can be spawned without a
+// backend: errc::not_supported, after the argument checks Linux makes.
+#include "proctimes/tree.hpp"
+
+namespace proctimes {
+
+result<tree_run> run_tree(const spawn_options& options, const tree_options& tree) noexcept {
+    if (options.argv.empty() || options.argv[0].empty() || tree.max_argv_bytes == 0) return errc::invalid_argument;
+    return errc::not_supported;
+}
+
+}  // namespace proctimes
