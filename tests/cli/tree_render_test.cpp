@@ -287,6 +287,14 @@ TEST(TreeTable, HeaderBusiestAndPrograms) {
     EXPECT_NE(line_of(t, "cpu (tree)").find("cpu (tree)       90 ms"), std::string::npos) << t;
     EXPECT_NE(line_of(t, "cpu (tree)").find("11 processes; 10 ms not final"), std::string::npos) << t;
     EXPECT_NE(line_of(t, "unaccounted").find("unaccounted      3 ms (3.6 %)"), std::string::npos) << t;
+    EXPECT_NE(line_of(t, "unaccounted").find("not attributed to a recorded process"), std::string::npos) << t;
+    // A difference within the rusage's µs rounding is called so, not a gap
+    // (here -777 ns over 11 processes); beyond it, a negative one is more seen.
+    auto rounded = r;
+    rounded.tree.unaccounted_cpu = -777ns;
+    EXPECT_NE(render_table(rounded, {}).find("within the rusage's 1 µs a process"), std::string::npos);
+    rounded.tree.unaccounted_cpu = -13us;
+    EXPECT_NE(render_table(rounded, {}).find("the tree saw more"), std::string::npos);
     EXPECT_NE(line_of(t, "source").find("source           ptrace"), std::string::npos) << t;
     EXPECT_NE(t.find("busiest processes by own CPU (3 of 11):"), std::string::npos) << t;
     // The three busiest: cc1 (b.c, 34 ms), cc1 (a.c, 23 ms), ld (10 ms, not final).

@@ -89,6 +89,7 @@ json tree_object(const tree_report& r, const tree_shape& s) {
     o["source"] = std::string(source_name(t.source));
     o["source_note"] = text(t.source_note);
     o["rusage_cpu_ns"] = t.rusage_cpu.count();
+    o["orphans_rusage_cpu_ns"] = t.orphans_rusage_cpu.count();
     o["tree_cpu_ns"] = s.total.count();
     o["not_final_cpu_ns"] = s.not_final.count();
     o["unaccounted_cpu_ns"] = t.unaccounted_cpu.count();

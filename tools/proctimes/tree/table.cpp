@@ -51,6 +51,16 @@ std::string command_line(const std::vector<std::string>& command) {
     return argv_for_table(p, 200);
 }
 
+// What the unaccounted CPU says: the rusage holds each process's CPU to the
+// µs, so a difference within 1 µs a process is rounding, not a gap.
+std::string unaccounted_note(const process_tree& t) {
+    const auto rounding = std::chrono::microseconds{1} * static_cast<std::int64_t>(t.processes.size() + 1);
+    if (t.unaccounted_cpu <= rounding && t.unaccounted_cpu >= -rounding)
+        return "rusage - final own CPU: within the rusage's 1 µs a process";
+    if (t.unaccounted_cpu.count() < 0) return "rusage - final own CPU: the tree saw more (orphans nobody waited for)";
+    return "rusage - final own CPU: not attributed to a recorded process";
+}
+
 void header(std::string& out, const tree_report& r, const tree_shape& s) {
     const auto& t = r.tree;
     const auto line = [&out](std::string_view key, const std::string& value, std::string_view note = {}) {
@@ -73,8 +83,7 @@ void header(std::string& out, const tree_report& r, const tree_shape& s) {
                      s.not_final.count() > 0 ? fmt::format("; {} not final", human_duration(s.not_final)) : ""));
     line("unaccounted",
          fmt::format("{} ({})", human_duration(t.unaccounted_cpu), percent_of(t.unaccounted_cpu, t.rusage_cpu)),
-         t.unaccounted_cpu.count() < 0 ? "rusage - final own CPU: negative, the tree saw more (un-waited orphans)"
-                                       : "rusage - final own CPU");
+         unaccounted_note(t));
     if (t.unseen_processes > 0)
         line("unseen", fmt::format("{} processes", t.unseen_processes), "known to exist, not recorded");
     line("source", std::string(source_name(t.source)), escape_for_table(t.source_note));
