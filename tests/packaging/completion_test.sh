@@ -35,8 +35,8 @@ done
 # A flag that CLI11 annotates ("--tree Excludes: --threads") takes no value:
 # the command to run completes after it, and so do the other options.
 for flag in --tree --threads; do
-  complete_words proctimes run "$flag" tru | grep -qx true \
-    || fail "proctimes run $flag tru<Tab> does not offer 'true': $(complete_words proctimes run "$flag" tru)"
+  offered=$(complete_words proctimes run "$flag" tru)
+  grep -qx true <<<"$offered" || fail "proctimes run $flag tru<Tab> does not offer 'true': $offered"
 done
 [ "$(complete_words proctimes run --tree --tra)" = "--trace" ] \
   || fail "proctimes run --tree --tra<Tab> offers: $(complete_words proctimes run --tree --tra)"
