@@ -5,7 +5,7 @@
 # files (tests/fixtures/make_c_project.py) built with `make -j2` plain and
 # under `proctimes run --tree --format json`, rounds alternating, as root and
 # (when run as root) as user nobody. Prints a Markdown table of median wall
-# times and their ratio; the goal is <= 1.05x (docs/PERFORMANCE.md).
+# times and their ratio; the goal is <= 1.05x.
 #
 #   bench/run_tree_overhead.sh [build-dir]        (default: build-bench)
 # Environment: PROCTIMES_BENCH_ROUNDS (default 5), PROCTIMES_BENCH_FILES (200).
