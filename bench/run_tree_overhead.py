@@ -51,7 +51,7 @@ def timed(argv):
 
 
 def measure(cli, project, user, rounds):
-    report = os.path.join(project, "tree.json")
+    report = os.path.join(project, f"tree-{user or 'self'}.json")  # each user writes its own
     make = ["make", "-j2", "-C", project]
     plain = as_user(user, make)
     tree = as_user(user, [cli, "run", "--tree", "--format", "json", "-o", report, "--"] + make)
