@@ -32,6 +32,17 @@ for sub in "" $subcommands; do
 done
 [ "$(complete_words proctimes serve --no-exit-r)" = "--no-exit-records" ] \
   || fail "proctimes serve --no-exit-r<Tab> offers: $(complete_words proctimes serve --no-exit-r)"
+# A flag that CLI11 annotates ("--tree Excludes: --threads") takes no value:
+# the command to run completes after it, and so do the other options.
+for flag in --tree --threads; do
+  offered=$(complete_words proctimes run "$flag" tru)
+  grep -qx true <<<"$offered" || fail "proctimes run $flag tru<Tab> does not offer 'true': $offered"
+done
+[ "$(complete_words proctimes run --tree --tra)" = "--trace" ] \
+  || fail "proctimes run --tree --tra<Tab> offers: $(complete_words proctimes run --tree --tra)"
+rc=0
+"$bin" run --tree --top 3 --trace "$dir/t.json" --svg "$dir/t.svg" -- true 2>/dev/null || rc=$?
+[ $rc -ne 2 ] || fail "run --tree --top --trace --svg is refused as a usage error"
 # The word offered is accepted by the command.
 "$bin" serve --once --no-exit-records --top 0 >/dev/null || fail "serve --no-exit-records is refused"
 echo "ok: $checked option words checked"

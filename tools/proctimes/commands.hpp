@@ -116,6 +116,11 @@ struct run_options {
     bool threads = false;              ///< poll and report the command's threads
     std::string output_file;           ///< -o: the report goes here instead of err
     output_options output;
+    // --tree (run_tree.cpp): every process the command starts.
+    bool tree = false;
+    std::string trace_file;  ///< --trace FILE: Chrome trace event JSON
+    std::string svg_file;    ///< --svg FILE: an SVG icicle
+    std::size_t top = 15;    ///< --top N: busiest processes and programs in the table
 };
 
 subcommand add_run(CLI::App& root);
@@ -123,6 +128,9 @@ subcommand add_run(CLI::App& root);
 /// when killed, 127 when it could not be started, 125 when the report file
 /// cannot be opened).
 int run_run(const run_options& opts, std::ostream& out, std::ostream& err);
+/// `run --tree`: the command and every process it starts (proctimes::run_tree);
+/// the same exit statuses as run_run.
+int run_run_tree(const run_options& opts, std::ostream& out, std::ostream& err);
 
 // ---- watch ---------------------------------------------------------------------
 

@@ -25,12 +25,14 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "numbers.hpp"
 #include "output/writers.hpp"
 #include "proctimes/error.hpp"
 #include "proctimes/exit.hpp"
 #include "proctimes/linux.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/spawn.hpp"
+#include "shield_signals.hpp"
 #include "thread_tracker.hpp"
 
 namespace proctimes::cli {
@@ -41,40 +43,6 @@ using std::chrono::nanoseconds;
 using std::chrono::steady_clock;
 
 constexpr nanoseconds thread_poll_interval = std::chrono::milliseconds{2};
-
-extern "C" void ignore_signal(int) {}
-
-// SIGINT and SIGQUIT have no effect on proctimes for the lifetime of the
-// object; the previous dispositions are restored after. Installed before the
-// spawn, so that a signal sent as soon as the command starts is not lost on
-// proctimes. A handler that does nothing, not SIG_IGN: exec resets handled
-// signals to their default in the command, whereas an ignored signal would stay
-// ignored there. A signal that proctimes itself inherited as ignored is left
-// so, for the command to inherit too (as any program would).
-class shield_terminal_signals {
-public:
-    shield_terminal_signals() {
-        struct sigaction sa {};
-        sa.sa_handler = ignore_signal;
-        sigemptyset(&sa.sa_mask);
-        sa.sa_flags = SA_RESTART;
-        for (std::size_t i = 0; i < 2; ++i) {
-            if (::sigaction(signals_[i], nullptr, &old_[i]) != 0 || old_[i].sa_handler == SIG_IGN) continue;
-            changed_[i] = ::sigaction(signals_[i], &sa, nullptr) == 0;
-        }
-    }
-    ~shield_terminal_signals() {
-        for (std::size_t i = 0; i < 2; ++i)
-            if (changed_[i]) ::sigaction(signals_[i], &old_[i], nullptr);
-    }
-    shield_terminal_signals(const shield_terminal_signals&) = delete;
-    shield_terminal_signals& operator=(const shield_terminal_signals&) = delete;
-
-private:
-    static constexpr int signals_[2] = {SIGINT, SIGQUIT};
-    struct sigaction old_[2]{};
-    bool changed_[2] = {false, false};
-};
 
 // comm as the kernel sets it on exec: the basename of the path, 15 bytes at most.
 std::string comm_of(const std::string& argv0) {
@@ -257,6 +225,7 @@ result<child_exit> wait_for_command(child& c, bool threads, run_report& r) {
 }  // namespace
 
 int run_run(const run_options& opts, std::ostream& out, std::ostream& err) {
+    if (opts.tree) return run_run_tree(opts, out, err);
     (void)out;  // the command owns standard output
     std::ofstream file;
     if (!opts.output_file.empty()) {
@@ -377,8 +346,24 @@ subcommand add_run(CLI::App& root) {
         "run",
         "Run a command, then report its creation and exit instants, wall, kernel and user times, CPU %, "
         "children's times and peak RSS (like /usr/bin/time, with 100 ns instants and µs CPU times).");
-    app->add_flag("-t,--threads", st->opts.threads,
-                  "Poll the command's threads while it runs and report each one seen");
+    CLI::Option* threads = app->add_flag("-t,--threads", st->opts.threads,
+                                         "Poll the command's threads while it runs and report each one seen");
+    CLI::Option* tree = app->add_flag("--tree", st->opts.tree,
+                                      "Record every process the command starts, at any depth, with its own CPU, "
+                                      "and report the tree");
+    tree->excludes(threads);
+    app->add_option("--trace", st->opts.trace_file,
+                    "With --tree: also write the tree as a Chrome trace (Perfetto UI, chrome://tracing) to FILE")
+        ->type_name("FILE")
+        ->needs(tree);
+    app->add_option("--svg", st->opts.svg_file, "With --tree: also write the tree as an SVG icicle to FILE")
+        ->type_name("FILE")
+        ->needs(tree);
+    app->add_option("--top", st->opts.top,
+                    "With --tree, table: how many of the busiest processes and programs to list (default 15)")
+        ->type_name("N")
+        ->check(whole_number_in(1, 4294967295U))
+        ->needs(tree);
     add_format_option(*app, st->opts.output.format, "Report: table (for people, default), json or csv");
     app->add_option("-o,--output", st->opts.output_file, "Write the report to FILE instead of standard error")
         ->type_name("FILE");
