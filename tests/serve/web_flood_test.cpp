@@ -8,6 +8,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstdlib>
 #include <thread>
 
 #include <gnutls/gnutls.h>
@@ -108,7 +109,10 @@ TEST(ServeWebFlood, MemoryStaysBoundedUnderATlsHandshakeFlood) {
     EXPECT_EQ(scrapes_ok, 4) << "scrapes during the flood";
     // 800 connections of at most 16 KiB of request memory each, plus GnuTLS'
     // record buffers: bounded well below the unit's MemoryMax (256 MiB).
-    EXPECT_LT(peak_kib, 128 * 1024) << "start " << start_kib << " KiB";
+    // Under a sanitizer (scripts/sanitize.sh) the shadow memory counts in RSS
+    // (ASan: 130 MiB at start); the flood must still be survived and answered.
+    const char* san = std::getenv("PROCTIMES_SANITIZER");
+    if (!san || !*san) EXPECT_LT(peak_kib, 128 * 1024) << "start " << start_kib << " KiB";
     std::cout << "[ measured ] RSS at start " << start_kib << " KiB, peak " << peak_kib << " KiB, " << done.load()
               << " full handshakes, " << stalled.size() << " stalled\n";
     EXPECT_EQ(run(scrape), 0);
