@@ -86,7 +86,7 @@ json tree_object(const tree_report& r, const tree_shape& s) {
     o["command"] = texts(r.command);
     o["wall_ns"] = r.wall.count();
     status_fields(o, r.exit.status);
-    o["source"] = std::string(source_name(t.source));
+    o["source"] = std::string(proctimes::to_string(t.source));
     o["source_note"] = text(t.source_note);
     o["rusage_cpu_ns"] = t.rusage_cpu.count();
     o["orphans_rusage_cpu_ns"] = t.orphans_rusage_cpu.count();

@@ -16,18 +16,6 @@ namespace proctimes::cli::tree {
 
 using std::chrono::nanoseconds;
 
-std::string_view source_name(tree_source s) noexcept {
-    switch (s) {
-        case tree_source::ptrace:
-            return "ptrace";
-        case tree_source::bpf:
-            return "bpf";
-        case tree_source::none:
-            return "none";
-    }
-    return "none";
-}
-
 tree_shape shape_of(const process_tree& t) {
     tree_shape s;
     const std::size_t n = t.processes.size();

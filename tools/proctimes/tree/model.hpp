@@ -27,9 +27,6 @@ struct tree_report {
     std::chrono::nanoseconds wall{};  ///< steady clock, just before run_tree to just after it returned
 };
 
-/// "ptrace", "bpf" or "none".
-std::string_view source_name(tree_source s) noexcept;
-
 /// What the renderers derive from a tree, index for index with
 /// process_tree::processes. A parent_index that does not name an earlier
 /// process (the header promises parents come first) is read as the command

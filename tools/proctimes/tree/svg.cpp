@@ -170,7 +170,8 @@ std::string render_svg(const tree_report& r) {
     header_line(1, fmt::format("wall {}, CPU (rusage) {}, tree CPU {} in {} processes, unaccounted {}",
                                human_duration(r.wall), human_duration(r.tree.rusage_cpu), human_duration(s.total), n,
                                human_duration(r.tree.unaccounted_cpu)));
-    header_line(2, fmt::format("source {}{}; width: CPU of a process and its descendants{}", source_name(r.tree.source),
+    header_line(2, fmt::format("source {}{}; width: CPU of a process and its descendants{}",
+                               proctimes::to_string(r.tree.source),
                                r.tree.source_note.empty() ? "" : " (" + r.tree.source_note + ")",
                                by_count ? " (no CPU recorded: one unit per process)" : "; darker: its own"));
 

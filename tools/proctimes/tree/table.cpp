@@ -86,7 +86,7 @@ void header(std::string& out, const tree_report& r, const tree_shape& s) {
          unaccounted_note(t));
     if (t.unseen_processes > 0)
         line("unseen", fmt::format("{} processes", t.unseen_processes), "known to exist, not recorded");
-    line("source", std::string(source_name(t.source)), escape_for_table(t.source_note));
+    line("source", std::string(proctimes::to_string(t.source)), escape_for_table(t.source_note));
 }
 
 void busiest(std::string& out, const tree_report& r, const tree_shape& s, std::size_t top) {

@@ -118,7 +118,7 @@ std::string render_trace(const tree_report& r) {
     json command = json::array();
     for (const auto& a : r.command) command.push_back(text(a));
     doc["otherData"] = {{"command", command.dump(-1, ' ', true)},
-                        {"source", std::string(source_name(r.tree.source))},
+                        {"source", std::string(proctimes::to_string(r.tree.source))},
                         {"source_note", text(r.tree.source_note)},
                         {"origin_time", procs.empty() ? std::string() : rfc3339_utc(s.origin)}};
     return doc.dump(-1, ' ', true) + "\n";
