@@ -10,11 +10,8 @@
 // still written. With --threads the command's thread list is polled and each
 // thread seen is reported with its own times.
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <csignal>
-#include <cstring>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -32,6 +29,7 @@
 #include "proctimes/linux.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/spawn.hpp"
+#include "run_report.hpp"
 #include "shield_signals.hpp"
 #include "thread_tracker.hpp"
 
@@ -190,12 +188,6 @@ run_values values_of(const run_report& r) {
 
 namespace {
 
-// The command's status as the messages give it.
-std::string status_note(const std::optional<exit_status>& st) {
-    if (!st) return "its exit status is unknown";
-    return fmt::format("it exited with status {}", st->shell_code());
-}
-
 // Waits for the command, polling its threads with --threads.
 result<child_exit> wait_for_command(child& c, bool threads, run_report& r) {
     auto& warnings = r.warnings;
@@ -227,16 +219,9 @@ result<child_exit> wait_for_command(child& c, bool threads, run_report& r) {
 int run_run(const run_options& opts, std::ostream& out, std::ostream& err) {
     if (opts.tree) return run_run_tree(opts, out, err);
     (void)out;  // the command owns standard output
-    std::ofstream file;
-    if (!opts.output_file.empty()) {
-        file.open(opts.output_file, std::ios::out | std::ios::trunc);
-        if (!file) {
-            err << fmt::format("proctimes: run: cannot open '{}': {}\n", escape_for_table(opts.output_file),
-                               std::strerror(errno));
-            return exit_run_report_failed;
-        }
-    }
-    std::ostream& report = opts.output_file.empty() ? err : file;
+    auto sink = run_report_sink::open(opts.output_file, err);
+    if (!sink) return exit_run_report_failed;
+    std::ostream& report = sink->stream();
 
     if (opts.threads) prefer_exit_records();
     spawn_options so;
@@ -310,22 +295,8 @@ int run_run(const run_options& opts, std::ostream& out, std::ostream& err) {
         writer->write(r.process);
         writer->finish();
     }
-    errno = 0;
-    report.flush();
-    bool lost = !report;
-    int write_errno = errno;
-    if (file.is_open()) {
-        file.close();  // a full disk can show only when the last buffer goes out
-        if (file.fail() && !lost) {
-            lost = true;
-            write_errno = errno;
-        }
-    }
-    if (lost) {
-        err << fmt::format(
-            "proctimes: run: error writing the report{}: {} ({})\n",
-            opts.output_file.empty() ? std::string() : fmt::format(" to '{}'", escape_for_table(opts.output_file)),
-            write_errno ? std::strerror(write_errno) : "write failed", status_note(ex->status));
+    if (auto e = sink->finish(); !e.empty()) {
+        err << fmt::format("proctimes: run: {} ({})\n", e, status_note(ex->status));
         return exit_run_report_failed;
     }
     for (const auto& w : r.warnings) err << fmt::format("proctimes: run: pid {}: {}\n", c->id(), escape_for_table(w));

@@ -6,10 +6,7 @@
 // programs and its end. The report (tree/render.hpp) goes to standard error
 // or the -o file, as run's does; --trace and --svg files are checked before
 // the command starts and written whole once it has ended.
-#include <cerrno>
 #include <chrono>
-#include <cstring>
-#include <fstream>
 #include <optional>
 #include <ostream>
 
@@ -19,6 +16,7 @@
 #include "commands.hpp"
 #include "output/output.hpp"
 #include "proctimes/tree.hpp"
+#include "run_report.hpp"
 #include "shield_signals.hpp"
 #include "tree/files.hpp"
 #include "tree/render.hpp"
@@ -34,25 +32,13 @@ bool not_available(std::error_code ec) {
            ec == std::errc::operation_not_supported;
 }
 
-std::string status_note(const std::optional<exit_status>& st) {
-    if (!st) return "its exit status is unknown";
-    return fmt::format("it exited with status {}", st->shell_code());
-}
-
 }  // namespace
 
 int run_run_tree(const run_options& opts, std::ostream& out, std::ostream& err) {
     (void)out;  // the command owns standard output
-    std::ofstream file;
-    if (!opts.output_file.empty()) {
-        file.open(opts.output_file, std::ios::out | std::ios::trunc);
-        if (!file) {
-            err << fmt::format("proctimes: run: cannot open '{}': {}\n", escape_for_table(opts.output_file),
-                               std::strerror(errno));
-            return exit_run_report_failed;
-        }
-    }
-    std::ostream& report = opts.output_file.empty() ? err : file;
+    auto sink = run_report_sink::open(opts.output_file, err);
+    if (!sink) return exit_run_report_failed;
+    std::ostream& report = sink->stream();
     for (const auto& [option, path] : {std::pair{"--trace", &opts.trace_file}, std::pair{"--svg", &opts.svg_file}}) {
         if (path->empty()) continue;
         if (auto e = tree::check_output_file(*path); !e.empty()) {
@@ -105,23 +91,8 @@ int run_run_tree(const run_options& opts, std::ostream& out, std::ostream& err) 
         if (auto e = tree::write_file_atomically(opts.svg_file, tree::render_svg(r)); !e.empty())
             failures.push_back("--svg: " + e);
 
-    errno = 0;
     report << text;
-    report.flush();
-    bool lost = !report;
-    int write_errno = errno;
-    if (file.is_open()) {
-        file.close();
-        if (file.fail() && !lost) {
-            lost = true;
-            write_errno = errno;
-        }
-    }
-    if (lost)
-        failures.push_back(fmt::format(
-            "error writing the report{}: {}",
-            opts.output_file.empty() ? std::string() : fmt::format(" to '{}'", escape_for_table(opts.output_file)),
-            write_errno ? std::strerror(write_errno) : "write failed"));
+    if (auto e = sink->finish(); !e.empty()) failures.push_back(std::move(e));
     for (const auto& f : failures) err << fmt::format("proctimes: run: {} ({})\n", f, status_note(r.exit.status));
     if (!failures.empty()) return exit_run_report_failed;
     if (r.tree.unseen_processes > 0)
