@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -120,6 +121,17 @@ inline std::string temp_dir(const char* tag) {
     std::string t = "/tmp/proctimes-serve-" + std::string(tag) + "-XXXXXX";
     if (!::mkdtemp(t.data())) return {};
     return t;
+}
+
+/// At the end of a suite that wrote its programs' logs to DIR: removes DIR when
+/// every test of the run passed, else keeps it and says where it is.
+inline void remove_unless_failed(const std::string& dir, bool failed) {
+    if (dir.empty()) return;
+    if (!failed) {
+        std::system(("rm -rf '" + dir + "'").c_str());
+        return;
+    }
+    std::cout << "logs kept in " << dir << "\n";
 }
 
 /// The program the serve system tests run: PROCTIMES_SERVE_BIN when set (to

@@ -109,10 +109,7 @@ protected:
         const int st = w->serve.stop();
         // SIGTERM ends the exporter cleanly: exit status 0.
         EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "serve wait status " << st;
-        if (!::testing::Test::HasFailure())
-            std::system(("rm -rf '" + w->dir + "'").c_str());
-        else
-            std::cout << "logs kept in " << w->dir << "\n";
+        remove_unless_failed(w->dir, ::testing::UnitTest::GetInstance()->failed_test_count() > 0);
         delete w;
         w = nullptr;
     }

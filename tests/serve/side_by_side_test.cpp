@@ -177,10 +177,7 @@ protected:
         w->prom.stop();
         w->load.clear();
         w->exporters.clear();
-        if (::testing::UnitTest::GetInstance()->failed_test_count() == 0)
-            std::system(("rm -rf '" + w->dir + "'").c_str());
-        else
-            std::cout << "logs kept in " << w->dir << "\n";
+        remove_unless_failed(w->dir, ::testing::UnitTest::GetInstance()->failed_test_count() > 0);
         delete w;
         w = nullptr;
     }
