@@ -3,12 +3,19 @@
 # Builds the library, tools and tests with sanitizers and runs the tests:
 #   build-asan: AddressSanitizer + UndefinedBehaviorSanitizer (gcc)
 #   build-tsan: ThreadSanitizer (gcc)
-# Usage: scripts/sanitize.sh [asan|tsan]...   (default: both)
+# Usage: scripts/sanitize.sh [--beside-last 'COMMAND'] [asan|tsan]...   (default: both)
 # Each kind's build runs beside the previous kind's tests (two cores: the
 # compiler keeps them busy, which the timing tests allow for); its output goes
-# to build-<kind>.log and is shown when the build fails.
+# to build-<kind>.log and is shown when the build fails. --beside-last runs
+# COMMAND (a build: scripts/test.sh gives the fuzzers' one) beside the last
+# kind's tests, its output in beside-last.log; its failure fails the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+beside_last=
+if [[ "${1:-}" == "--beside-last" ]]; then
+  beside_last=${2:?--beside-last needs a command}
+  shift 2
+fi
 kinds=("$@")
 ((${#kinds[@]})) || kinds=(asan tsan)
 flags_of() {
@@ -33,14 +40,19 @@ for i in "${!kinds[@]}"; do
   if [[ -n "$next" ]]; then
     build "$next" &
     next_pid=$!
+  elif [[ -n "$beside_last" ]]; then
+    bash -c "$beside_last" >beside-last.log 2>&1 &
+    next_pid=$!
   fi
   # Packaging and the stub build configure trees of their own, unsanitized;
   # the layout check reads sources only: all are covered by the main run.
   PROCTIMES_SANITIZER="$kind" ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
     ctest --test-dir "build-$kind" --output-on-failure --timeout 900 -LE "packaging|bench|stub|layout" || status=1
-  if [[ -n "$next_pid" ]]; then
+  if [[ -n "$next_pid" && -n "$next" ]]; then
     wait "$next_pid" || { echo "sanitize.sh: the $next build failed" >&2; exit 1; }
+  elif [[ -n "$next_pid" ]]; then
+    wait "$next_pid" || { tail -80 beside-last.log; echo "sanitize.sh: '$beside_last' failed" >&2; exit 1; }
   fi
 done
 exit $status

@@ -7,10 +7,10 @@
 #
 # Two jobs overlap to keep the run short on two cores, and each keeps its
 # tests one at a time: the CTest tests labelled `build` (lint and the scratch
-# builds: CPU-bound, timing nothing) run beside the others, and each
-# sanitizer's build runs beside the previous sanitizer's tests
-# (scripts/sanitize.sh). The timing tests hold with both cores busy, so
-# neither changes what they assert.
+# builds: CPU-bound, timing nothing) run beside the others; each sanitizer's
+# build runs beside the previous sanitizer's tests, and the fuzzers' build
+# beside the last one's (scripts/sanitize.sh --beside-last). The timing tests
+# hold with both cores busy, so none of this changes what they assert.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 log=$(mktemp)
@@ -27,7 +27,7 @@ wait "$builds_pid" || status=1
 echo "--- tests labelled build (run beside the above):"
 tee -a "$log" <"$builds"
 ((status == 0)) || exit 1
-scripts/sanitize.sh asan tsan | tee -a "$log"
+scripts/sanitize.sh --beside-last "scripts/fuzz.sh --build-only 15" asan tsan | tee -a "$log"
 scripts/fuzz.sh 15 | tee -a "$log"
 # Sum the "N% tests passed, F tests failed out of T" lines of every run.
 awk '/tests passed, [0-9]+ tests failed out of/ { f += $4; t += $NF } END { printf "all runs: %d passed, %d failed\n", t - f, f }' "$log"
