@@ -4,7 +4,10 @@
 // the label values distinct names become.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdlib>
 #include <random>
 #include <set>
 #include <string>
@@ -111,20 +114,70 @@ TEST(ProcessExporterConfig, GoRegexesAreAccepted) {
     EXPECT_NE(err.find("(a"), std::string::npos) << err;
 }
 
+namespace {
+
+// Renders TEXT (which must parse) for a process with these values.
+std::string render(std::string_view text, const name_values& v) {
+    std::string err;
+    const auto t = pe_name_template::parse(text, err);
+    EXPECT_TRUE(t) << text << ": " << err;
+    return t ? t->render(v) : std::string("(unparsed)");
+}
+
+}  // namespace
+
 TEST(NameTemplate, FieldsMatchesAndOnePass) {
     const std::vector<std::pair<std::string, std::string>> m{{"prog", "serve.py"}, {"port", "80"}};
-    EXPECT_EQ(render_name_template("{{.Comm}}:{{ .Matches.prog }}@{{.Matches.port}}", "python3", "python3.11",
-                                   "/usr/bin/python3.11", "www", 42, m),
-              "python3:serve.py@80");
-    EXPECT_EQ(render_name_template("{{.ExeBase}}/{{.ExeFull}}/{{.Username}}/{{.PID}}", "c", "b", "/a/b", "u", 7, {}),
-              "b//a/b/u/7");
+    const std::vector<std::string> cg{"/", "/user.slice/x.scope"};
+    name_values v{"python3", "python3.11", "/usr/bin/python3.11", "www", 42, "2026-11-26 13:23:20.78 +0000 UTC", &cg,
+                  &m};
+    EXPECT_EQ(render("{{.Comm}}:{{ .Matches.prog }}@{{.Matches.port}}", v), "python3:serve.py@80");
+    EXPECT_EQ(render("{{.ExeBase}}/{{.ExeFull}}/{{.Username}}/{{.PID}}", v), "python3.11//usr/bin/python3.11/www/42");
+    // What process-exporter 0.7.10 writes for these (measured with it).
+    EXPECT_EQ(render("{{.Comm}}|{{.StartTime}}|{{.Cgroups}}", v),
+              "python3|2026-11-26 13:23:20.78 +0000 UTC|[/ /user.slice/x.scope]");
     // A value that looks like a template is not expanded again (a process
-    // named "{{.Comm}}" made the old substitution loop forever).
-    EXPECT_EQ(render_name_template("{{.Comm}}-{{.Comm}}", "{{.Comm}}", "", "", "", 1, {}), "{{.Comm}}-{{.Comm}}");
-    EXPECT_EQ(render_name_template("<{{.Username}}>", "c", "", "", "{{.Username}}", 1, {}), "<{{.Username}}>");
-    // Fields proctimes does not fill stay as written; an unknown capture is Go's "<no value>".
-    EXPECT_EQ(render_name_template("{{.StartTime}} {{.Matches.x}} {{", "c", "", "", "", 1, {}),
-              "{{.StartTime}} <no value> {{");
+    // named "{{.Comm}}" made an old substitution loop forever).
+    name_values tricky{"{{.Comm}}", "", "", "{{.Username}}", 1, "", nullptr, nullptr};
+    EXPECT_EQ(render("{{.Comm}}-{{.Comm}}", tricky), "{{.Comm}}-{{.Comm}}");
+    EXPECT_EQ(render("<{{.Username}}>", tricky), "<{{.Username}}>");
+    // An unknown capture is Go's "<no value>"; Go's trim markers and comments.
+    EXPECT_EQ(render("{{.Matches.x}}", v), "<no value>");
+    EXPECT_EQ(render("a  {{- .Comm -}}  b{{/* note */}}", v), "apython3b");
+    EXPECT_EQ(render("{{.Cgroups}}", tricky), "[]");
+}
+
+TEST(NameTemplate, AFieldProcessExporterLacksEndsTheNameThere) {
+    // process-exporter 0.7.10 wrote "sleep|" for "{{.Comm}}|{{.Cwd}}": Go's
+    // template stops at the failing field and the text so far is the name.
+    name_values v{"sleep", "sleep", "sleep", "root", 7, "", nullptr, nullptr};
+    EXPECT_EQ(render("{{.Comm}}|{{.Cwd}}|{{.PID}}", v), "sleep|");
+    std::string err;
+    const auto t = pe_name_template::parse("{{.Comm}}|{{.Cwd}}|{{.PID}}", err);
+    ASSERT_TRUE(t);
+    EXPECT_FALSE(t->uses(pe_name_template::field::pid));  // never reached
+}
+
+TEST(NameTemplate, WhatCannotBeEvaluatedIsRefused) {
+    for (const char* bad : {"{{.Comm", "x {{ .Comm | printf \"%s\" }}", "{{printf \"a\"}}", "{{.}}",
+                            "{{.StartTime.Unix}}", "{{if .PID}}x{{end}}", "{{$x := 1}}"}) {
+        std::string err;
+        EXPECT_FALSE(pe_name_template::parse(bad, err)) << bad;
+        EXPECT_NE(err.find("name template"), std::string::npos) << bad << ": " << err;
+    }
+    std::string err;
+    EXPECT_TRUE(parse_pe_config("process_names:\n  - comm: [a]\n    name: '{{.Comm'\n", err).empty());
+    EXPECT_NE(err.find("unclosed action"), std::string::npos) << err;
+}
+
+TEST(NameTemplate, GoTimeAndListFormats) {
+    EXPECT_EQ(go_time_string(0, 0), "1970-01-01 00:00:00 +0000 UTC");
+    EXPECT_EQ(go_time_string(1764163400, 780'000'000), "2025-11-26 13:23:20.78 +0000 UTC");
+    EXPECT_EQ(go_time_string(1764163400, 500'000'000), "2025-11-26 13:23:20.5 +0000 UTC");
+    EXPECT_EQ(go_time_string(1764163400, 1), "2025-11-26 13:23:20.000000001 +0000 UTC");
+    EXPECT_EQ(go_time_string(10, 1'500'000'000), "1970-01-01 00:00:11.5 +0000 UTC");
+    EXPECT_EQ(go_string_list({}), "[]");
+    EXPECT_EQ(go_string_list({"a", "b c"}), "[a b c]");
 }
 
 TEST(EmptyName, HasAPlaceholderNoCommCanTake) {
@@ -187,4 +240,27 @@ TEST(LabelValue, OneToOneOnRandomBytes) {
         ASSERT_TRUE(proctimes::cli::valid_utf8(v)) << v;
         ASSERT_EQ(decode_label(v), s) << v;
     }
+}
+
+// An exit record's process has no pid, start time or cgroups to show: a rule
+// whose name shows them cannot name it (its CPU is then counted
+// unattributed), where the rendering used to call it "p0".
+TEST(NameTemplate, AnEndedProcessIsNotNamedWithAMadeUpPid) {
+    char path[] = "/tmp/proctimes-rules-XXXXXX";
+    const int fd = ::mkstemp(path);
+    ASSERT_GE(fd, 0);
+    const std::string yaml =
+        "process_names:\n  - name: 'p{{.PID}}'\n    comm: [sh]\n  - name: '{{.Comm}}'\n    comm: [bash]\n";
+    ASSERT_EQ(::write(fd, yaml.data(), yaml.size()), static_cast<ssize_t>(yaml.size()));
+    ::close(fd);
+    proctimes::cli::serve_options o;
+    o.config_file = path;
+    std::string err;
+    auto c = classifier::make(o, err);
+    ::unlink(path);
+    ASSERT_TRUE(c) << err;
+    EXPECT_EQ(c->ended_verdict("sh", 0, nullptr).k, verdict::kind::unknown);
+    const verdict bash = c->ended_verdict("bash", 0, nullptr);  // a record has its comm
+    EXPECT_EQ(bash.k, verdict::kind::matched);
+    EXPECT_EQ(bash.group, "bash");
 }

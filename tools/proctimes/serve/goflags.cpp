@@ -85,7 +85,7 @@ std::vector<pe_rule> rules_from_procnames(const std::string& procnames, const st
     for (const auto& comm : order) {
         pe_rule r;
         r.comm = {comm};
-        r.name_template = "{{.Comm}}";
+        r.set_name("{{.Comm}}", error);
         if (const auto re = mapping[comm]) {
             r.mapping = [re, prefix = comm + ":"](std::string_view cmdline) -> std::optional<std::string> {
                 std::string scratch;

@@ -12,6 +12,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "fd.hpp"
+#include "parse/number.hpp"
 #include "serve/goflags.hpp"
 
 namespace proctimes::cli::serve {
@@ -39,6 +40,43 @@ std::string read_small(const std::string& path, bool* ok = nullptr) {
     return s;
 }
 
+// The "btime N" line of <proc>/stat: the boot instant in whole seconds. The
+// file is read through to that line whatever its size (a machine with many
+// CPUs and interrupts has a long one before it), without blocking (a
+// --proc-root tree could hold a FIFO there).
+std::optional<std::int64_t> read_boot_seconds(const std::string& proc_root) {
+    const int fd = ::open((proc_root + "/stat").c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) return std::nullopt;
+    std::string line;
+    std::optional<std::int64_t> boot;
+    char buf[8192];
+    bool at_line_start = true, in_btime = false;
+    for (ssize_t n; !boot && (n = ::read(fd, buf, sizeof buf)) > 0;) {
+        for (ssize_t i = 0; i < n && !boot; ++i) {
+            const char ch = buf[i];
+            if (at_line_start) {
+                line.clear();
+                in_btime = true;
+            }
+            at_line_start = ch == '\n';
+            if (!in_btime) continue;
+            if (ch != '\n') {
+                line += ch;
+                // Only a line that starts "btime " is kept past 6 bytes, and it is short.
+                in_btime =
+                    line.size() <= 6 ? std::string_view("btime ").substr(0, line.size()) == line : line.size() < 64;
+                continue;
+            }
+            if (line.rfind("btime ", 0) != 0) continue;
+            const auto v = parse::parse_whole_number(std::string_view(line).substr(6));
+            if (!v || *v > std::uint64_t{1} << 40) break;
+            boot = static_cast<std::int64_t>(*v);
+        }
+    }
+    ::close(fd);
+    return boot;
+}
+
 std::vector<std::string> string_list(const YAML::Node& n, const char* key, std::string& error) {
     std::vector<std::string> v;
     const YAML::Node list = n[key];
@@ -61,47 +99,22 @@ std::string go_base(std::string_view path) {
     return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
 }
 
-std::string render_name_template(std::string_view tmpl, std::string_view comm, std::string_view exe_base,
-                                 std::string_view exe_full, std::string_view user, pid_t pid,
-                                 const std::vector<std::pair<std::string, std::string>>& matches) {
-    std::string out;
-    while (!tmpl.empty()) {
-        const auto open = tmpl.find("{{");
-        const auto close = open == std::string_view::npos ? open : tmpl.find("}}", open + 2);
-        if (close == std::string_view::npos) {
-            out.append(tmpl);
-            break;
-        }
-        out.append(tmpl.substr(0, open));
-        std::string_view field = tmpl.substr(open + 2, close - open - 2);
-        while (!field.empty() && field.front() == ' ') field.remove_prefix(1);
-        while (!field.empty() && field.back() == ' ') field.remove_suffix(1);
-        constexpr std::string_view matches_prefix = ".Matches.";
-        if (field == ".Comm") {
-            out.append(comm);
-        } else if (field == ".ExeBase") {
-            out.append(exe_base);
-        } else if (field == ".ExeFull") {
-            out.append(exe_full);
-        } else if (field == ".Username") {
-            out.append(user);
-        } else if (field == ".PID") {
-            out += std::to_string(pid);
-        } else if (field.substr(0, matches_prefix.size()) == matches_prefix) {
-            const std::string_view key = field.substr(matches_prefix.size());
-            // The last rule's capture wins, as in process-exporter.
-            const auto it =
-                std::find_if(matches.rbegin(), matches.rend(), [key](const auto& m) { return m.first == key; });
-            out.append(it == matches.rend() ? std::string_view("<no value>") : std::string_view(it->second));
-        } else {
-            out.append(tmpl.substr(open, close + 2 - open));
-        }
-        tmpl.remove_prefix(close + 2);
-    }
-    return out;
+pe_rule::pe_rule() {
+    std::string unused;
+    set_name(name_template, unused);
 }
 
-bool pe_rule::needs_exe() const { return !exe.empty() || name_template.find("Exe") != std::string::npos; }
+bool pe_rule::set_name(std::string_view text, std::string& error) {
+    auto t = pe_name_template::parse(text, error);
+    if (!t) return false;
+    name_template = std::string(text);
+    name = std::move(*t);
+    return true;
+}
+
+bool pe_rule::needs_exe() const {
+    return !exe.empty() || name.uses(pe_name_template::field::exe_base) || name.uses(pe_name_template::field::exe_full);
+}
 
 std::vector<pe_rule> parse_pe_config(std::string_view yaml, std::string& error) {
     std::vector<pe_rule> rules;
@@ -118,7 +131,7 @@ std::vector<pe_rule> parse_pe_config(std::string_view yaml, std::string& error) 
                 return {};
             }
             pe_rule r;
-            if (entry["name"]) r.name_template = entry["name"].as<std::string>();
+            if (entry["name"] && !r.set_name(entry["name"].as<std::string>(), error)) return {};
             r.comm = string_list(entry, "comm", error);
             r.exe = string_list(entry, "exe", error);
             r.cmdline_text = string_list(entry, "cmdline", error);
@@ -181,8 +194,34 @@ std::unique_ptr<classifier> classifier::make(const serve_options& opts, std::str
             return nullptr;
         }
     }
-    for (const auto& r : c->rules_) c->need_facts_ = c->need_facts_ || r.needs_facts();
+    bool need_start = false;
+    for (const auto& r : c->rules_) {
+        c->need_facts_ = c->need_facts_ || r.needs_facts();
+        c->need_cgroups_ = c->need_cgroups_ || r.name.uses(pe_name_template::field::cgroups);
+        need_start = need_start || r.name.uses(pe_name_template::field::start_time);
+    }
+    if (need_start) {
+        // {{.StartTime}} is the boot time of /proc/stat (whole seconds, read
+        // once) plus the start tick, as process-exporter computes it, so
+        // that both name a process alike.
+        const auto boot = read_boot_seconds(c->proc_root_);
+        if (!boot) {
+            error = fmt::format("{{{{.StartTime}}}} needs the boot time: no btime line can be read in {}/stat",
+                                c->proc_root_);
+            return nullptr;
+        }
+        c->boot_seconds_ = *boot;
+        const long hz = ::sysconf(_SC_CLK_TCK);
+        if (hz > 0) c->ticks_per_second_ = hz;
+    }
     return c;
+}
+
+std::string classifier::start_time_text(std::uint64_t start_ticks) const {
+    const auto hz = static_cast<std::uint64_t>(ticks_per_second_);
+    const auto seconds = static_cast<std::int64_t>(start_ticks / hz);
+    const auto ns = static_cast<std::int64_t>((start_ticks % hz) * 1'000'000'000 / hz);
+    return go_time_string(boot_seconds_ + seconds, ns);
 }
 
 std::string classifier::user_name(uid_t uid) {
@@ -218,20 +257,18 @@ process_facts classifier::facts(pid_t pid, bool exe, bool cmdline, bool cgroup) 
             if (ch == '\0') ch = ' ';
     }
     if (cgroup) {
-        const std::string text = read_small(dir + "/cgroup");
+        bool ok = false;
+        const std::string text = read_small(dir + "/cgroup", &ok);
+        if (!ok && cmdline) f.unreadable = true;  // the rules' facts are incomplete: decided at its next sight
         std::istringstream lines(text);
-        std::string line, first;
+        std::string line;
         while (std::getline(lines, line)) {
             const auto c2 = line.find(':', line.find(':') + 1);
             if (c2 == std::string::npos) continue;
-            const std::string path = line.substr(c2 + 1);
-            if (first.empty()) first = path;
-            if (line.rfind("0::", 0) == 0) {
-                f.cgroup = path;
-                break;
-            }
+            f.cgroups.push_back(line.substr(c2 + 1));  // "ID:CONTROLLERS:PATH", in the file's order
+            if (line.rfind("0::", 0) == 0 && f.cgroup.empty()) f.cgroup = f.cgroups.back();
         }
-        if (f.cgroup.empty()) f.cgroup = first;
+        if (f.cgroup.empty() && !f.cgroups.empty()) f.cgroup = f.cgroups.front();
     }
     return f;
 }
@@ -247,12 +284,14 @@ std::optional<std::string> classifier::filter(std::string group) {
     return r;
 }
 
-verdict classifier::apply_rules(std::string_view comm, uid_t uid, pid_t pid, const process_facts* f) {
+verdict classifier::apply_rules(std::string_view comm, uid_t uid, const live_process* live, const process_facts* f) {
     verdict v;
     for (const auto& r : rules_) {
         if (!r.comm.empty() && std::find(r.comm.begin(), r.comm.end(), comm) == r.comm.end()) continue;
-        if (!f && r.needs_facts()) {
-            v.k = verdict::kind::unknown;  // this rule might match: what it needs is not known
+        // This rule might match, but what it needs is not known (an exit
+        // record's process has no command line, cgroups or start tick to show).
+        if ((!f && r.needs_facts()) || (!live && r.needs_live_process())) {
+            v.k = verdict::kind::unknown;
             return v;
         }
         // As process-exporter: `exe:` and {{.ExeBase}}/{{.ExeFull}} come from
@@ -289,8 +328,12 @@ verdict classifier::apply_rules(std::string_view comm, uid_t uid, pid_t pid, con
         }
         const std::string full = has_cmdline ? argv0 : std::string(comm);
         const std::string base = has_cmdline ? go_base(full) : std::string(comm);
-        v.group = filter(render_name_template(r.name_template, comm, base, full, user_name(uid), pid, matches))
-                      .value_or(std::string());
+        const std::string user = user_name(uid);
+        const std::string start = live && r.name.uses(pe_name_template::field::start_time)
+                                      ? start_time_text(live->start_ticks)
+                                      : std::string();
+        name_values values{comm, base, full, user, live ? live->pid : 0, start, f ? &f->cgroups : nullptr, &matches};
+        v.group = filter(r.name.render(values)).value_or(std::string());
         return v;
     }
     v.k = verdict::kind::unmatched;
@@ -299,19 +342,20 @@ verdict classifier::apply_rules(std::string_view comm, uid_t uid, pid_t pid, con
 
 verdict classifier::rules_verdict(const snapshot_process& p, process_facts* kept) {
     const std::string comm(shown_name(p.name.view()));
-    if (!need_facts_) return apply_rules(comm, p.uid, p.pid(), nullptr);
-    process_facts f = facts(p.pid(), false, true, false);
+    const live_process live{p.pid(), p.identity.start_ticks};
+    if (!need_facts_) return apply_rules(comm, p.uid, &live, nullptr);
+    process_facts f = facts(p.pid(), false, true, need_cgroups_);
     if (f.unreadable) {
         // Ended (or hidden) since the snapshot: decided at its next sight, if any.
         return verdict{verdict::kind::unknown, {}};
     }
-    verdict v = apply_rules(comm, p.uid, p.pid(), &f);
+    verdict v = apply_rules(comm, p.uid, &live, &f);
     if (kept) *kept = std::move(f);
     return v;
 }
 
 verdict classifier::ended_verdict(std::string_view raw_name, uid_t uid, const process_facts* inherited) {
-    return apply_rules(shown_name(raw_name), uid, 0, need_facts_ ? inherited : nullptr);
+    return apply_rules(shown_name(raw_name), uid, nullptr, need_facts_ ? inherited : nullptr);
 }
 
 std::optional<std::string> classifier::group_of(const snapshot_process& p, process_facts* kept) {

@@ -6,6 +6,7 @@
 // matching: pattern.hpp).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -19,15 +20,17 @@
 
 #include "pattern.hpp"
 #include "proctimes/snapshot.hpp"
+#include "serve/name_template.hpp"
 #include "serve/serve.hpp"
 
 namespace proctimes::cli::serve {
 
 /// One `process_names` entry of a process-exporter config.
 struct pe_rule {
-    std::string name_template = "{{.ExeBase}}";
-    std::vector<std::string> comm;  ///< any of these comm values
-    std::vector<std::string> exe;   ///< any of these: a base name, or a full path when it has a '/'
+    std::string name_template = "{{.ExeBase}}";  ///< as written
+    pe_name_template name;                       ///< parsed: see set_name()
+    std::vector<std::string> comm;               ///< any of these comm values
+    std::vector<std::string> exe;                ///< any of these: a base name, or a full path when it has a '/'
     /// Every one must match (a search) the command line's words joined by spaces;
     /// their named groups are the template's {{.Matches.NAME}}.
     std::vector<std::shared_ptr<const pattern>> cmdline;
@@ -35,9 +38,19 @@ struct pe_rule {
     /// -namemapping: the group name from the command line (nullopt: the rule
     /// does not match); replaces the template when set.
     std::function<std::optional<std::string>(std::string_view cmdline)> mapping;
+    pe_rule();
+    /// Parses TEXT as the `name:` template; false (and `error`) when it cannot be.
+    bool set_name(std::string_view text, std::string& error);
     [[nodiscard]] bool needs_exe() const;
-    /// Whether the rule reads the executable or the command line (which an exit record lacks).
-    [[nodiscard]] bool needs_facts() const { return needs_exe() || !cmdline.empty() || mapping != nullptr; }
+    /// Whether the rule reads the executable, the command line or the cgroups (which an exit record lacks).
+    [[nodiscard]] bool needs_facts() const {
+        return needs_exe() || !cmdline.empty() || mapping != nullptr || name.uses(pe_name_template::field::cgroups);
+    }
+    /// Whether its name shows what only a live process has: its pid, start time or cgroups.
+    [[nodiscard]] bool needs_live_process() const {
+        using f = pe_name_template::field;
+        return mapping == nullptr && (name.uses(f::pid) || name.uses(f::start_time) || name.uses(f::cgroups));
+    }
 };
 
 /// What a process whose name (comm) is empty is called, in groups and in the
@@ -48,14 +61,6 @@ inline constexpr std::string_view empty_name_placeholder = "(no process name)";
 inline std::string_view shown_name(std::string_view name) noexcept {
     return name.empty() ? empty_name_placeholder : name;
 }
-
-/// Renders a process-exporter `name:` template in one pass: each {{.Field}}
-/// (spaces allowed inside the braces) known to proctimes is replaced by its
-/// value, {{.Matches.NAME}} by that named group's text; what a value contains
-/// is never read as a template again. Unknown fields stay as written.
-std::string render_name_template(std::string_view tmpl, std::string_view comm, std::string_view exe_base,
-                                 std::string_view exe_full, std::string_view user, pid_t pid,
-                                 const std::vector<std::pair<std::string, std::string>>& matches);
 
 /// Reads and parses a config file: a regular file of at most 1 MiB, opened
 /// without blocking (a FIFO or device is refused). Sets `error` on failure.
@@ -68,10 +73,11 @@ std::vector<pe_rule> parse_pe_config(std::string_view yaml, std::string& error);
 /// What a classifier needs to know about a process beyond its snapshot entry;
 /// read from /proc only when the grouping uses it.
 struct process_facts {
-    std::string exe;      ///< readlink of /proc/<pid>/exe ("" when unreadable)
-    std::string argv0;    ///< first word of /proc/<pid>/cmdline
-    std::string cmdline;  ///< the command line, words joined by spaces
-    std::string cgroup;   ///< the v2 path (the "0::" line), else the first line's path
+    std::string exe;                   ///< readlink of /proc/<pid>/exe ("" when unreadable)
+    std::string argv0;                 ///< first word of /proc/<pid>/cmdline
+    std::string cmdline;               ///< the command line, words joined by spaces
+    std::string cgroup;                ///< the v2 path (the "0::" line), else the first line's path
+    std::vector<std::string> cgroups;  ///< the path of every line, in order ({{.Cgroups}})
     /// The command line is not empty (a kernel thread's and a zombie's are):
     /// process-exporter then takes {{.ExeBase}} and {{.ExeFull}} from argv[0],
     /// else from the comm, and its `exe:` matcher needs argv[0].
@@ -125,7 +131,13 @@ public:
 private:
     classifier() = default;
     std::optional<std::string> filter(std::string group);
-    verdict apply_rules(std::string_view comm, uid_t uid, pid_t pid, const process_facts* f);
+    /// A live process's pid and start tick, for the templates that show them.
+    struct live_process {
+        pid_t pid;
+        std::uint64_t start_ticks;
+    };
+    verdict apply_rules(std::string_view comm, uid_t uid, const live_process* live, const process_facts* f);
+    std::string start_time_text(std::uint64_t start_ticks) const;
     std::string user_name(uid_t uid);
     process_facts facts(pid_t pid, bool exe, bool cmdline, bool cgroup) const;
 
@@ -134,6 +146,9 @@ private:
     std::shared_ptr<const pattern> include_, exclude_;
     std::vector<pe_rule> rules_;
     bool need_facts_ = false;
+    bool need_cgroups_ = false;
+    std::int64_t boot_seconds_ = 0;  ///< btime of /proc/stat, read once, as process-exporter does
+    long ticks_per_second_ = 100;
     std::unordered_map<uid_t, std::string> users_;
     std::unordered_map<std::string, std::optional<std::string>> filtered_;
 };

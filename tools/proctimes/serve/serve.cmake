@@ -16,6 +16,7 @@ target_sources(proctimes_cli PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/procfiles.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exposition.cpp
   ${CMAKE_CURRENT_LIST_DIR}/grouping.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/name_template.cpp
   ${CMAKE_CURRENT_LIST_DIR}/goflags.cpp
   ${CMAKE_CURRENT_LIST_DIR}/http.cpp
   ${CMAKE_CURRENT_LIST_DIR}/listen.cpp
