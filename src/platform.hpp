@@ -14,8 +14,8 @@
 //   backend internals (exit monitor, spawn) -> record_exit, task_lifecycle methods
 //
 // Besides these hooks, a backend defines the public functions whose state is
-// its own: spawning and waiting (spawn.hpp, exit.hpp's waits and monitor
-// switches; Linux: pidfds, src/linux/spawn.cpp, exit_monitor.cpp), the boot
+// its own: spawning and waiting (spawn.hpp, exit.hpp's waits; Linux:
+// pidfds, src/linux/spawn.cpp, exit_monitor.cpp), the boot
 // anchor (boot.hpp) and cycle counts (cycles.hpp). Its waiters and exit
 // monitor record an end through record_exit() and the task_lifecycle
 // methods, never by their own rules.
@@ -115,6 +115,14 @@ void unwatch_exit(const task_core_ptr& c, bool reap) noexcept;
 void deliver_exit_records() noexcept;
 /// For a task gone unread: waits, bounded, for an exit record on its way.
 void await_exit_record(task_core& c) noexcept;
+/// Registers the exit-record listener if not tried yet (the portable part
+/// calls it only with the monitor and records switched on). Empty when it is
+/// registered, else why not (errc::not_supported where the backend has none).
+/// The public exit_records_status() (src/exit_settings.cpp).
+std::error_code exit_records_backend_status() noexcept;
+/// True when the registered listener is the eBPF exit stream (false when
+/// none is registered).
+bool exit_records_backend_uses_bpf() noexcept;
 
 // ---- the calling process and thread ---------------------------------------------------
 
@@ -138,6 +146,11 @@ instant realtime_now() noexcept;
 result<task_times> query(task_core& c) noexcept;
 /// The lifecycle's record_exit with the hooks: the end of `c`, seen at `seen`.
 void record_exit(task_core& c, instant seen) noexcept;
+/// Whether exit records may come from the eBPF exit stream
+/// (set_exit_records_bpf, PROCTIMES_EXIT_RECORDS_BPF; src/exit_settings.cpp).
+/// The monitor and records switches are the public exit_monitor_enabled()
+/// and exit_records_enabled().
+bool exit_records_bpf_wanted() noexcept;
 
 /// Reaches the core behind a handle (the handles keep it private), and makes
 /// handles from cores (spawn's children).

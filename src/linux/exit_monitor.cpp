@@ -33,21 +33,14 @@
 #include "proctimes/exit.hpp"
 #include "proctimes/linux.hpp"
 #include "recent_exits.hpp"
-#include "settings.hpp"
 
 namespace proctimes {
 namespace detail {
 namespace {
 
-// The switches (settings.hpp: setter, else the variable, else the default).
-constinit switch_setting g_records{"PROCTIMES_EXIT_RECORDS", false};
-// Off unless asked for (for now): loading costs tens of ms and ~10
-// descriptors, and callers that tuned for taskstats keep what they had.
-constinit switch_setting g_records_bpf{"PROCTIMES_EXIT_RECORDS_BPF", false};
-constinit switch_setting g_monitor_switch{"PROCTIMES_EXIT_MONITOR", true};
-
-bool records_bpf_allowed() noexcept { return g_records_bpf.on(); }
-bool records_enabled() noexcept { return g_records.on(); }
+// The switches are portable (src/exit_settings.cpp).
+bool records_bpf_allowed() noexcept { return exit_records_bpf_wanted(); }
+bool records_enabled() noexcept { return exit_records_enabled(); }
 
 // The epoll key of the records socket (task keys start at 1).
 constexpr std::uint64_t records_key = 0;
@@ -312,7 +305,7 @@ void forget_after_fork() noexcept {
     g_monitor = nullptr;
 }
 
-bool enabled() noexcept { return g_monitor_switch.on(); }
+bool enabled() noexcept { return exit_monitor_enabled(); }
 
 monitor* get_monitor() noexcept {
     std::lock_guard lock(g_mutex);
@@ -409,18 +402,18 @@ std::uint64_t exit_records_bpf_lost() noexcept {
     }
 }
 
-}  // namespace detail
+std::error_code exit_records_backend_status() noexcept {
+    monitor* m = get_monitor();
+    if (!m) return make_error_code(errc::not_supported);
+    try {
+        return m->records_status();
+    } catch (...) {
+        return errno_code(ENOMEM);
+    }
+}
 
-void set_exit_monitor_enabled(bool on) noexcept { detail::g_monitor_switch.set(on); }
-bool exit_monitor_enabled() noexcept { return detail::enabled(); }
-
-void set_exit_records_enabled(bool on) noexcept { detail::g_records.set(on); }
-bool exit_records_enabled() noexcept { return detail::records_enabled(); }
-void set_exit_records_default(bool on) noexcept { detail::g_records.set_default(on); }
-void set_exit_records_bpf(bool on) noexcept { detail::g_records_bpf.set(on); }
-bool exit_records_use_bpf() noexcept {
-    if (!detail::enabled() || !detail::records_enabled()) return false;
-    detail::monitor* m = detail::get_monitor();
+bool exit_records_backend_uses_bpf() noexcept {
+    monitor* m = get_monitor();
     try {
         return m && !m->records_status() && m->uses_bpf();
     } catch (...) {
@@ -428,18 +421,6 @@ bool exit_records_use_bpf() noexcept {
     }
 }
 
-std::error_code exit_records_status() noexcept {
-    // Off because the variable's value was refused (settings.hpp): say so.
-    if (!detail::records_enabled() && detail::g_records.invalid_value_ignored())
-        return make_error_code(errc::invalid_argument);
-    if (!detail::enabled() || !detail::records_enabled()) return make_error_code(errc::not_supported);
-    detail::monitor* m = detail::get_monitor();
-    if (!m) return make_error_code(errc::not_supported);
-    try {
-        return m->records_status();
-    } catch (...) {
-        return detail::errno_code(ENOMEM);
-    }
-}
+}  // namespace detail
 
 }  // namespace proctimes
