@@ -11,13 +11,16 @@
 #include <string_view>
 #include <vector>
 
+#include "proctimes/export.h"
 #include "proctimes/ledger.hpp"
 #include "proctimes/result.hpp"
 
 namespace proctimes {
 
 /// One open listener. Used by one thread at a time (the public class's rule).
-struct exit_stream::impl {
+/// Hidden like every implementation type (PROCTIMES_LOCAL): a shared
+/// libproctimes exports none of it.
+struct PROCTIMES_LOCAL exit_stream::impl {
     impl() = default;
     impl(const impl&) = delete;
     impl& operator=(const impl&) = delete;
