@@ -14,17 +14,21 @@
 //   backend internals (exit monitor, spawn) -> record_exit, task_lifecycle methods
 //
 // Besides these hooks, a backend defines the public functions whose state is
-// its own: spawning and waiting (spawn.hpp, exit.hpp's waits and monitor
-// switches; Linux: pidfds, src/linux/spawn.cpp, exit_monitor.cpp), the boot
-// anchor (boot.hpp) and cycle counts (cycles.hpp). Its waiters and exit
+// its own: spawning and waiting (spawn.hpp, exit.hpp's waits; Linux:
+// pidfds, src/linux/spawn.cpp, exit_monitor.cpp), the boot
+// anchor (boot.hpp), cycle counts (cycles.hpp) and the system CPU times
+// (ledger.hpp: read_system_cpu_times). Its waiters and exit
 // monitor record an end through record_exit() and the task_lifecycle
 // methods, never by their own rules.
 //
 // Every hook is thread-safe unless it says otherwise. A backend that cannot
 // do something answers errc::not_supported (the stub answers it everywhere).
-// The snapshot hooks are declared in platform_snapshot.hpp.
+// The snapshot hooks are declared in platform_snapshot.hpp, the exit stream's
+// listener in platform_exit_listener.hpp, and the environment lookup in
+// platform_env.hpp.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -36,6 +40,7 @@
 #include "platform_snapshot.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/result.hpp"
+#include "proctimes/spawn.hpp"
 #include "proctimes/times.hpp"
 #include "task_state.hpp"
 
@@ -77,11 +82,6 @@ int core_native_handle(const task_core& c) noexcept;
 /// that thread. Such a core takes the sources of self_process_times() and
 /// self_thread_times(), so that every handle to the caller gives one answer.
 bool core_is_self(const task_core& c) noexcept;
-/// Ends the process behind the platform's own handle on it
-/// (core_native_handle, native_pidfd) at once: Linux sends SIGKILL through
-/// the pidfd, never by pid. ESRCH once it has been reaped; not_supported
-/// where the platform cannot.
-std::error_code kill_by_native_handle(int handle) noexcept;
 /// The same for a handle (false for an empty one).
 bool core_is_self(const process& p) noexcept;
 bool core_is_self(const thread& t) noexcept;
@@ -115,6 +115,31 @@ void unwatch_exit(const task_core_ptr& c, bool reap) noexcept;
 void deliver_exit_records() noexcept;
 /// For a task gone unread: waits, bounded, for an exit record on its way.
 void await_exit_record(task_core& c) noexcept;
+/// Registers the exit-record listener if not tried yet (the portable part
+/// calls it only with the monitor and records switched on). Empty when it is
+/// registered, else why not (errc::not_supported where the backend has none).
+/// The public exit_records_status() (src/exit_settings.cpp).
+std::error_code exit_records_backend_status() noexcept;
+/// True when the registered listener is the eBPF exit stream (false when
+/// none is registered).
+bool exit_records_backend_uses_bpf() noexcept;
+
+// ---- ending and waiting, for the Win32 layer ------------------------------------------
+
+/// Ends the process at once (TerminateProcess), through the handle's own
+/// reference to it, never by id (Linux: SIGKILL through its pidfd). ESRCH
+/// once it has been reaped; invalid_handle for an empty handle;
+/// not_supported where the platform cannot (Linux < 5.3: no pidfd).
+std::error_code terminate_process(const process& p) noexcept;
+/// The same for a spawned child: through its handle, or without one
+/// (child::handle_error) through the child's own reference.
+std::error_code terminate_child(const child& c) noexcept;
+/// Waits until the child has exited, without reaping it: true once it has,
+/// false on timeout (empty: forever). With a handle this is wait_for_exit;
+/// without one (child::handle_error) it waits on the child's own reference.
+/// Errors: invalid_handle for an empty child, not_supported where the
+/// platform cannot.
+result<bool> wait_child_exit(const child& c, std::optional<std::chrono::nanoseconds> timeout) noexcept;
 
 // ---- the calling process and thread ---------------------------------------------------
 
@@ -138,6 +163,11 @@ instant realtime_now() noexcept;
 result<task_times> query(task_core& c) noexcept;
 /// The lifecycle's record_exit with the hooks: the end of `c`, seen at `seen`.
 void record_exit(task_core& c, instant seen) noexcept;
+/// Whether exit records may come from the eBPF exit stream
+/// (set_exit_records_bpf, PROCTIMES_EXIT_RECORDS_BPF; src/exit_settings.cpp).
+/// The monitor and records switches are the public exit_monitor_enabled()
+/// and exit_records_enabled().
+bool exit_records_bpf_wanted() noexcept;
 
 /// Reaches the core behind a handle (the handles keep it private), and makes
 /// handles from cores (spawn's children).

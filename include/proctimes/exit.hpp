@@ -30,9 +30,56 @@
 namespace proctimes {
 
 /// Turns exit tracking on or off for handles opened afterwards (default: on,
-/// unless the environment has PROCTIMES_EXIT_MONITOR=0 or =off).
+/// unless PROCTIMES_EXIT_MONITOR is 0, off, false or no; the words every
+/// switch takes are in proctimes/settings.hpp).
 PROCTIMES_API void set_exit_monitor_enabled(bool on) noexcept;
 PROCTIMES_API bool exit_monitor_enabled() noexcept;
+
+// ---- exit records (Linux: taskstats, or the eBPF exit stream) ------------------------
+
+/// Exit records: exact final values for tasks the monitor cannot read after
+/// their end — threads of other processes (the kernel frees a thread's
+/// accounting as it ends), threads of this process, and one-thread processes
+/// that their parent reaps at once — from the kernel's taskstats exit records
+/// (cpu_source::exit_record: 1 ns total, tick-ratio split). Without them such
+/// tasks report task_state::exited_partial with their last sampled values.
+/// Needs CAP_NET_ADMIN, the initial pid namespace and a kernel with
+/// CONFIG_TASKSTATS, and the exit monitor. Off by default: the monitor then
+/// wakes for every task that ends on the system (about 10 µs of its CPU each). Turn on
+/// before opening handles, or set PROCTIMES_EXIT_RECORDS=1; when the listener
+/// cannot be registered, handles work as without it.
+PROCTIMES_API void set_exit_records_enabled(bool on) noexcept;
+PROCTIMES_API bool exit_records_enabled() noexcept;
+/// Changes only the default: what exit_records_enabled() answers when neither
+/// set_exit_records_enabled() nor PROCTIMES_EXIT_RECORDS has decided. The
+/// Win32 layer sets it to true (a Windows program expects final values), as
+/// does the CLI for run --threads and watch; an explicit choice, earlier or
+/// later, always wins.
+PROCTIMES_API void set_exit_records_default(bool on) noexcept;
+/// Registers the listener if enabled and not tried yet. Empty when it is
+/// registered; otherwise why not: errc::invalid_argument when records are off
+/// because PROCTIMES_EXIT_RECORDS has a value that is not an on/off word
+/// (settings.hpp); errc::not_supported when records or the monitor are off,
+/// or outside the initial pid namespace, or without taskstats, or on a
+/// backend without exit records; std::errc::operation_not_permitted without
+/// CAP_NET_ADMIN.
+PROCTIMES_API std::error_code exit_records_status() noexcept;
+/// Where enabled exit records come from. With set_exit_records_bpf(true) (or
+/// PROCTIMES_EXIT_RECORDS_BPF=1; off by default) the eBPF exit stream is
+/// tried first (CAP_BPF + CAP_PERFMON or root, kernel BTF, a build with
+/// PROCTIMES_BPF; docs/BPF.md): it gives every watched task that is gone
+/// unread its final values read after its last switch-out
+/// (cpu_source::bpf_exit) and its exact exit instant (exit_source::bpf_exit,
+/// 1 ns), also when the monitor did read its zombie; loading it costs tens of
+/// ms and about ten descriptors once per process. Where it cannot be used,
+/// or by default, taskstats as above. Decided when the listener is
+/// registered (once per process, on the first watched handle with records
+/// enabled, or exit_records_status()).
+PROCTIMES_API void set_exit_records_bpf(bool on) noexcept;
+/// True when the registered listener is the eBPF exit stream.
+PROCTIMES_API bool exit_records_use_bpf() noexcept;
+
+// ---- waits ------------------------------------------------------------------------
 
 /// Waits until the process has exited (it may already have). `timeout`
 /// empty: wait forever. Returns true once exited, false on timeout. A wait

@@ -204,7 +204,7 @@ public:
     struct impl;
 
 private:
-    explicit exit_stream(std::unique_ptr<impl> p) noexcept;
+    PROCTIMES_LOCAL explicit exit_stream(std::unique_ptr<impl> p) noexcept;
     std::unique_ptr<impl> impl_;
 };
 

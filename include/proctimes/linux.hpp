@@ -45,6 +45,7 @@
 #include <cstdint>
 #include <system_error>
 
+#include "proctimes/exit.hpp"
 #include "proctimes/export.h"
 #include "proctimes/process.hpp"
 #include "proctimes/result.hpp"
@@ -100,44 +101,12 @@ PROCTIMES_API int native_pidfd(const thread& t) noexcept;
 /// empty child. Owned by the child.
 PROCTIMES_API int native_pidfd(const child& c) noexcept;
 
-// ---- exit records (taskstats) ------------------------------------------------------
+// ---- exit records ------------------------------------------------------------------
 
-/// Exit records: exact final values for tasks the monitor cannot read after
-/// their end — threads of other processes (the kernel frees a thread's
-/// accounting as it ends), threads of this process, and one-thread processes
-/// that their parent reaps at once — from the kernel's taskstats exit records
-/// (cpu_source::exit_record: 1 ns total, tick-ratio split). Without them such
-/// tasks report task_state::exited_partial with their last sampled values.
-/// Needs CAP_NET_ADMIN, the initial pid namespace and a kernel with
-/// CONFIG_TASKSTATS, and the exit monitor. Off by default: the monitor then
-/// wakes for every task that ends on the system (about 10 µs of its CPU each). Turn on
-/// before opening handles, or set PROCTIMES_EXIT_RECORDS=1; when the listener
-/// cannot be registered, handles work as without it.
-PROCTIMES_API void set_exit_records_enabled(bool on) noexcept;
-PROCTIMES_API bool exit_records_enabled() noexcept;
-/// Changes only the default: what exit_records_enabled() answers when neither
-/// set_exit_records_enabled() nor PROCTIMES_EXIT_RECORDS has decided. The
-/// Win32 layer sets it to true (a Windows program expects final values); an
-/// explicit choice, earlier or later, always wins.
-PROCTIMES_API void set_exit_records_default(bool on) noexcept;
-/// Registers the listener if enabled and not tried yet. Empty when it is
-/// registered; otherwise why not: errc::not_supported when records or the
-/// monitor are off, or outside the initial pid namespace, or without
-/// taskstats; std::errc::operation_not_permitted without CAP_NET_ADMIN.
-PROCTIMES_API std::error_code exit_records_status() noexcept;
-/// Where enabled exit records come from. With set_exit_records_bpf(true) (or
-/// PROCTIMES_EXIT_RECORDS_BPF=1; off by default) the eBPF exit stream is
-/// tried first (CAP_BPF + CAP_PERFMON or root, kernel BTF, a build with
-/// PROCTIMES_BPF; docs/BPF.md): it gives every watched task that is gone
-/// unread its final values read after its last switch-out
-/// (cpu_source::bpf_exit) and its exact exit instant (exit_source::bpf_exit,
-/// 1 ns), also when the monitor did read its zombie; loading it costs tens of
-/// ms and about ten descriptors once per process. Where it cannot be used,
-/// or by default, taskstats as above. Decided when the listener is registered (once per process, on
-/// the first watched handle with records enabled, or exit_records_status()).
-PROCTIMES_API void set_exit_records_bpf(bool on) noexcept;
-/// True when the registered listener is the eBPF exit stream.
-PROCTIMES_API bool exit_records_use_bpf() noexcept;
+// set_exit_records_enabled, exit_records_enabled, set_exit_records_default,
+// exit_records_status, set_exit_records_bpf and exit_records_use_bpf are
+// declared in proctimes/exit.hpp (included above): they are answered by every
+// backend.
 
 // ---- cycle counter diagnostic ------------------------------------------------------
 

@@ -21,6 +21,7 @@
 #include "proctimes/ledger.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/result.hpp"
+#include "proctimes/settings.hpp"
 #include "proctimes/snapshot.hpp"
 #include "proctimes/spawn.hpp"
 #include "proctimes/times.hpp"

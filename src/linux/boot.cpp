@@ -16,6 +16,7 @@
 #include "clock_ns.hpp"
 #include "linux/sys.hpp"
 #include "parse/procfs.hpp"
+#include "settings.hpp"
 
 namespace proctimes {
 namespace {
@@ -44,10 +45,7 @@ std::int64_t measure_offset_ns() noexcept {
 // A stored anchor from another user may differ from ours by at most this.
 constexpr std::int64_t untrusted_tolerance_ns = 1'000'000;
 
-std::string anchor_dir() {
-    const char* d = ::secure_getenv("PROCTIMES_ANCHOR_DIR");
-    return (d && *d) ? std::string(d) : std::string("/dev/shm");
-}
+std::string anchor_dir() { return detail::env_path("PROCTIMES_ANCHOR_DIR").value_or("/dev/shm"); }
 
 struct stored_anchor {
     parse::anchor_record rec;

@@ -17,7 +17,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -39,49 +38,9 @@ namespace proctimes {
 namespace detail {
 namespace {
 
-// An environment switch, read once: 1 ("1"/"on"), 0 ("0"/"off"), or -1
-// (unset, or anything else). `cache` holds -2 until it is read.
-int env_switch(std::atomic<int>& cache, const char* name) noexcept {
-    int e = cache.load(std::memory_order_relaxed);
-    if (e == -2) {
-        const char* v = std::getenv(name);
-        if (v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "on") == 0))
-            e = 1;
-        else if (v && (std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0))
-            e = 0;
-        else
-            e = -1;
-        cache.store(e, std::memory_order_relaxed);
-    }
-    return e;
-}
-
-// An on/off switch: set by its setter (`flag`: -1 until then), or else by
-// the environment variable `name`, or else `fallback`.
-bool switch_on(const std::atomic<int>& flag, std::atomic<int>& env_cache, const char* name, bool fallback) noexcept {
-    const int set = flag.load(std::memory_order_relaxed);
-    if (set >= 0) return set == 1;
-    const int env = env_switch(env_cache, name);
-    return env >= 0 ? env == 1 : fallback;
-}
-
-std::atomic<int> g_records_enabled{-1};
-std::atomic<int> g_records_env{-2};
-std::atomic<bool> g_records_default{false};  // set_exit_records_default
-
-std::atomic<int> g_records_bpf{-1};  // set_exit_records_bpf
-std::atomic<int> g_records_bpf_env{-2};
-
-bool records_bpf_allowed() noexcept {
-    // Off unless asked for (for now): loading costs tens of ms and ~10
-    // descriptors, and callers that tuned for taskstats keep what they had.
-    return switch_on(g_records_bpf, g_records_bpf_env, "PROCTIMES_EXIT_RECORDS_BPF", false);
-}
-
-bool records_enabled() noexcept {
-    return switch_on(g_records_enabled, g_records_env, "PROCTIMES_EXIT_RECORDS",
-                     g_records_default.load(std::memory_order_relaxed));
-}
+// The switches are portable (src/exit_settings.cpp).
+bool records_bpf_allowed() noexcept { return exit_records_bpf_wanted(); }
+bool records_enabled() noexcept { return exit_records_enabled(); }
 
 // The epoll key of the records socket (task keys start at 1).
 constexpr std::uint64_t records_key = 0;
@@ -338,9 +297,7 @@ private:
 };
 
 std::mutex g_mutex;
-monitor* g_monitor = nullptr;    // leaked on purpose: its thread outlives static destruction
-std::atomic<int> g_enabled{-1};  // -1: not set (then PROCTIMES_EXIT_MONITOR decides)
-std::atomic<int> g_monitor_env{-2};
+monitor* g_monitor = nullptr;  // leaked on purpose: its thread outlives static destruction
 
 void forget_after_fork() noexcept {
     // The child has no monitor thread; the parent's epoll instance is shared
@@ -348,7 +305,7 @@ void forget_after_fork() noexcept {
     g_monitor = nullptr;
 }
 
-bool enabled() noexcept { return switch_on(g_enabled, g_monitor_env, "PROCTIMES_EXIT_MONITOR", true); }
+bool enabled() noexcept { return exit_monitor_enabled(); }
 
 monitor* get_monitor() noexcept {
     std::lock_guard lock(g_mutex);
@@ -445,20 +402,18 @@ std::uint64_t exit_records_bpf_lost() noexcept {
     }
 }
 
-}  // namespace detail
-
-void set_exit_monitor_enabled(bool on) noexcept { detail::g_enabled.store(on ? 1 : 0, std::memory_order_relaxed); }
-bool exit_monitor_enabled() noexcept { return detail::enabled(); }
-
-void set_exit_records_enabled(bool on) noexcept {
-    detail::g_records_enabled.store(on ? 1 : 0, std::memory_order_relaxed);
+std::error_code exit_records_backend_status() noexcept {
+    monitor* m = get_monitor();
+    if (!m) return make_error_code(errc::not_supported);
+    try {
+        return m->records_status();
+    } catch (...) {
+        return errno_code(ENOMEM);
+    }
 }
-bool exit_records_enabled() noexcept { return detail::records_enabled(); }
-void set_exit_records_default(bool on) noexcept { detail::g_records_default.store(on, std::memory_order_relaxed); }
-void set_exit_records_bpf(bool on) noexcept { detail::g_records_bpf.store(on ? 1 : 0, std::memory_order_relaxed); }
-bool exit_records_use_bpf() noexcept {
-    if (!detail::enabled() || !detail::records_enabled()) return false;
-    detail::monitor* m = detail::get_monitor();
+
+bool exit_records_backend_uses_bpf() noexcept {
+    monitor* m = get_monitor();
     try {
         return m && !m->records_status() && m->uses_bpf();
     } catch (...) {
@@ -466,15 +421,6 @@ bool exit_records_use_bpf() noexcept {
     }
 }
 
-std::error_code exit_records_status() noexcept {
-    if (!detail::enabled() || !detail::records_enabled()) return make_error_code(errc::not_supported);
-    detail::monitor* m = detail::get_monitor();
-    if (!m) return make_error_code(errc::not_supported);
-    try {
-        return m->records_status();
-    } catch (...) {
-        return detail::errno_code(ENOMEM);
-    }
-}
+}  // namespace detail
 
 }  // namespace proctimes

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// exit_stream and read_system_cpu_times (proctimes/ledger.hpp) on Linux: the
-// eBPF exit stream's queue (exit_stream_bpf.hpp) where it can be used, else the
-// taskstats listener registered by exit_records, read with the parser that
-// keeps who each task was; /proc/stat through its pure parser.
+// The Linux listener behind exit_stream (platform_exit_listener.hpp): the
+// eBPF exit stream's queue (exit_stream_bpf.hpp) where it can be used, else
+// the taskstats listener registered by exit_records, read with the parser that
+// keeps who each task was.
 #include <cerrno>
 #include <ctime>
 #include <new>
@@ -15,10 +15,8 @@
 #include "linux/exit_stream_bpf.hpp"
 #include "linux/sys.hpp"
 #include "parse/exit_task.hpp"
-#include "parse/proc_stat_cpu.hpp"
-#include "proctimes/boot.hpp"
+#include "platform_exit_listener.hpp"
 #include "proctimes/error.hpp"
-#include "proctimes/ledger.hpp"
 
 namespace proctimes {
 namespace {
@@ -59,123 +57,84 @@ ended_task to_ended(const parse::exit_task_record& r, nanoseconds received) noex
     return e;
 }
 
-}  // namespace
-
-struct exit_stream::impl {
+class linux_exit_stream final : public exit_stream::impl {
+public:
     std::unique_ptr<detail::bpf_exit_queue> bpf;  // set: the eBPF source; else taskstats
     std::unique_ptr<detail::exit_records> records;
     std::unique_ptr<char[]> buf;
     std::vector<parse::exit_task_record> parsed;
     static constexpr std::size_t buffer_size = std::size_t{64} * 1024;
+
+    [[nodiscard]] std::string_view source() const noexcept override { return bpf ? "bpf" : "taskstats"; }
+
+    [[nodiscard]] std::optional<std::uint64_t> lost() const noexcept override {
+        if (!bpf) return std::nullopt;
+        return bpf->lost();
+    }
+
+    [[nodiscard]] int native_handle() const noexcept override { return bpf ? bpf->fd() : records->fd(); }
+
+    result<bool> read(std::vector<ended_task>& out) noexcept override {
+        if (bpf) return bpf->drain(out);
+        bool complete = true;
+        const int fd = records->fd();
+        for (;;) {
+            const ssize_t n = ::recv(fd, buf.get(), buffer_size, MSG_DONTWAIT);
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                if (errno == ENOBUFS) {  // the kernel dropped datagrams: records lost
+                    complete = false;
+                    continue;
+                }
+                if (errno == EAGAIN || errno == EWOULDBLOCK) return complete;
+                return detail::last_errno();
+            }
+            const nanoseconds received = boottime_now();
+            try {
+                parsed.clear();
+                parse::parse_exit_tasks(std::string_view(buf.get(), static_cast<std::size_t>(n)), 0,
+                                        parsed);  // the socket hears only TASKSTATS
+                for (const auto& r : parsed) out.push_back(to_ended(r, received));
+            } catch (const std::bad_alloc&) {
+                return detail::errno_code(ENOMEM);
+            }
+        }
+    }
+
+    result<bool> wait(std::chrono::milliseconds timeout) noexcept override {
+        pollfd p{native_handle(), POLLIN, 0};
+        const int r = ::poll(&p, 1, static_cast<int>(timeout.count()));
+        if (r < 0) return errno == EINTR ? result<bool>(false) : result<bool>(detail::last_errno());
+        return r > 0;
+    }
 };
 
-exit_stream::exit_stream() noexcept = default;
-exit_stream::exit_stream(std::unique_ptr<impl> p) noexcept : impl_(std::move(p)) {}
-exit_stream::exit_stream(exit_stream&&) noexcept = default;
-exit_stream& exit_stream::operator=(exit_stream&&) noexcept = default;
-exit_stream::~exit_stream() = default;
+}  // namespace
 
-result<exit_stream> exit_stream::open(exit_stream_source from) noexcept {
+namespace detail {
+
+result<std::unique_ptr<exit_stream::impl>> open_exit_stream(exit_stream_source from) noexcept {
     try {
         if (from != exit_stream_source::taskstats) {
-            auto q = detail::bpf_exit_queue::open();
+            auto q = bpf_exit_queue::open();
             if (q) {
-                auto p = std::make_unique<impl>();
+                auto p = std::make_unique<linux_exit_stream>();
                 p->bpf = std::move(*q);
-                return exit_stream(std::move(p));
+                return std::unique_ptr<exit_stream::impl>(std::move(p));
             }
             if (from == exit_stream_source::bpf) return q.error();
         }
         std::error_code why;
-        auto r = detail::exit_records::open(why);
+        auto r = exit_records::open(why);
         if (!r) return why ? why : make_error_code(errc::not_supported);
-        auto p = std::make_unique<impl>();
+        auto p = std::make_unique<linux_exit_stream>();
         p->records = std::move(r);
-        p->buf = std::make_unique<char[]>(impl::buffer_size);
-        return exit_stream(std::move(p));
+        p->buf = std::make_unique<char[]>(linux_exit_stream::buffer_size);
+        return std::unique_ptr<exit_stream::impl>(std::move(p));
     } catch (const std::bad_alloc&) {
-        return detail::errno_code(ENOMEM);
+        return errno_code(ENOMEM);
     }
 }
 
-std::string_view exit_stream::source() const noexcept {
-    if (!impl_) return {};
-    return impl_->bpf ? "bpf" : "taskstats";
-}
-
-std::optional<std::uint64_t> exit_stream::lost() const noexcept {
-    if (!impl_ || !impl_->bpf) return std::nullopt;
-    return impl_->bpf->lost();
-}
-
-int exit_stream::native_handle() const noexcept {
-    if (!impl_) return -1;
-    return impl_->bpf ? impl_->bpf->fd() : impl_->records->fd();
-}
-
-result<bool> exit_stream::read(std::vector<ended_task>& out) noexcept {
-    if (!impl_) return make_error_code(errc::invalid_handle);
-    if (impl_->bpf) return impl_->bpf->drain(out);
-    bool complete = true;
-    const int fd = impl_->records->fd();
-    for (;;) {
-        const ssize_t n = ::recv(fd, impl_->buf.get(), impl::buffer_size, MSG_DONTWAIT);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            if (errno == ENOBUFS) {  // the kernel dropped datagrams: records lost
-                complete = false;
-                continue;
-            }
-            if (errno == EAGAIN || errno == EWOULDBLOCK) return complete;
-            return detail::last_errno();
-        }
-        const nanoseconds received = boottime_now();
-        try {
-            impl_->parsed.clear();
-            parse::parse_exit_tasks(std::string_view(impl_->buf.get(), static_cast<std::size_t>(n)), 0,
-                                    impl_->parsed);  // the socket hears only TASKSTATS
-            for (const auto& r : impl_->parsed) out.push_back(to_ended(r, received));
-        } catch (const std::bad_alloc&) {
-            return detail::errno_code(ENOMEM);
-        }
-    }
-}
-
-result<bool> exit_stream::wait(std::chrono::milliseconds timeout) noexcept {
-    if (!impl_) return make_error_code(errc::invalid_handle);
-    pollfd p{native_handle(), POLLIN, 0};
-    const int r = ::poll(&p, 1, static_cast<int>(timeout.count()));
-    if (r < 0) return errno == EINTR ? result<bool>(false) : result<bool>(detail::last_errno());
-    return r > 0;
-}
-
-result<system_cpu_times> read_system_cpu_times(const std::string& proc_root) noexcept {
-    try {
-        const nanoseconds at = boottime_now();
-        std::string text;
-        if (auto e = detail::read_file((proc_root + "/stat").c_str(), text, 1 << 20)) return e;
-        const auto c = parse::parse_proc_stat_cpu(text);
-        if (!c) return make_error_code(errc::malformed_data);
-        const std::int64_t hz = clock_ticks_per_second();
-        const std::int64_t per_tick = hz > 0 ? 1'000'000'000 / hz : 10'000'000;
-        auto ns = [per_tick](std::uint64_t ticks) { return nanoseconds(static_cast<std::int64_t>(ticks) * per_tick); };
-        system_cpu_times t;
-        t.user = ns(c->user);
-        t.nice = ns(c->nice);
-        t.system = ns(c->system);
-        t.idle = ns(c->idle);
-        t.iowait = ns(c->iowait);
-        t.irq = ns(c->irq);
-        t.softirq = ns(c->softirq);
-        t.steal = ns(c->steal);
-        t.guest = ns(c->guest);
-        t.guest_nice = ns(c->guest_nice);
-        t.since_boot = at;
-        t.cpus = c->cpus;
-        return t;
-    } catch (const std::bad_alloc&) {
-        return detail::errno_code(ENOMEM);
-    }
-}
-
+}  // namespace detail
 }  // namespace proctimes

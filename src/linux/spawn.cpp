@@ -23,6 +23,7 @@
 #include "linux/spawn_gate.hpp"
 #include "linux/task.hpp"
 #include "proctimes/exit.hpp"
+#include "proctimes/linux.hpp"
 
 extern char** environ;
 
@@ -442,6 +443,18 @@ result<bool> wait_for_exit(const process& p, std::optional<nanoseconds> timeout)
 result<bool> wait_for_exit(const thread& t, std::optional<nanoseconds> timeout) noexcept {
     return wait_one(detail::handle_access::core(t), timeout);
 }
+
+namespace detail {
+result<bool> wait_child_exit(const child& c, std::optional<nanoseconds> timeout) noexcept {
+    if (c.handle().valid()) return wait_for_exit(c.handle(), timeout);
+    const int fd = native_pidfd(c);  // without a handle: the child's own pidfd
+    if (fd < 0) return errc::invalid_handle;
+    pollfd p{fd, POLLIN, 0};
+    auto r = poll_pidfds(&p, 1, timeout);
+    if (!r) return r.error();
+    return *r > 0;
+}
+}  // namespace detail
 
 result<std::optional<std::size_t>> wait_for_any(std::span<const process* const> ps,
                                                 std::optional<nanoseconds> timeout) noexcept {

@@ -31,6 +31,9 @@ inline constexpr const char* proc_root = "/proc";
 int pidfd_open(pid_t pid, unsigned flags) noexcept;
 /// pidfd_send_signal(pidfd, 0): 0 while the process (or zombie) exists.
 int pidfd_alive(int pidfd) noexcept;
+/// Sends SIGKILL through a pidfd (never by pid). ESRCH once the process has
+/// been reaped; not_supported for -1 (no pidfd: Linux < 5.3).
+std::error_code kill_by_native_handle(int handle) noexcept;
 /// poll(2) on a pidfd, without waiting: true once the thread group has exited
 /// (a zombie or reaped), or when the poll fails.
 bool pidfd_group_exited(int pidfd) noexcept;

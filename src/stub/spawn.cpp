@@ -56,5 +56,9 @@ result<std::optional<std::size_t>> wait_for_any(std::span<const process* const> 
 }  // namespace proctimes
 
 namespace proctimes::detail {
-std::error_code kill_by_native_handle(int) noexcept { return make_error_code(errc::not_supported); }
+std::error_code terminate_process(const process&) noexcept { return make_error_code(errc::not_supported); }
+std::error_code terminate_child(const child&) noexcept { return make_error_code(errc::not_supported); }
+result<bool> wait_child_exit(const child&, std::optional<std::chrono::nanoseconds>) noexcept {
+    return make_error_code(errc::not_supported);
+}
 }  // namespace proctimes::detail

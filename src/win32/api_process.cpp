@@ -14,7 +14,6 @@
 
 #include "platform.hpp"
 #include "proctimes/exit.hpp"
-#include "proctimes/linux.hpp"
 #include "proctimes/spawn.hpp"
 #include "win32/child.hpp"
 #include "win32/cmdline.hpp"
@@ -279,8 +278,10 @@ DWORD proctimes_WaitForSingleObject(HANDLE hHandle, DWORD dwMilliseconds) {
     }
     const auto& obj = *e->thread;
     if (obj.child) return wait_result(obj.child->wait_main_thread(wait_timeout(dwMilliseconds)));
-    if (native_pidfd(obj.other) >= 0) return wait_result(wait_for_exit(obj.other, wait_timeout(dwMilliseconds)));
-    return wait_by_polling(obj.other, dwMilliseconds);  // no thread pidfds (Linux < 6.9)
+    auto r = wait_for_exit(obj.other, wait_timeout(dwMilliseconds));
+    // A thread the platform cannot wait on (Linux < 6.9: no thread pidfds).
+    if (!r && r.error() == proctimes::errc::not_supported) return wait_by_polling(obj.other, dwMilliseconds);
+    return wait_result(r);
 }
 
 BOOL proctimes_GetExitCodeProcess(HANDLE hProcess, LPDWORD lpExitCode) {
@@ -317,11 +318,12 @@ BOOL proctimes_TerminateProcess(HANDLE hProcess, UINT uExitCode) {
         if (!*r) return fail<BOOL>(FALSE, ERROR_ACCESS_DENIED);
         return TRUE;
     }
-    // Any other process: SIGKILL through the handle's pidfd (never by pid:
-    // the pid may name a newer process). Its exit code is then 128 + 9.
+    // Any other process: ended through the handle (Linux: SIGKILL through its
+    // pidfd, never by pid: the pid may name a newer process). Its exit code
+    // is then 128 + 9.
     auto st = p.object->other.exit_status();
     if (!st || *st) return fail<BOOL>(FALSE, ERROR_ACCESS_DENIED);  // ended (or reaped unread)
-    if (const auto ec = detail::kill_by_native_handle(native_pidfd(p.object->other)))
+    if (const auto ec = detail::terminate_process(p.object->other))
         return fail<BOOL>(
             FALSE, ec == std::errc::no_such_process ? ERROR_ACCESS_DENIED : error_from(ec, error_context::query));
     return TRUE;

@@ -7,13 +7,11 @@
 #include <cstdint>
 #include <map>
 
-#include <poll.h>
 #include <unistd.h>
 
 #include "platform.hpp"
 #include "proctimes/error.hpp"
 #include "proctimes/exit.hpp"
-#include "proctimes/linux.hpp"
 
 namespace proctimes::win32 {
 
@@ -92,22 +90,9 @@ created_process::~created_process() {
 }
 
 result<bool> created_process::wait_exit(std::optional<nanoseconds> timeout) noexcept {
-    if (child_.handle().valid()) return wait_for_exit(child_.handle(), timeout);
-    // Without a handle (child::handle_error): its pidfd alone tells the end.
-    pollfd p{native_pidfd(child_), POLLIN, 0};
-    const auto deadline =
-        timeout ? std::chrono::steady_clock::now() + *timeout : std::chrono::steady_clock::time_point{};
-    for (;;) {
-        int ms = -1;
-        if (timeout) {
-            const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-            ms = static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, INT32_MAX));
-        }
-        const int r = ::poll(&p, 1, ms);
-        if (r > 0) return true;
-        if (r == 0) return false;
-        if (errno != EINTR) return std::error_code(errno, std::generic_category());
-    }
+    // Without a handle (child::handle_error) the platform waits on the
+    // child's own reference to it.
+    return detail::wait_child_exit(child_, timeout);
 }
 
 bool created_process::reaped() const noexcept {
@@ -159,8 +144,12 @@ result<bool> created_process::wait(std::optional<nanoseconds> timeout) noexcept 
 }
 
 result<bool> created_process::wait_main_thread(std::optional<nanoseconds> timeout) noexcept {
-    // main_ is set once at creation and never reassigned: no lock needed to poll it.
-    if (main_.valid() && native_pidfd(main_) >= 0) return wait_for_exit(main_, timeout);
+    // main_ is set once at creation and never reassigned: no lock needed to wait on it.
+    if (main_.valid()) {
+        auto r = wait_for_exit(main_, timeout);
+        // Not a thread the platform can wait on (Linux < 6.9): the process.
+        if (r || r.error() != proctimes::errc::not_supported) return r;
+    }
     return wait(timeout);
 }
 
@@ -224,7 +213,7 @@ result<bool> created_process::terminate(int code) noexcept {
     // A zombie takes the signal without effect: its own status stands. The
     // code is recorded under the lock status() takes, before anyone can read
     // the status the signal causes.
-    if (const auto ec = detail::kill_by_native_handle(native_pidfd(child_)))
+    if (const auto ec = detail::terminate_child(child_))
         return ec == std::errc::no_such_process ? result<bool>(false) : result<bool>(ec);
     if (!terminate_code_) terminate_code_ = code;
     return true;

@@ -215,6 +215,34 @@ TEST(Run, ThreadsEndWithTheirExitRecordsWherePermitted) {
     EXPECT_NE(table.err.find("Exit records: in use."), std::string::npos) << table.err;
 }
 
+// The command as a program, with `assignment` in its environment: its
+// standard error and output together.
+std::string run_program_with(const std::string& assignment, const std::string& args) {
+    const std::string cmd = assignment + " " + PROCTIMES_BIN + " " + args + " 2>&1";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    if (p == nullptr) return "popen failed";
+    std::string out;
+    char buf[512];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    ::pclose(p);
+    return out;
+}
+
+// PROCTIMES_EXIT_RECORDS takes the same words as every on/off setting: with
+// =yes, run --threads uses exit records (before, the command left them to the
+// library, which read "yes" as unset and kept them off), with =no it does not.
+TEST(Run, ExitRecordsVariableTakesYesAndNo) {
+    proctimes::set_exit_records_enabled(true);
+    if (auto why = proctimes::exit_records_status()) GTEST_SKIP() << "no exit records here: " << why.message();
+    const std::string args = std::string("run --threads -- ") + PROCTIMES_TEST_THREAD_BURNER + " 1 10";
+    for (const char* on : {"PROCTIMES_EXIT_RECORDS=yes", "PROCTIMES_EXIT_RECORDS=On"}) {
+        const std::string out = run_program_with(on, args);
+        EXPECT_NE(out.find("Exit records: in use."), std::string::npos) << on << "\n" << out;
+    }
+    const std::string off = run_program_with("PROCTIMES_EXIT_RECORDS=no", args);
+    EXPECT_NE(off.find("Exit records: not in use ("), std::string::npos) << off;
+}
+
 TEST(Run, ThreadsAreListed) {
     const auto r = run_cli({"run", "--threads", "--format", "json", "--", PROCTIMES_TEST_THREAD_BURNER, "3", "150"});
     ASSERT_EQ(r.code, 0) << r.err;

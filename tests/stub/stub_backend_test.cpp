@@ -4,12 +4,15 @@
 // checks in front of the hooks still answer as documented.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include <unistd.h>
 
 #include "proctimes/boot.hpp"
 #include "proctimes/cycles.hpp"
 #include "proctimes/error.hpp"
 #include "proctimes/exit.hpp"
+#include "proctimes/ledger.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/spawn.hpp"
 #include "proctimes/tree.hpp"
@@ -80,6 +83,38 @@ TEST(StubBackend, SpawnWaitsBootAndCountersAreNotSupported) {
     EXPECT_EQ(exit_records_status(), make_error_code(errc::not_supported));
     EXPECT_FALSE(hardware_cycle_counter_status());
     EXPECT_EQ(get_tsc_rate().source, tsc_rate_source::nominal);
+}
+
+// The exit switches are portable: the stub keeps what a program sets and
+// reads the same defaults, while the listener, the exit stream and the system
+// CPU times are not supported. These symbols exist in a stub library (its
+// link with --no-undefined proves it); before, the stub had no exit_stream.
+TEST(StubBackend, ExitSwitchesStreamAndSystemTimes) {
+    set_exit_monitor_enabled(false);
+    EXPECT_FALSE(exit_monitor_enabled());
+    set_exit_monitor_enabled(true);
+    EXPECT_TRUE(exit_monitor_enabled());
+    set_exit_records_enabled(true);
+    EXPECT_TRUE(exit_records_enabled());
+    EXPECT_EQ(exit_records_status(), make_error_code(errc::not_supported));  // no listener here
+    set_exit_records_bpf(true);
+    EXPECT_FALSE(exit_records_use_bpf());
+    set_exit_records_enabled(false);
+    EXPECT_FALSE(exit_records_enabled());
+    auto s = exit_stream::open();
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.error(), make_error_code(errc::not_supported));
+    exit_stream none;
+    std::vector<ended_task> out;
+    auto r = none.read(out);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), make_error_code(errc::invalid_handle));
+    EXPECT_EQ(none.native_handle(), -1);
+    EXPECT_EQ(none.source(), "");
+    EXPECT_FALSE(none.lost());
+    auto cpu = read_system_cpu_times();
+    ASSERT_FALSE(cpu);
+    EXPECT_EQ(cpu.error(), make_error_code(errc::not_supported));
 }
 
 TEST(StubBackend, RunTreeIsNotSupported) {

@@ -52,9 +52,7 @@ void prepare_process() noexcept {
 
 std::optional<std::uint64_t> inherited_open_files_soft_limit() noexcept { return g_inherited_nofile; }
 
-void prefer_exit_records() noexcept {
-    if (std::getenv("PROCTIMES_EXIT_RECORDS") == nullptr) set_exit_records_enabled(true);
-}
+void prefer_exit_records() noexcept { set_exit_records_default(true); }
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
     try {

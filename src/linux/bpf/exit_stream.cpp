@@ -25,6 +25,7 @@
 #include "parse/bpf_records.hpp"
 #include "parse/procfs.hpp"
 #include "proctimes/boot.hpp"
+#include "settings.hpp"
 
 namespace proctimes::detail {
 
@@ -221,10 +222,15 @@ result<std::unique_ptr<bpf_exit_stream>> bpf_exit_stream::start(callback cb, los
         if (!m.skel) return errno_code(errno);
         // A smaller ring buffer, to make losses happen (tests and debugging:
         // docs/BPF.md); a power of two of at least one page, in KiB.
-        if (const char* kib = std::getenv("PROCTIMES_BPF_EXIT_RING_KIB")) {
-            const unsigned long n = std::strtoul(kib, nullptr, 10);
-            const auto page = static_cast<unsigned long>(::sysconf(_SC_PAGESIZE));
-            if (n * 1024 < page || (n & (n - 1)) != 0) return make_error_code(errc::invalid_argument);
+        // Not a number, or not a power of two from a page to 2 GiB (the
+        // map's size is 32 bits): invalid_argument.
+        const auto kib = env_number("PROCTIMES_BPF_EXIT_RING_KIB");
+        if (!kib) return kib.error();
+        if (*kib) {
+            const std::uint64_t n = **kib;
+            const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+            if (n > (std::uint64_t{1} << 21) || n * 1024 < page || (n & (n - 1)) != 0)
+                return make_error_code(errc::invalid_argument);
             if (bpf_map__set_max_entries(m.skel->maps.proctimes_exit_ring, static_cast<std::uint32_t>(n * 1024)) != 0)
                 return errno_code(errno);
         }

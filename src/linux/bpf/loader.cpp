@@ -9,6 +9,8 @@
 
 #include <unistd.h>
 
+#include "settings.hpp"
+
 #include <bpf/libbpf.h>
 
 namespace proctimes::detail::bpf {
@@ -24,8 +26,10 @@ int print_nothing(enum libbpf_print_level, const char*, va_list) { return 0; }
 
 void quiet_libbpf() noexcept {
     static std::once_flag once;
-    std::call_once(once,
-                   [] { libbpf_set_print(std::getenv("PROCTIMES_BPF_DEBUG") ? print_to_stderr : print_nothing); });
+    std::call_once(once, [] {
+        libbpf_set_print(detail::env_flag("PROCTIMES_BPF_DEBUG") == detail::flag_value::on ? print_to_stderr
+                                                                                           : print_nothing);
+    });
 }
 
 std::string precheck() {

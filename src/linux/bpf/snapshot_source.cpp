@@ -35,6 +35,7 @@
 #include "parse/bpf_records.hpp"
 #include "parse/loadavg.hpp"
 #include "proctimes/boot.hpp"
+#include "settings.hpp"
 #include "task_iter.skel.h"
 #ifdef PROCTIMES_BPF_TASK_WALK
 #include "task_walk.skel.h"
@@ -126,9 +127,9 @@ int on_record(void* ctx, void* data, std::size_t size) {
 }
 
 // Loads the task walk into `it`; false (and nothing kept) where the kernel
-// refuses it, or PROCTIMES_BPF_TASK_ITER=1 asks for the iterator.
+// refuses it, or PROCTIMES_BPF_TASK_ITER (on) asks for the iterator.
 bool load_walk(bpf_task_iter& it) {
-    if (const char* e = std::getenv("PROCTIMES_BPF_TASK_ITER"); e && std::string_view(e) == "1") return false;
+    if (env_flag("PROCTIMES_BPF_TASK_ITER") == flag_value::on) return false;
     proctimes_task_walk* w = proctimes_task_walk__open();
     if (!w) return false;
     // Room for four times the tasks there are now (/proc/loadavg's total of

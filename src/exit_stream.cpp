@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+// exit_stream (proctimes/ledger.hpp): the public class over the backend's
+// listener (platform_exit_listener.hpp). A moved-from or default stream has
+// no listener: it answers invalid_handle, -1, "" and nothing.
+#include "platform_exit_listener.hpp"
+
+namespace proctimes {
+
+exit_stream::exit_stream() noexcept = default;
+exit_stream::exit_stream(std::unique_ptr<impl> p) noexcept : impl_(std::move(p)) {}
+exit_stream::exit_stream(exit_stream&&) noexcept = default;
+exit_stream& exit_stream::operator=(exit_stream&&) noexcept = default;
+exit_stream::~exit_stream() = default;
+
+result<exit_stream> exit_stream::open(exit_stream_source from) noexcept {
+    auto p = detail::open_exit_stream(from);
+    if (!p) return p.error();
+    if (!*p) return make_error_code(errc::not_supported);
+    return exit_stream(std::move(*p));
+}
+
+result<bool> exit_stream::read(std::vector<ended_task>& out) noexcept {
+    if (!impl_) return make_error_code(errc::invalid_handle);
+    return impl_->read(out);
+}
+
+result<bool> exit_stream::wait(std::chrono::milliseconds timeout) noexcept {
+    if (!impl_) return make_error_code(errc::invalid_handle);
+    return impl_->wait(timeout);
+}
+
+int exit_stream::native_handle() const noexcept { return impl_ ? impl_->native_handle() : -1; }
+
+std::string_view exit_stream::source() const noexcept { return impl_ ? impl_->source() : std::string_view{}; }
+
+std::optional<std::uint64_t> exit_stream::lost() const noexcept {
+    return impl_ ? impl_->lost() : std::optional<std::uint64_t>{};
+}
+
+}  // namespace proctimes
