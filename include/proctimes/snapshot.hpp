@@ -183,7 +183,7 @@ struct snapshot_process {
     /// root). On a proc_root that is not procfs (a captured tree) it comes from
     /// the "Uid:" line of <pid>/status. unknown_uid when neither could be read
     /// (`failures` then says why).
-    uid_t uid = unknown_uid;
+    user_id uid = unknown_uid;
     /// State letter of proc(5): R running, S sleeping, D disk sleep, Z zombie,
     /// T stopped, t traced, X dead, I idle (kernel thread).
     char state = '?';
@@ -221,7 +221,7 @@ struct snapshot_process {
     /// not read them.
     std::optional<std::chrono::nanoseconds> children_kernel, children_user;
 
-    static constexpr uid_t unknown_uid = static_cast<uid_t>(-1);
+    static constexpr user_id unknown_uid = static_cast<user_id>(-1);
 
     [[nodiscard]] pid_t pid() const noexcept { return identity.id; }
     friend bool operator==(const snapshot_process&, const snapshot_process&) = default;

@@ -16,6 +16,15 @@
 
 namespace proctimes {
 
+/// A user's numeric id, as snapshots and exit records carry it: uid_t on
+/// POSIX systems. Windows names users by SID, not by number (and mingw-w64
+/// has no uid_t): there it is a 32-bit number that stays unknown.
+#if defined(_WIN32)
+using user_id = std::uint32_t;
+#else
+using user_id = uid_t;
+#endif
+
 /// Where the CPU times of a result came from. Each source has a fixed
 /// resolution, reported alongside the values in cpu_precision.
 enum class cpu_source : std::uint8_t {
