@@ -128,6 +128,14 @@ enum class snapshot_source : std::uint8_t {
     /// kernel worker's name is its 15-byte comm, without the workqueue
     /// suffix /proc adds.
     bpf,
+    /// Windows (docs/WINDOWS.md): one NtQuerySystemInformation
+    /// (SystemProcessInformation) call gives every process and thread with
+    /// their creation FILETIMEs and CPU times (cpu_source::os_times, in
+    /// clock-interrupt ticks). The only source there: asking for automatic or
+    /// procfs gives it; bpf is not_supported. uid is unknown_uid (Windows
+    /// names owners by SID), state '?', and proc_root, `cpu`, `workers` and
+    /// `reuse_idle_threads_for` do not apply.
+    windows,
 };
 
 struct snapshot_options {

@@ -70,6 +70,11 @@ enum class cpu_source : std::uint8_t {
     /// the task was released and had switched out for the last time (1 ns,
     /// final to the last ns), split by its tick-sampled utime:stime ratio.
     bpf_exit,
+    /// Windows: GetProcessTimes/GetThreadTimes (docs/WINDOWS.md). Kernel and
+    /// user in 100 ns units, but charged one clock-interrupt tick at a time
+    /// (typically 15.625 ms; 10 ms under Wine): resolution and
+    /// total_resolution are that tick. Final once the handle is signalled.
+    os_times,
 };
 
 /// A short stable name for a cpu_source ("rusage", "cpu_clock+stat", ...).
