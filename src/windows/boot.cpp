@@ -3,9 +3,10 @@
 // by snapshots and identities). Windows has no start ticks since boot:
 // creation times are absolute FILETIMEs, the same for every reader. So on
 // Windows a start tick is one FILETIME unit (clock_ticks_per_second() is
-// 10^7) counted from 1601-01-01, the FILETIME epoch: start_ticks is the
-// creation FILETIME, and a snapshot's since_boot is the FILETIME of its
-// instant, on the same scale (docs/WINDOWS.md).
+// 10^7) counted from the Unix epoch (1970-01-01 UTC; the FILETIME epoch, 1601,
+// would overflow nanoseconds): start_ticks is the creation FILETIME minus
+// filetime_unix_epoch, and a snapshot's since_boot is its instant in
+// nanoseconds since 1970, on the same scale (docs/WINDOWS.md).
 //
 // The boot instant: now minus the biased interrupt time (GetTickCount64,
 // milliseconds since boot, sleep and hibernation included; the unbiased
@@ -55,7 +56,8 @@ result<boot_anchor> get_boot_anchor() noexcept {
 std::int64_t clock_ticks_per_second() noexcept { return 10'000'000; }
 
 result<instant> instant_from_start_ticks(std::uint64_t start_ticks) noexcept {
-    const auto t = time_from_filetime(filetime{start_ticks});
+    if (start_ticks > filetime_max - filetime_unix_epoch) return errc::out_of_range;
+    const auto t = time_from_filetime(filetime{start_ticks + filetime_unix_epoch});
     if (!t) return errc::out_of_range;
     return *t;
 }

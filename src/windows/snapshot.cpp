@@ -56,7 +56,7 @@ public:
         FILETIME f{};
         ::GetSystemTimePreciseAsFileTime(&f);
         out.taken = to_instant(f);
-        out.since_boot = duration(f);
+        out.since_boot = out.taken.time_since_epoch();  // the scale of start ticks here
         out.boot = anchor->id;
         out.source = proctimes::snapshot_source::windows;
         return {};

@@ -35,7 +35,7 @@ task_identity identity_of(pid_t id, std::uint64_t creation) noexcept {
     task_identity t;
     if (auto a = get_boot_anchor()) t.boot = a->id;
     t.id = id;
-    t.start_ticks = creation;
+    t.start_ticks = creation > filetime_unix_epoch ? creation - filetime_unix_epoch : 0;
     return t;
 }
 

@@ -30,8 +30,9 @@ namespace win {
 /// time answers.
 result<task_core_ptr> make_core(unique_handle h, bool is_thread, pid_t id, pid_t pid) noexcept;
 /// The identity of a task created at `creation` (FILETIME ticks): the boot,
-/// the id, and the creation FILETIME as its start ticks (clock_ticks_per_second
-/// is 10^7 on Windows), which every process computes the same.
+/// the id, and as its start ticks the creation in 100 ns units since the
+/// Unix epoch (clock_ticks_per_second is 10^7 on Windows; src/windows/boot.cpp),
+/// which every process computes the same.
 task_identity identity_of(pid_t id, std::uint64_t creation) noexcept;
 }  // namespace win
 

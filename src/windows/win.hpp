@@ -64,11 +64,11 @@ private:
 };
 
 /// Now on the scale start ticks count on Windows (src/windows/boot.cpp): the
-/// system time as a FILETIME (since 1601), in nanoseconds.
+/// system time in nanoseconds since the Unix epoch.
 inline std::chrono::nanoseconds since_boot_now() noexcept {
     FILETIME f{};
     ::GetSystemTimePreciseAsFileTime(&f);
-    return duration(f);
+    return to_instant(f).time_since_epoch();
 }
 
 /// Whether this process runs under Wine (ntdll exports wine_get_version).
