@@ -80,7 +80,7 @@ public:
 
 private:
     result<void> read(nt_query_system_information_fn query) {
-        if (buf_.empty()) buf_.resize(256 * 1024);
+        if (buf_.empty()) buf_.resize(std::size_t{256} * 1024);
         for (int attempt = 0; attempt < 16; ++attempt) {
             ULONG needed = 0;
             const nt_status st =
@@ -88,7 +88,7 @@ private:
             if (st >= 0) return {};
             if (st != status_info_length_mismatch) return make_error_code(errc::access_denied);
             // Processes start between the calls: room for more than asked.
-            buf_.resize(std::max<std::size_t>(needed, buf_.size()) + 64 * 1024);
+            buf_.resize(std::max<std::size_t>(needed, buf_.size()) + std::size_t{64} * 1024);
         }
         return make_error_code(std::errc::not_enough_memory);
     }

@@ -63,10 +63,13 @@ TEST(WindowsSpawn, ExitCodeInstantsAndCpu) {
         // No descendants: the job holds the child's own time only.
         EXPECT_LE(e->children_kernel + e->children_user, t.precision.resolution);
     }
-    if (wintest::under_wine())
-        EXPECT_EQ(e->max_rss_kib, 0);  // Wine 8: an ended process's memory counters are 0
-    else
-        EXPECT_GT(e->max_rss_kib, 0);
+    if (wintest::under_wine()) {
+        // Wine 8: an ended process's memory counters are 0 once its Linux
+        // process is gone, and its peak before (both measured).
+        EXPECT_TRUE(e->max_rss_kib == 0 || (e->max_rss_kib > 1024 && e->max_rss_kib < 1024 * 1024)) << e->max_rss_kib;
+    } else {
+        EXPECT_GT(e->max_rss_kib, 1024);  // at least 1 MiB: an executable with the C++ runtime
+    }
     auto parent = c->handle().parent_id();
     ASSERT_TRUE(parent) << parent.error().message();
     EXPECT_EQ(*parent, proctimes::this_process::id());
