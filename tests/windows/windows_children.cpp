@@ -65,7 +65,7 @@ int child_main(int argc, char** argv) {
     if (mode == "threads" && argc == 4) {
         const int n = std::atoi(argv[3]);
         for (int i = 0; i < n; ++i) {
-            HANDLE h = ::CreateThread(nullptr, 64 * 1024, sleeper, nullptr, 0, nullptr);
+            HANDLE h = ::CreateThread(nullptr, SIZE_T{64} * 1024, sleeper, nullptr, 0, nullptr);
             if (!h) return 101;
             ::CloseHandle(h);
         }

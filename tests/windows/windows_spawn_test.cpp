@@ -151,6 +151,7 @@ TEST(WindowsWaits, TimeoutsAndMoreThan64Handles) {
         handles.push_back(std::move(*p));
     }
     std::vector<const proctimes::process*> list;
+    list.reserve(handles.size() + 2);
     for (const auto& h : handles) list.push_back(&h);
     auto none = proctimes::wait_for_any(list, 50ms);
     ASSERT_TRUE(none) << none.error().message();
