@@ -19,6 +19,7 @@ packages=(
   pybind11-dev python3-dev python3-pytest      # the Python module and its tests
   libbpf-dev bpftool libelf-dev zlib1g-dev    # the eBPF source (clang above compiles it; docs/BPF.md)
   pandoc dpkg-dev lintian man-db bash-completion          # man pages, scripts/package.sh and its test
+  g++-mingw-w64-x86-64-posix wine64 wine                # the Windows backend: cross build and its tests under Wine (docs/WINDOWS.md)
   libcpp-httplib-dev libyaml-cpp-dev                     # serve tests (HTTP client), proctimes serve (process-exporter config)
   libmicrohttpd-dev libre2-dev                           # serve's HTTP server and its rule matching (linear time)
   prometheus prometheus-process-exporter                 # serve tests (a real Prometheus) and bench/ (the peer)

@@ -103,6 +103,8 @@ std::string_view to_string(cpu_source s) noexcept {
             return "bpf";
         case cpu_source::bpf_exit:
             return "bpf_exit";
+        case cpu_source::os_times:
+            return "os_times";
     }
     return "unknown";
 }

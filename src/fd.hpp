@@ -45,7 +45,14 @@ private:
     int fd_ = -1;
 };
 
+/// An errno value as an error code: the system category on POSIX, where it
+/// holds errno values; the generic one on Windows, whose system category
+/// holds GetLastError() codes (ENOMEM there would read as another error).
+#if defined(_WIN32)
+inline std::error_code errno_code(int e) noexcept { return {e, std::generic_category()}; }
+#else
 inline std::error_code errno_code(int e) noexcept { return {e, std::system_category()}; }
+#endif
 inline std::error_code last_errno() noexcept { return errno_code(errno); }
 
 /// A stack buffer large enough for any stat/schedstat/status line we read.

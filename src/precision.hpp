@@ -28,6 +28,7 @@ constexpr cpu_precision precision_for(cpu_source s, std::chrono::nanoseconds tic
         case cpu_source::thread_clock_and_rusage:
             return {tick, nanoseconds{1}, tick, s};
         case cpu_source::stat_ticks:
+        case cpu_source::os_times:
             return {tick, tick, tick, s};
         // start_boottime is kept in ns: creation is exact (100 ns as a FILETIME).
         case cpu_source::bpf_task:

@@ -12,6 +12,8 @@ std::string_view to_string(snapshot_source s) noexcept {
             return "procfs";
         case snapshot_source::bpf:
             return "bpf";
+        case snapshot_source::windows:
+            return "windows";
     }
     return "unknown";
 }

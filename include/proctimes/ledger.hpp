@@ -82,7 +82,7 @@ struct PROCTIMES_API ended_task {
     /// it (struct taskstats before version 12, Linux < 5.19).
     pid_t pid = 0;
     pid_t parent_pid = 0;  ///< the parent process when it ended
-    uid_t uid = 0;         ///< real uid
+    user_id uid = 0;       ///< real uid
     task_name name;        ///< the thread's comm (a one-thread process's name)
     /// Final CPU time of this thread: kernel + user is the scheduler's run time
     /// (1 ns); the split is the record's tick-sampled utime:stime ratio (all
@@ -218,7 +218,7 @@ struct PROCTIMES_API ended_process {
     /// The start tick (stat field 22) when `before` saw it; otherwise the
     /// estimate from its records (received − elapsed), floored to a tick.
     std::uint64_t start_ticks = 0;
-    uid_t uid = 0;
+    user_id uid = 0;
     task_name name;  ///< as `before` saw it, else the leader's (or last thread's) record
     /// CPU it used inside the interval (after `before` read it, or since it
     /// started when `before` did not see it), by mode.

@@ -128,6 +128,14 @@ enum class snapshot_source : std::uint8_t {
     /// kernel worker's name is its 15-byte comm, without the workqueue
     /// suffix /proc adds.
     bpf,
+    /// Windows (docs/WINDOWS.md): one NtQuerySystemInformation
+    /// (SystemProcessInformation) call gives every process and thread with
+    /// their creation FILETIMEs and CPU times (cpu_source::os_times, in
+    /// clock-interrupt ticks). The only source there: asking for automatic or
+    /// procfs gives it; bpf is not_supported. uid is unknown_uid (Windows
+    /// names owners by SID), state '?', and proc_root, `cpu`, `workers` and
+    /// `reuse_idle_threads_for` do not apply.
+    windows,
 };
 
 struct snapshot_options {
@@ -183,7 +191,7 @@ struct snapshot_process {
     /// root). On a proc_root that is not procfs (a captured tree) it comes from
     /// the "Uid:" line of <pid>/status. unknown_uid when neither could be read
     /// (`failures` then says why).
-    uid_t uid = unknown_uid;
+    user_id uid = unknown_uid;
     /// State letter of proc(5): R running, S sleeping, D disk sleep, Z zombie,
     /// T stopped, t traced, X dead, I idle (kernel thread).
     char state = '?';
@@ -221,7 +229,7 @@ struct snapshot_process {
     /// not read them.
     std::optional<std::chrono::nanoseconds> children_kernel, children_user;
 
-    static constexpr uid_t unknown_uid = static_cast<uid_t>(-1);
+    static constexpr user_id unknown_uid = static_cast<user_id>(-1);
 
     [[nodiscard]] pid_t pid() const noexcept { return identity.id; }
     friend bool operator==(const snapshot_process&, const snapshot_process&) = default;

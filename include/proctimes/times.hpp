@@ -16,6 +16,15 @@
 
 namespace proctimes {
 
+/// A user's numeric id, as snapshots and exit records carry it: uid_t on
+/// POSIX systems. Windows names users by SID, not by number (and mingw-w64
+/// has no uid_t): there it is a 32-bit number that stays unknown.
+#if defined(_WIN32)
+using user_id = std::uint32_t;
+#else
+using user_id = uid_t;
+#endif
+
 /// Where the CPU times of a result came from. Each source has a fixed
 /// resolution, reported alongside the values in cpu_precision.
 enum class cpu_source : std::uint8_t {
@@ -61,6 +70,11 @@ enum class cpu_source : std::uint8_t {
     /// the task was released and had switched out for the last time (1 ns,
     /// final to the last ns), split by its tick-sampled utime:stime ratio.
     bpf_exit,
+    /// Windows: GetProcessTimes/GetThreadTimes (docs/WINDOWS.md). Kernel and
+    /// user in 100 ns units, but charged one clock-interrupt tick at a time
+    /// (typically 15.625 ms; 10 ms under Wine): resolution and
+    /// total_resolution are that tick. Final once the handle is signalled.
+    os_times,
 };
 
 /// A short stable name for a cpu_source ("rusage", "cpu_clock+stat", ...).

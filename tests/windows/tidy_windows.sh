@@ -1,0 +1,29 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# clang-tidy (the tree's .clang-tidy) over the Windows backend and its tests,
+# with mingw-w64's headers (the Linux build's tidy check, scripts/lint.sh
+# tidy, skips src/windows/: no Linux compile command has Windows headers).
+#   tests/windows/tidy_windows.sh [files...]   (default: src/windows and tests/windows)
+# Needs a configured cross build (cmake --preset windows) for the generated
+# version header. Exit status: 0 clean, 1 a finding.
+set -eu
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+gcc_dir=$(dirname "$(x86_64-w64-mingw32-g++-posix -print-libgcc-file-name)")
+tidy=${CLANG_TIDY:-clang-tidy}
+if [ $# -eq 0 ]; then
+  set -- src/windows/*.cpp tests/windows/*.cpp
+fi
+status=0
+for f in "$@"; do
+  out=$("$tidy" --quiet "$f" -- --target=x86_64-w64-mingw32 -std=c++20 -nostdinc++ \
+        -isystem "$gcc_dir/include/c++" -isystem "$gcc_dir/include/c++/x86_64-w64-mingw32" \
+        -isystem "$gcc_dir/include/c++/backward" -isystem /usr/src/googletest/googletest/include \
+        -Iinclude -Isrc -Itests/windows -Ibuild-windows/generated \
+        -D_WIN32_WINNT=0x0602 -DWINVER=0x0602 -DUNICODE -D_UNICODE -DNOMINMAX -DWIN32_LEAN_AND_MEAN 2>/dev/null) || status=1
+  if printf '%s\n' "$out" | grep -qE '(warning|error):'; then
+    printf '%s\n' "$out"
+    status=1
+  fi
+done
+exit $status
