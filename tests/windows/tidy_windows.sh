@@ -4,8 +4,9 @@
 # with mingw-w64's headers (the Linux build's tidy check, scripts/lint.sh
 # tidy, skips src/windows/: no Linux compile command has Windows headers).
 #   tests/windows/tidy_windows.sh [files...]   (default: src/windows and tests/windows)
-# Needs a configured cross build (cmake --preset windows) for the generated
-# version header. Exit status: 0 clean, 1 a finding.
+# Needs a configured cross build for the generated version header:
+# build-windows (cmake --preset windows), or PROCTIMES_WINDOWS_BUILD.
+# Exit status: 0 clean, 1 a finding.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -19,7 +20,7 @@ for f in "$@"; do
   out=$("$tidy" --quiet "$f" -- --target=x86_64-w64-mingw32 -std=c++20 -nostdinc++ \
         -isystem "$gcc_dir/include/c++" -isystem "$gcc_dir/include/c++/x86_64-w64-mingw32" \
         -isystem "$gcc_dir/include/c++/backward" -isystem /usr/src/googletest/googletest/include \
-        -Iinclude -Isrc -Itests/windows -Ibuild-windows/generated \
+        -Iinclude -Isrc -Itests/windows -I"${PROCTIMES_WINDOWS_BUILD:-build-windows}/generated" \
         -D_WIN32_WINNT=0x0602 -DWINVER=0x0602 -DUNICODE -D_UNICODE -DNOMINMAX -DWIN32_LEAN_AND_MEAN 2>/dev/null) || status=1
   if printf '%s\n' "$out" | grep -qE '(warning|error):'; then
     printf '%s\n' "$out"
