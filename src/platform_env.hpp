@@ -9,11 +9,22 @@
 
 namespace proctimes::detail {
 
-/// The value of the environment variable `name`, or nullopt when it is not
-/// set (or the value cannot be copied). With `secure`, a backend ignores the
-/// environment of a program that gained privileges at its start (Linux:
-/// secure_getenv(3), which answers nothing in a setuid, setgid or
-/// file-capability program); settings that name files use it.
-std::optional<std::string> platform_getenv(const char* name, bool secure) noexcept;
+/// The backend's lookup of the environment variable `name`: its value, or
+/// null when it is not set. With `secure`, a backend ignores the environment
+/// of a program that gained privileges at its start (Linux: secure_getenv(3),
+/// which answers nothing in a setuid, setgid or file-capability program);
+/// settings that name files use it.
+const char* platform_env_lookup(const char* name, bool secure) noexcept;
+
+/// That value as a string, or nullopt when it is not set (or cannot be copied).
+inline std::optional<std::string> platform_getenv(const char* name, bool secure) noexcept {
+    const char* v = platform_env_lookup(name, secure);
+    if (v == nullptr) return std::nullopt;
+    try {
+        return std::string(v);
+    } catch (...) {
+        return std::nullopt;
+    }
+}
 
 }  // namespace proctimes::detail

@@ -6,14 +6,8 @@
 
 namespace proctimes::detail {
 
-std::optional<std::string> platform_getenv(const char* name, bool secure) noexcept {
-    const char* v = secure ? ::secure_getenv(name) : std::getenv(name);
-    if (v == nullptr) return std::nullopt;
-    try {
-        return std::string(v);
-    } catch (...) {
-        return std::nullopt;
-    }
+const char* platform_env_lookup(const char* name, bool secure) noexcept {
+    return secure ? ::secure_getenv(name) : std::getenv(name);
 }
 
 }  // namespace proctimes::detail

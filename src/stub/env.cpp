@@ -8,14 +8,6 @@
 
 namespace proctimes::detail {
 
-std::optional<std::string> platform_getenv(const char* name, bool /*secure*/) noexcept {
-    const char* v = std::getenv(name);
-    if (v == nullptr) return std::nullopt;
-    try {
-        return std::string(v);
-    } catch (...) {
-        return std::nullopt;
-    }
-}
+const char* platform_env_lookup(const char* name, bool /*secure*/) noexcept { return std::getenv(name); }
 
 }  // namespace proctimes::detail

@@ -6,8 +6,6 @@
 // Exit records (taskstats, eBPF) and the system-wide exit stream are
 // Linux's: not_supported. Settings are read from the process environment.
 #include <cstdlib>
-#include <optional>
-#include <string>
 
 #include "platform.hpp"
 #include "platform_env.hpp"
@@ -23,14 +21,6 @@ result<std::unique_ptr<exit_stream::impl>> open_exit_stream(exit_stream_source) 
 }
 
 // Windows has no set-user-ID programs: a secure lookup is the plain one.
-std::optional<std::string> platform_getenv(const char* name, bool /*secure*/) noexcept {
-    const char* v = std::getenv(name);
-    if (v == nullptr) return std::nullopt;
-    try {
-        return std::string(v);
-    } catch (...) {
-        return std::nullopt;
-    }
-}
+const char* platform_env_lookup(const char* name, bool /*secure*/) noexcept { return std::getenv(name); }
 
 }  // namespace proctimes::detail
