@@ -386,7 +386,7 @@ std::optional<std::string> classifier::group_of(const snapshot_process& p, proce
 std::optional<std::string> classifier::group_of_ended(std::string_view raw_name, uid_t uid) {
     const std::string_view name = shown_name(raw_name);
     if (!rules_.empty()) {
-        verdict v = apply_rules(name, uid, 0, nullptr);  // a record has no exe or cmdline
+        verdict v = apply_rules(name, uid, nullptr, nullptr);  // a record has no exe, cmdline or pid
         if (v.k != verdict::kind::matched || v.group.empty()) return std::nullopt;
         return std::move(v.group);
     }
