@@ -25,23 +25,16 @@ namespace {
 
 using cli_testing::run_cli;
 
-std::string slurp(const std::string& path) {
-    std::ifstream in(path);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 // What process-exporter names a process with "{{.PID}}|{{.StartTime}}|{{.Cgroups}}",
 // from /proc: pid, then btime of /proc/stat plus the start tick (stat field
 // 22) at 100 per second, in UTC as Go prints a time, then the path of every
 // /proc/<pid>/cgroup line in brackets.
 std::string expected_name(pid_t pid) {
     long long btime = -1;
-    std::istringstream stat(slurp("/proc/stat"));
+    std::istringstream stat(serve_test::read_text("/proc/stat"));
     for (std::string line; std::getline(stat, line);)
         if (line.rfind("btime ", 0) == 0) btime = std::stoll(line.substr(6));
-    const std::string s = slurp("/proc/" + std::to_string(pid) + "/stat");
+    const std::string s = serve_test::read_text("/proc/" + std::to_string(pid) + "/stat");
     std::istringstream fields(s.substr(s.rfind(')') + 2));
     std::string f;
     for (int i = 3; i <= 22; ++i) fields >> f;  // field 22: starttime
@@ -61,7 +54,7 @@ std::string expected_name(pid_t pid) {
     }
     when += " +0000 UTC";
     std::string groups = "[";
-    std::istringstream cg(slurp("/proc/" + std::to_string(pid) + "/cgroup"));
+    std::istringstream cg(serve_test::read_text("/proc/" + std::to_string(pid) + "/cgroup"));
     bool first = true;
     for (std::string line; std::getline(cg, line);) {
         const auto c2 = line.find(':', line.find(':') + 1);
