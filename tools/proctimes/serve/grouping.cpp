@@ -12,7 +12,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "fd.hpp"
-#include "parse/number.hpp"
+#include "parse/procfs.hpp"
 #include "serve/goflags.hpp"
 
 namespace proctimes::cli::serve {
@@ -40,41 +40,13 @@ std::string read_small(const std::string& path, bool* ok = nullptr) {
     return s;
 }
 
-// The "btime N" line of <proc>/stat: the boot instant in whole seconds. The
-// file is read through to that line whatever its size (a machine with many
-// CPUs and interrupts has a long one before it), without blocking (a
-// --proc-root tree could hold a FIFO there).
+// The "btime N" line of <proc>/stat: the boot instant in whole seconds.
 std::optional<std::int64_t> read_boot_seconds(const std::string& proc_root) {
-    const int fd = ::open((proc_root + "/stat").c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0) return std::nullopt;
-    std::string line;
-    std::optional<std::int64_t> boot;
-    char buf[8192];
-    bool at_line_start = true, in_btime = false;
-    for (ssize_t n; !boot && (n = ::read(fd, buf, sizeof buf)) > 0;) {
-        for (ssize_t i = 0; i < n && !boot; ++i) {
-            const char ch = buf[i];
-            if (at_line_start) {
-                line.clear();
-                in_btime = true;
-            }
-            at_line_start = ch == '\n';
-            if (!in_btime) continue;
-            if (ch != '\n') {
-                line += ch;
-                // Only a line that starts "btime " is kept past 6 bytes, and it is short.
-                in_btime =
-                    line.size() <= 6 ? std::string_view("btime ").substr(0, line.size()) == line : line.size() < 64;
-                continue;
-            }
-            if (line.rfind("btime ", 0) != 0) continue;
-            const auto v = parse::parse_whole_number(std::string_view(line).substr(6));
-            if (!v || *v > std::uint64_t{1} << 40) break;
-            boot = static_cast<std::int64_t>(*v);
-        }
-    }
-    ::close(fd);
-    return boot;
+    std::string text;
+    if (detail::read_file((proc_root + "/stat").c_str(), text)) return std::nullopt;
+    const auto v = parse::parse_proc_stat_btime(text);
+    if (!v || *v > std::uint64_t{1} << 40) return std::nullopt;
+    return static_cast<std::int64_t>(*v);
 }
 
 std::vector<std::string> string_list(const YAML::Node& n, const char* key, std::string& error) {
