@@ -27,9 +27,10 @@ flags_of() {
 }
 for kind in "${kinds[@]}"; do flags_of "$kind" >/dev/null; done
 build() {
-  local dir="build-$1"
+  local dir="build-$1" start=$SECONDS
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DPROCTIMES_SANITIZE="$(flags_of "$1")" -DPROCTIMES_INSTALL=OFF >/dev/null &&
     cmake --build "$dir" -j "$(nproc)" >"$dir.log" 2>&1 || { tail -80 "$dir.log"; return 1; }
+  echo "sanitize.sh: the $1 build took $((SECONDS - start)) s"
 }
 build "${kinds[0]}"
 status=0
@@ -44,11 +45,15 @@ for i in "${!kinds[@]}"; do
     bash -c "$beside_last" >beside-last.log 2>&1 &
     next_pid=$!
   fi
-  # Packaging and the stub build configure trees of their own, unsanitized;
-  # the layout check reads sources only: all are covered by the main run.
+  # The tests labelled build (lint and the scratch builds: the stub, the
+  # packages, the Windows cross build) configure trees of their own,
+  # unsanitized, and the layout checks read sources only: the main run
+  # covers them all.
+  tests_start=$SECONDS
   PROCTIMES_SANITIZER="$kind" ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-    ctest --test-dir "build-$kind" --output-on-failure --timeout 900 -LE "packaging|bench|stub|layout" || status=1
+    ctest --test-dir "build-$kind" --output-on-failure --timeout 900 -LE "build|packaging|bench|stub|layout" || status=1
+  echo "sanitize.sh: the $kind tests took $((SECONDS - tests_start)) s"
   if [[ -n "$next_pid" && -n "$next" ]]; then
     wait "$next_pid" || { echo "sanitize.sh: the $next build failed" >&2; exit 1; }
   elif [[ -n "$next_pid" ]]; then

@@ -18,16 +18,29 @@ builds=$(mktemp)
 trap 'rm -f "$log" "$builds"' EXIT
 # The main build treats warnings as errors (it is warning-free with GCC 12,
 # Debian 12's compiler); the sanitizer and fuzzer builds keep them warnings.
+# Each stage says how long it took (the run's cost is watched: CI allows 90
+# minutes, the goal is 60).
+took() { echo "test.sh: $1 took $((SECONDS - $2)) s" | tee -a "$log"; }
+start=$SECONDS
 scripts/bootstrap.sh -DPROCTIMES_WERROR=ON
+took "installing and the main build" "$start"
+start=$SECONDS
 ctest --test-dir build --output-on-failure --timeout 900 -L build >"$builds" 2>&1 &
 builds_pid=$!
 status=0
 ctest --test-dir build --output-on-failure --timeout 900 -LE build | tee -a "$log" || status=1
+took "the main tests" "$start"
 wait "$builds_pid" || status=1
+took "the main tests and, beside them, those labelled build" "$start"
 echo "--- tests labelled build (run beside the above):"
 tee -a "$log" <"$builds"
 ((status == 0)) || exit 1
+start=$SECONDS
 scripts/sanitize.sh --beside-last "scripts/fuzz.sh --build-only 15" asan tsan | tee -a "$log"
+took "the sanitizer builds and tests" "$start"
+start=$SECONDS
 scripts/fuzz.sh 15 | tee -a "$log"
+took "the fuzzers" "$start"
+echo "test.sh: the whole run took $SECONDS s" | tee -a "$log"
 # Sum the "N% tests passed, F tests failed out of T" lines of every run.
 awk '/tests passed, [0-9]+ tests failed out of/ { f += $4; t += $NF } END { printf "all runs: %d passed, %d failed\n", t - f, f }' "$log"
