@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
-// The platform seam: what a backend (src/linux/, src/stub/) supplies to the
-// portable part of the library. Portable code includes this header, never a
-// header of a backend's folder. CMake compiles exactly one backend
-// (PROCTIMES_PLATFORM: auto picks src/linux/ on Linux, src/stub/ elsewhere).
+// The platform seam: what a backend (src/linux/, src/windows/, src/stub/)
+// supplies to the portable part of the library. Portable code includes this
+// header, never a header of a backend's folder. CMake compiles exactly one
+// backend (PROCTIMES_PLATFORM: auto picks src/linux/ on Linux, src/windows/
+// on Windows, src/stub/ elsewhere). docs/DESIGN.md ("What a backend
+// implements") lists every function a backend defines, read off the build by
+// a test, so the list cannot drift from these headers.
 //
 // Who calls whom, for a task (a process or a thread):
 //

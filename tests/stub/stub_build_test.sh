@@ -9,7 +9,8 @@
 # in an archive member no test pulls in. Also checks that no source of
 # src/linux/ went into that library, that the Win32 layer did (its exported
 # proctimes_* functions), and that the stub's own tests (StubBackend.*:
-# hooks answer not_supported) ran.
+# hooks answer not_supported) ran, and that the functions the stub defines
+# are the ones docs/DESIGN.md lists as what a backend implements.
 # A compiler launcher (ccache) set in the environment is passed through.
 set -eu
 src=${1:?usage: stub_build_test.sh <source dir> <work dir> <cmake> <ctest> [generator]}
@@ -53,6 +54,10 @@ done
 for sym in proctimes_GetProcessTimes proctimes_WaitForSingleObject proctimes_TerminateProcess proctimes_CreateProcessA; do
     nm -D --defined-only "$lib" | grep -q " T $sym\$" || { echo "$sym is not exported by $lib"; exit 1; }
 done
+
+# What a backend implements, as the stub's objects show it, is what
+# docs/DESIGN.md lists ("What a backend implements").
+python3 "$src/tests/layout/backend_contract.py" check "$src" "$work"
 
 "$ctest" --test-dir "$work" --output-on-failure -j2 > "$work/test.log" 2>&1 || { cat "$work/test.log"; exit 1; }
 cat "$work/test.log" | tail -3
