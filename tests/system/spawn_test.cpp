@@ -237,7 +237,15 @@ TEST(Child, TimesNeverDecreaseWhileItRunsAndExits) {
     EXPECT_TRUE(saw_running);
     auto e = c.wait();
     ASSERT_TRUE(e);
-    EXPECT_EQ(e->times.cpu(), k + u);  // the zombie's total is the final one
+    // The end becomes visible (pidfd readable, zombie) a few instructions
+    // before the task's last switch-out: a read made then can miss the tail
+    // of its exit path (0.15 ms was seen with the other core busy). The
+    // wait's values are the final ones: never lower, and only that tail more.
+    EXPECT_GE(e->times.cpu(), k + u);
+    EXPECT_LE(e->times.cpu() - (k + u), 10ms);
+    auto after = c.handle().times();
+    ASSERT_TRUE(after);
+    EXPECT_EQ(after->cpu(), e->times.cpu());  // the handle now answers the final values
 }
 
 TEST(Child, WaitTimesOutWhileRunning) {

@@ -142,7 +142,7 @@ void add_ledger_records(std::vector<task_record>& records, const cpu_ledger& l, 
             r.creation = *estimated_creation;
         }
         r.exit = exit ? exit : arrival;
-        r.exit_source = exit ? "bpf_exit" : "observed";
+        r.exit_source = exit ? exit_source::bpf_exit : exit_source::observed;
     };
     auto ended_thread = [&](const ended_task& e, pid_t pid, const ps_values& v) {
         task_record t;
@@ -154,8 +154,8 @@ void add_ledger_records(std::vector<task_record>& records, const cpu_ledger& l, 
         t.user = e.user;
         t.resolution = tick;
         t.total_resolution = nanoseconds{1};
-        t.source = e.exact ? "bpf_exit" : "exit_record";
-        t.state = "exited";
+        t.source = e.exact ? cpu_source::bpf_exit : cpu_source::exit_record;
+        t.state = task_state::exited;
         t.sampled_at = t.exit;
         t.ps = v;
         t.ps->proc_state = 'X';
@@ -177,8 +177,8 @@ void add_ledger_records(std::vector<task_record>& records, const cpu_ledger& l, 
         r.user = e.final_user;
         r.resolution = tick;
         r.total_resolution = e.exact ? nanoseconds{1} : tick;
-        r.source = src.exact() ? "bpf_exit" : "exit_record";
-        r.state = "exited";
+        r.source = src.exact() ? cpu_source::bpf_exit : cpu_source::exit_record;
+        r.state = task_state::exited;
         r.sampled_at = r.exit;
         ps_values v;
         v.ppid = e.parent_pid;

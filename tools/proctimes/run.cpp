@@ -80,10 +80,10 @@ std::string signal_name(int sig) {
 
 // What the exit instant promises (docs/CLI.md, "Exit instants").
 std::string exit_note(const task_record& p, bool utc) {
-    if (p.exit_source == "exit_record")
+    if (p.exit_source == exit_source::exit_record)
         return fmt::format("kernel's exit record: created + elapsed (1 µs); floored, up to {} later",
                            human_duration(p.exit_resolution));
-    if (p.exit_source == "observed" && p.exit_earliest)
+    if (p.exit_source == exit_source::observed && p.exit_earliest)
         return fmt::format("no later than: stamped when seen; no earlier than {}", precise_time(*p.exit_earliest, utc));
     return "";
 }
@@ -129,7 +129,7 @@ void write_table_report(std::ostream& o, const run_report& r, const output_optio
          own || e.times.precision.creation_resolution == std::chrono::milliseconds{10}
              ? "10 ms: the kernel's start tick, floored"
              : "bracketed by clock reads around clone3: no /proc");
-    line("exited", p.exit ? (p.exit_source == "observed" ? "<= " : "") + precise_time(*p.exit, opts.utc) : "-",
+    line("exited", p.exit ? (p.exit_source == exit_source::observed ? "<= " : "") + precise_time(*p.exit, opts.utc) : "-",
          exit_note(p, opts.utc));
     line("elapsed", human_duration(r.elapsed),
          e.times.precision.creation_resolution == std::chrono::milliseconds{10}
@@ -137,7 +137,7 @@ void write_table_report(std::ostream& o, const run_report& r, const output_optio
              : "exit - created; within the creation bracket");
     line("wall", human_duration(r.wall), "steady clock around spawn -> wait; 1 ns");
     const std::string src = fmt::format("{} each, {} total; {}", human_duration(p.resolution),
-                                        human_duration(p.total_resolution), p.source);
+                                        human_duration(p.total_resolution), source_text(p));
     const std::string own_src = own ? src : src + ", with its waited-for descendants";
     line("kernel", human_duration(p.kernel), own_src);
     line("user", human_duration(p.user), own_src);

@@ -75,7 +75,7 @@ const field user{"", "USER", align::right, 9, true, nullptr,
 // values seen alive (lower bounds).
 const field final_or_partial{"", "VALUES", align::left, 0, true, nullptr,
                              [](const task_record& r, const output_options&) {
-                                 return std::string(r.state == "exited" ? "final" : "partial");
+                                 return std::string(r.state == task_state::exited ? "final" : "partial");
                              }};
 
 // The totals.

@@ -103,7 +103,7 @@ task_record scope_tracker::record_of(pid_t pid, const std::string& name, uid_t u
 
 void scope_tracker::count(const task_record& r, nanoseconds base_kernel, nanoseconds base_user) {
     ++totals_.ended;
-    if (r.state != "exited") ++totals_.ended_partial;
+    if (r.state != task_state::exited) ++totals_.ended_partial;
     totals_.ended_kernel += r.kernel;
     totals_.ended_user += r.user;
     const auto [k, u] = used_since(r.kernel, r.user, base_kernel, base_user);

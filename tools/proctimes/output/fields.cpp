@@ -120,7 +120,7 @@ const field exit_time{"exit_time", "EXITED", align::left, 33, true,
 const field exit_source{"exit_source", "", align::left, 0, true,
                         [](const task_record& r, field_value& v) {
                             if (r.exit) {
-                                v.set_text(r.exit_source);
+                                v.set_text(std::string(to_string(r.exit_source)));
                             } else {
                                 v.set_null();
                             }
@@ -154,10 +154,10 @@ const field total_resolution_ns{
     "total_resolution_ns", "", align::right, 0, true,
     [](const task_record& r, field_value& v) { v.set_integer(r.total_resolution.count()); }, nullptr};
 const field source{"source", "", align::left, 0, true,
-                   [](const task_record& r, field_value& v) { v.set_text(r.source); }, nullptr};
+                   [](const task_record& r, field_value& v) { v.set_text(source_text(r)); }, nullptr};
 const field state{"state", "STATE", align::left, 0, true,
-                  [](const task_record& r, field_value& v) { v.set_text(r.state); },
-                  [](const task_record& r, const output_options&) { return r.state; }};
+                  [](const task_record& r, field_value& v) { v.set_text(state_text(r)); },
+                  [](const task_record& r, const output_options&) { return state_text(r); }};
 const field sampled_at_time{"sampled_at_time", "", align::left, 0, true,
                             [](const task_record& r, field_value& v) { set_time(v, r.sampled_at); }, nullptr};
 
@@ -165,12 +165,12 @@ const field sampled_at_time{"sampled_at_time", "", align::left, 0, true,
 // plain (the table is its only report, so it says more than run's).
 const field state_detail{
     "", "STATE", align::left, 0, true, nullptr, [](const task_record& r, const output_options& o) {
-        std::string s = r.state;
-        if (r.state == "exited_partial" && r.sampled_at)
+        std::string s = state_text(r);
+        if (r.state == task_state::exited_partial && r.sampled_at)
             s += fmt::format(" (last sampled at {})", table_time(*r.sampled_at, o.utc));
         // An observed instant is "no later than" (the "<=" of EXITED): say how
         // early the end can have been when that is more than a millisecond before.
-        if (r.exit_source == "observed" && r.exit_earliest && r.exit_resolution >= std::chrono::milliseconds{1})
+        if (r.exit_source == proctimes::exit_source::observed && r.exit_earliest && r.exit_resolution >= std::chrono::milliseconds{1})
             s += fmt::format(" (ended after {})", table_time(*r.exit_earliest, o.utc));
         return s;
     }};

@@ -74,8 +74,12 @@ std::string table_time(instant t, bool utc) {
 
 std::string table_exit(const task_record& r, bool utc) {
     if (!r.exit) return "-";
-    return (r.exit_source == "observed" ? "<= " : "") + table_time(*r.exit, utc);
+    return (r.exit_source == exit_source::observed ? "<= " : "") + table_time(*r.exit, utc);
 }
+
+std::string source_text(const task_record& r) { return r.source ? std::string(to_string(*r.source)) : std::string(); }
+
+std::string state_text(const task_record& r) { return r.state ? std::string(to_string(*r.state)) : std::string(); }
 
 void append_rfc3339_utc(std::string& out, instant t) {
     using namespace std::chrono;
@@ -178,7 +182,7 @@ task_record make_record(pid_t pid, std::optional<pid_t> tid, std::string name, c
     r.creation = t.creation;
     r.exit = t.exit;
     if (t.exit) {
-        r.exit_source = std::string(to_string(t.precision.exit_source));
+        r.exit_source = t.precision.exit_source;
         r.exit_earliest = t.exit_earliest;
         r.exit_resolution = t.precision.exit_resolution;
     }
@@ -186,8 +190,8 @@ task_record make_record(pid_t pid, std::optional<pid_t> tid, std::string name, c
     r.user = t.user;
     r.resolution = t.precision.resolution;
     r.total_resolution = t.precision.total_resolution;
-    r.source = std::string(to_string(t.precision.source));
-    r.state = std::string(to_string(t.state));
+    r.source = t.precision.source;
+    r.state = t.state;
     r.sampled_at = t.sampled_at;
     return r;
 }

@@ -101,19 +101,20 @@ struct task_record {
     std::string name;             ///< comm: raw bytes, any byte but NUL
     instant creation{};           ///< creation instant (10 ms resolution)
     std::optional<instant> exit;  ///< exit instant; empty while running
-    /// What `exit` promises: "observed" (the end was no later than `exit`),
-    /// "exit_record" (creation + the kernel's elapsed time), or "" while running.
-    std::string exit_source;
+    /// What `exit` promises: observed (the end was no later than `exit`),
+    /// exit_record (creation + the kernel's elapsed time), bpf_exit (the
+    /// kernel's exit instant); none while running.
+    proctimes::exit_source exit_source = proctimes::exit_source::none;
     std::optional<instant> exit_earliest;        ///< the earliest the end can have been
     std::chrono::nanoseconds exit_resolution{};  ///< how far the end can be from `exit` (task_times)
     std::chrono::nanoseconds kernel{};
     std::chrono::nanoseconds user{};
     std::chrono::nanoseconds resolution{};        ///< of kernel and of user, each
     std::chrono::nanoseconds total_resolution{};  ///< of kernel + user
-    std::string source;                           ///< to_string(cpu_source)
-    /// to_string(task_state) ("running", "exited", "exited_partial"); written
-    /// only when output_options::state is set (run, watch).
-    std::string state;
+    std::optional<cpu_source> source;             ///< where kernel and user came from
+    /// Running, exited or exited_partial; written only when
+    /// output_options::state is set (run, ps --interval, watch).
+    std::optional<task_state> state;
     /// When kernel and user were read; written with the state.
     std::optional<instant> sampled_at;
     std::vector<task_record> threads;     ///< thread records (processes only)
@@ -186,6 +187,10 @@ std::string table_time(instant t, bool utc);
 /// A record's exit instant for the table: "-" while running; table_time,
 /// prefixed "<= " when it was observed (the end was no later than that).
 std::string table_exit(const task_record& r, bool utc);
+/// The record's CPU source and state as written (to_string of the enum), or
+/// "" when the record has none.
+std::string source_text(const task_record& r);
+std::string state_text(const task_record& r);
 
 /// RFC 3339 UTC with 7 fractional digits (whole FILETIME ticks, floored):
 /// "2026-11-22T03:41:07.1234567Z".
