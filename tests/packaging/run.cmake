@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: MIT
-# Installs proctimes into a scratch prefix, then builds consumers against it:
+# Installs the library of this build into a scratch prefix, then builds
+# consumers against it:
 # one with find_package(proctimes), one that uses add_subdirectory() on the
 # source tree, and two with plain compiler command lines from pkg-config: a
 # C++ program and a C11 program using the Win32 layer (<proctimes/windows.h>).
 # Each consumer runs and checks a value.
-# Invoked by CTest: cmake -DSOURCE_DIR=... -DWORK_DIR=... -P run.cmake
+# Invoked by CTest: cmake -DSOURCE_DIR=... -DBUILD_DIR=... -DWORK_DIR=... -P run.cmake
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 set(prefix "${WORK_DIR}/prefix")
@@ -16,18 +17,11 @@ function(step)
   endif()
 endfunction()
 
-# No optimisation: what is checked is the installed interface (headers, CMake
-# package, pkg-config file, link line), and the Debian package build
-# (packaging.deb) compiles the library optimised.
-step(${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${WORK_DIR}/lib" -G "${GENERATOR}"
-     -DCMAKE_BUILD_TYPE= -DPROCTIMES_BUILD_TESTS=OFF -DPROCTIMES_PYTHON=OFF
-     # The library's installed interface only: the command and its packages
-     # are checked by packaging.deb.
-     -DPROCTIMES_BUILD_TOOLS=OFF -DPROCTIMES_BUILD_EXAMPLES=OFF
-     -DCMAKE_INSTALL_PREFIX=${prefix})
-step(${CMAKE_COMMAND} --build "${WORK_DIR}/lib" -j 2)
-step(${CMAKE_COMMAND} --install "${WORK_DIR}/lib")
-
+# The library this build made, installed (its dev component: headers, the
+# library, the CMake package, the pkg-config file) into a scratch prefix: the
+# installed interface is what is checked, and the Debian package build
+# (packaging.deb) checks the command and an install under /usr.
+step(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}" --component dev)
 foreach(f include/proctimes/proctimes.hpp include/proctimes/version.hpp include/proctimes/windows.h
           lib/cmake/proctimes/proctimesConfig.cmake
           lib/pkgconfig/proctimes.pc)
