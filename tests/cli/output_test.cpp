@@ -100,7 +100,7 @@ task_record exited_record() {
     r.user = 2s;
     r.resolution = 1us;
     r.total_resolution = 1us;
-    r.source = "wait_rusage";
+    r.source = proctimes::cpu_source::wait_rusage;
     return r;
 }
 

@@ -90,7 +90,7 @@ task_record synthetic(std::mt19937_64& rng, int i) {
         proctimes::instant{std::chrono::nanoseconds{static_cast<long long>(rng() % 2'000'000'000'000'000'000ull)}};
     if (i % 2) {
         r.exit = r.creation + std::chrono::nanoseconds{rng() % 10'000'000'000ull};
-        r.exit_source = i % 3 ? "observed" : "exit_record";
+        r.exit_source = i % 3 ? proctimes::exit_source::observed : proctimes::exit_source::exit_record;
         if (i % 5) r.exit_earliest = *r.exit - 3ms;
         r.exit_resolution = 3ms;
     }
@@ -98,8 +98,8 @@ task_record synthetic(std::mt19937_64& rng, int i) {
     r.user = std::chrono::nanoseconds{static_cast<long long>(rng() % 1'000'000'000'000ull)};
     r.resolution = 10ms;
     r.total_resolution = 1ns;
-    r.source = "cpu_clock+stat";
-    r.state = r.exit ? "exited" : "running";
+    r.source = proctimes::cpu_source::cpu_clock_and_stat;
+    r.state = r.exit ? proctimes::task_state::exited : proctimes::task_state::running;
     if (i % 4) r.sampled_at = r.creation + 1s;
     if (i % 3)
         r.ps = ps_values{1, i % 2 ? std::optional<std::uint32_t>(1000) : std::nullopt, random_bytes(rng, 6), 'S'};
