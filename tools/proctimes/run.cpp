@@ -129,7 +129,8 @@ void write_table_report(std::ostream& o, const run_report& r, const output_optio
          own || e.times.precision.creation_resolution == std::chrono::milliseconds{10}
              ? "10 ms: the kernel's start tick, floored"
              : "bracketed by clock reads around clone3: no /proc");
-    line("exited", p.exit ? (p.exit_source == exit_source::observed ? "<= " : "") + precise_time(*p.exit, opts.utc) : "-",
+    line("exited",
+         p.exit ? (p.exit_source == exit_source::observed ? "<= " : "") + precise_time(*p.exit, opts.utc) : "-",
          exit_note(p, opts.utc));
     line("elapsed", human_duration(r.elapsed),
          e.times.precision.creation_resolution == std::chrono::milliseconds{10}
