@@ -84,10 +84,10 @@ struct PROCTIMES_API ended_task {
     pid_t parent_pid = 0;  ///< the parent process when it ended
     user_id uid = 0;       ///< real uid
     task_name name;        ///< the thread's comm (a one-thread process's name)
-    /// Final CPU time of this thread: kernel + user is the scheduler's run time
-    /// (1 ns); the split is the record's tick-sampled utime:stime ratio (all
-    /// kernel when both are 0). taskstats reads it in do_exit(), a few µs
-    /// before the thread's last switch-out; eBPF after it (`exact`).
+    /// Final CPU time of this thread: kernel + user is the scheduler's run time (1 ns); the split is the record's
+    /// tick-sampled utime:stime ratio (all kernel when both are 0). eBPF reads it after the last switch-out (`exact`);
+    /// taskstats in do_exit(), as last brought up to date (a tick, a switch): it lacks what the thread ran since, up
+    /// to a tick (4 ms at HZ=250), and its teardown: most of the CPU of a task that lives a few ms (docs/EXIT.md).
     std::chrono::nanoseconds kernel{}, user{};
     /// taskstats: from the thread's start to its exit, 1 µs (ac_etime).
     /// eBPF: from its start to received_since_boot, 1 ns, so that

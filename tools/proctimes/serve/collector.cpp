@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 
 #include "proctimes/exit.hpp"
+#include "serve/late_records.hpp"
 
 namespace proctimes::cli::serve {
 namespace {
@@ -46,7 +47,7 @@ std::unique_ptr<collector> collector::make(const serve_options& opts, std::strin
     }
     c->snap_ = std::move(*s);
     if (opts.exit_records && opts.proc_root == "/proc") {
-        auto es = exit_stream::open();
+        auto es = exit_stream::open(opts.exit_from);
         if (es) {
             c->exits_ = std::move(*es);
             c->drainer_ = std::thread([p = c.get()] { p->drain_loop(); });
@@ -107,6 +108,10 @@ void collector::collect() {
         exits.assign(pending_.begin(), split);
         pending_.erase(pending_.begin(), split);
     }
+    // Records dated before the previous snapshot but handed over after that
+    // collection took its share (the drain thread was in between): this
+    // interval counts them (late_records.hpp).
+    if (have_prev_) (void)date_late_records(exits, prev_.since_boot);
 
     ledger_.reset();
     if (have_prev_ && stat && stat_prev_) {
@@ -150,7 +155,13 @@ void collector::collect() {
     // Processes that started and ended between the two snapshots: only their
     // exit records know them (before the gone ones are forgotten: they may be
     // their parents).
-    if (ledger_) credit_unseen();
+    if (ledger_) {
+        const auto unseen_went = credit_unseen();
+        // taskstats records are read in do_exit(), before the task's last
+        // stretch of run time is accounted: the reaping parents' children
+        // times give the rest (reaped.hpp). eBPF's are final.
+        if (exits_ && exits_->source() == "taskstats") credit_reaped(unseen_went);
+    }
 
     // Processes gone since the previous scrape: add their final values where a
     // record gives them exactly; otherwise their last sample stands, and the

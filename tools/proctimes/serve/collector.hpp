@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "proctimes/ledger.hpp"
@@ -21,6 +22,7 @@
 #include "serve/exposition.hpp"
 #include "serve/grouping.hpp"
 #include "serve/procfiles.hpp"
+#include "serve/reaped.hpp"
 #include "serve/serve.hpp"
 
 namespace proctimes::cli::serve {
@@ -100,7 +102,11 @@ private:
         /// which a child that forks without exec'ing shares.
         std::shared_ptr<const process_facts> facts;
         task_name facts_name;  ///< its comm when `facts` were read
-        pe_proc pe;            ///< with --namedprocess
+        /// As a reaping parent, with taskstats records: what they and earlier
+        /// readings held beyond its children's growth (<= 0), for the next
+        /// interval (reaped.hpp).
+        std::chrono::nanoseconds reaped_carry{};
+        pe_proc pe;  ///< with --namedprocess
     };
     struct group_state {
         std::chrono::nanoseconds user{}, system{}, estimated{};
@@ -118,8 +124,13 @@ private:
     /// Credits the processes only exit records know (started and ended
     /// between two collections): to the group the rules give them, else
     /// (-children) their parent's; what nothing attributes goes to the
-    /// unattributed counters (membership.cpp).
-    void credit_unseen();
+    /// unattributed counters (membership.cpp). Returns where each went.
+    std::unordered_map<const ended_process*, destination> credit_unseen();
+    /// With taskstats records, which lack each task's last stretch of run
+    /// time: credits what the live parents' children times grew by beyond
+    /// what the records and earlier readings hold, where the children went
+    /// (reaped.hpp; membership.cpp).
+    void credit_reaped(const std::unordered_map<const ended_process*, destination>& unseen_went);
     /// --namedprocess: reads the process's files and adds to its group (namedprocess.cpp).
     void update_namedprocess(const snapshot_process& p, proc_state& st, group_state& g);
     void namedprocess_families(std::vector<family>& out) const;

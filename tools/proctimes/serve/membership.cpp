@@ -98,7 +98,7 @@ std::vector<collector::proc_state*> collector::assign_groups() {
     return states;
 }
 
-void collector::credit_unseen() {
+std::unordered_map<const ended_process*, destination> collector::credit_unseen() {
     const bool rules = classify_->uses_config();
     // Parents: the processes of this collection and those gone since the
     // previous one (not yet forgotten), by pid.
@@ -160,9 +160,12 @@ void collector::credit_unseen() {
         done[&e] = out;
         return out;
     };
+    std::unordered_map<const ended_process*, destination> went;
     for (const auto& e : ledger_->processes) {
         if (e.seen_before) continue;
         const std::optional<std::string> group = group_of(group_of, e, 0);
+        // Without rules, one no group takes is left out, not unattributed.
+        went.emplace(&e, rules ? group : destination(group.value_or(std::string())));
         if (!group) {
             if (rules) {
                 unattributed_user_ += e.user;
@@ -176,6 +179,38 @@ void collector::credit_unseen() {
         g.user += e.user;
         g.system += e.kernel;
         ++g.ended;
+    }
+    return went;
+}
+
+void collector::credit_reaped(const std::unordered_map<const ended_process*, destination>& unseen_went) {
+    const auto state_of = [this](const snapshot_process& p) -> proc_state* {
+        const auto it = procs_.find({p.pid(), p.identity.start_ticks});
+        return it != procs_.end() ? &it->second : nullptr;
+    };
+    reaped_inputs in{prev_, cur_, ledger_->processes, nullptr, nullptr, nullptr};
+    // A process a collection saw keeps its group until it ends.
+    in.gone_to = [&](const snapshot_process& b) {
+        const proc_state* st = state_of(b);
+        return st ? destination(st->group) : destination{};
+    };
+    in.unseen_to = [&](const ended_process& e) {
+        const auto it = unseen_went.find(&e);
+        return it != unseen_went.end() ? it->second : destination{};
+    };
+    in.carry_of = [&](const snapshot_process& a) -> std::chrono::nanoseconds* {
+        proc_state* st = state_of(a);
+        return st ? &st->reaped_carry : nullptr;
+    };
+    for (const reaped_share& s : reaped_rest(in)) {
+        if (!s.to) {
+            unattributed_user_ += s.user;
+            unattributed_system_ += s.kernel;
+        } else if (!s.to->empty()) {
+            group_state& g = groups_[*s.to];
+            g.user += s.user;
+            g.system += s.kernel;
+        }
     }
 }
 

@@ -86,11 +86,14 @@ std::vector<family> collector::families() const {
     }
 
     // Ended processes that only an exit record knew and that no group can be
-    // given: a rule needs their command line or executable.
-    if (classify_->uses_config()) {
+    // given: a rule needs their command line or executable. Also, with
+    // taskstats records, what reaped children used beyond their records
+    // where it cannot be placed (reaped.hpp): written once there is some.
+    if (classify_->uses_config() || unattributed_user_ + unattributed_system_ > nanoseconds{0}) {
         auto ucpu = family_of("proctimes_ended_unattributed_cpu_seconds",
                               "CPU time of ended processes no collection saw that no group could be given (a rule "
-                              "needs their command line, which an exit record does not carry)",
+                              "needs their command line, which an exit record does not carry), and of reaped "
+                              "children beyond their taskstats records that could not be placed",
                               metric_type::counter);
         ucpu.samples.push_back({{{"mode", "user"}}, seconds(unattributed_user_)});
         ucpu.samples.push_back({{{"mode", "system"}}, seconds(unattributed_system_)});

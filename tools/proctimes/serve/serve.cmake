@@ -12,6 +12,7 @@ target_sources(proctimes_cli PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/collector.cpp
   ${CMAKE_CURRENT_LIST_DIR}/metrics.cpp
   ${CMAKE_CURRENT_LIST_DIR}/membership.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/reaped.cpp
   ${CMAKE_CURRENT_LIST_DIR}/namedprocess.cpp
   ${CMAKE_CURRENT_LIST_DIR}/procfiles.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exposition.cpp

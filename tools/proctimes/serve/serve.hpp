@@ -10,6 +10,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "proctimes/ledger.hpp"
 
 namespace proctimes::cli {
 
@@ -43,7 +44,10 @@ struct serve_options {
     /// that group (process-exporter's -children, on by default as there).
     bool children = true;
     std::string metrics_path = "/metrics";  ///< where the exposition is served
-    bool exit_records = true;               ///< use taskstats exit records when permitted
+    bool exit_records = true;               ///< use exit records when permitted
+    /// Where they come from: eBPF where it can be used, else taskstats
+    /// (automatic); the tests force each source.
+    exit_stream_source exit_from = exit_stream_source::automatic;
     std::string proc_root = "/proc";
     unsigned http_threads = 4;  ///< worker threads serving requests
     /// Seconds without any byte received or sent after which a connection is closed.
