@@ -9,7 +9,12 @@
 //   - a churning parent (`pt_short`) whose children each use ~20 ms of CPU
 //     and end between scrapes; the truth is its wait4 rusage;
 //   - a shell loop (`sh -c '...sbs-loop...'`) that starts `sleep` over and over,
-//     and a long-lived bash.
+//     and a long-lived bash;
+//   - `sleep` started through a symlink (comm `sbs-gone`) that ends 9 s into
+//     the workload: a group both exporters saw, with no member when the
+//     expressions are asked (the published alert `num_procs == 0` has data on
+//     both, not only when a scrape happened to fall between two of the loop's
+//     sleeps).
 // One case per config: process-exporter's README example, Debian's all.yaml,
 // and a comm/exe/cmdline mix with named captures. Each asserts, through
 // Prometheus' HTTP API, the same group names, num_procs and num_threads, CPU
@@ -168,6 +173,10 @@ protected:
                              d + "/loop.out");
         w->load.emplace_back(std::vector<std::string>{"/bin/bash", "-c", "while :; do sleep 1; done; : sbs-bash"},
                              d + "/bash.out");
+        ::symlink("/bin/sleep", (d + "/sbs-gone").c_str());
+        w->load.emplace_back(std::vector<std::string>{d + "/sbs-gone", "9"}, d + "/gone.out");
+        // Reaped as it ends: a zombie would still be a member on both.
+        if (w->load.back().wait_for(30s) != 0) std::cout << "sbs-gone did not end with status 0\n";
         // The churn writes its truth after 2.5 + 30 s; then a few more scrapes.
         wait_for_file(w->churn_out, 90s);
         std::this_thread::sleep_for(4s);
@@ -184,6 +193,21 @@ protected:
     void SetUp() override {
         if (!w) GTEST_SKIP() << "needs /usr/bin/prometheus and Debian's prometheus-process-exporter";
         if (::geteuid() != 0) GTEST_SKIP() << "needs root: exit records, and other users' exe and cmdline";
+    }
+    // After a failure: how each exporter's scrapes went over the workload
+    // (a failed or slow scrape leaves a gap that rate() and == 0 see).
+    void TearDown() override {
+        if (!w || !HasFailure()) return;
+        const double t = now_seconds();
+        const std::string span = "[" + std::to_string(static_cast<int>(t - w->t0) + 5) + "s]";
+        for (const auto& [j, port] : w->port) {
+            std::cout << j << ":";
+            for (const char* q : {"count_over_time(up", "avg_over_time(up", "max_over_time(scrape_duration_seconds"}) {
+                const auto v = series(std::string(q) + "{job=\"" + j + "\"}" + span + ")", t);
+                std::cout << " " << q << span << ") " << (v.empty() ? -1 : v.begin()->second);
+            }
+            std::cout << "\n";
+        }
     }
 
     // Groups (num_procs > 0 over the last 30 s) in one case, and their
@@ -280,6 +304,12 @@ TEST_F(SideBySide, DashboardAndAlertExpressionsReturnDataOnBoth) {
             ASSERT_TRUE(sv.count(k)) << source << ": serve lacks " << k << " of " << expr;
             EXPECT_NEAR(sv.at(k), v, std::max(0.10 * std::abs(v), 0.02)) << source << ": " << k << " of " << expr;
         }
+    }
+    // The group whose only member ended long before: 0 on both, not absent.
+    for (const bool serve : {false, true}) {
+        const auto gone = series("namedprocess_namegroup_num_procs" + sel("all", serve, "groupname=\"sbs-gone\""), t);
+        ASSERT_EQ(gone.size(), 1U) << job("all", serve) << ": the group of the ended sbs-gone";
+        EXPECT_EQ(gone.begin()->second, 0) << job("all", serve);
     }
     std::cout << asked << " expressions, " << with_data << " with data on process-exporter\n";
     EXPECT_GT(with_data, 30);
