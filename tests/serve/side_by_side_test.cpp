@@ -203,7 +203,9 @@ protected:
         for (const auto& [j, port] : w->port) {
             std::cout << j << ":";
             for (const char* q : {"count_over_time(up", "avg_over_time(up", "max_over_time(scrape_duration_seconds"}) {
-                const auto v = series(std::string(q) + "{job=\"" + j + "\"}" + span + ")", t);
+                std::string e = q;
+                e.append("{job=\"").append(j).append("\"}").append(span).append(")");
+                const auto v = series(e, t);
                 std::cout << " " << q << span << ") " << (v.empty() ? -1 : v.begin()->second);
             }
             std::cout << "\n";
