@@ -7,7 +7,8 @@
 //                                    busy MS ms of CPU, reaped at once; writes "children_cpu_s
 //                                    self_cpu_s (since it took the name) realtime_s count" to OUT,
 //                                    then lingers 1 s
-//   serve_load threads N SECONDS     N idle threads for SECONDS
+//   serve_load threads N SECONDS [BUSY]  N idle threads for SECONDS; the main thread busy for
+//                                    BUSY (0 to 1, default 0) of every 100 ms
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -97,7 +98,7 @@ int main(int argc, char** argv) {
         std::this_thread::sleep_for(std::chrono::seconds(1));
         return 0;
     }
-    if (mode == "threads" && argc == 4) {
+    if (mode == "threads" && (argc == 4 || argc == 5)) {
         prctl(PR_SET_NAME, "pt_threads");
         const int n = std::atoi(argv[2]);
         std::vector<pthread_t> ts(static_cast<std::size_t>(n));
@@ -113,7 +114,17 @@ int main(int argc, char** argv) {
                     },
                     nullptr) != 0)
                 return 1;
-        std::this_thread::sleep_for(std::chrono::duration<double>(std::atof(argv[3])));
+        const double busy = argc == 5 ? std::atof(argv[4]) : 0, end = clock_s(CLOCK_MONOTONIC) + std::atof(argv[3]);
+        if (busy <= 0) {
+            std::this_thread::sleep_for(std::chrono::duration<double>(std::atof(argv[3])));
+            _exit(0);
+        }
+        for (double next = clock_s(CLOCK_MONOTONIC); next < end;) {
+            burn_cpu(busy * 0.1);
+            next += 0.1;
+            const double left = next - clock_s(CLOCK_MONOTONIC);
+            if (left > 0) std::this_thread::sleep_for(std::chrono::duration<double>(left));
+        }
         _exit(0);
     }
     return 2;

@@ -4,8 +4,10 @@
 // (3 s interval: process-exporter needs more than 1 s per scrape on a loaded machine; loopback), on one workload:
 //   - a CPU burner started through a symlink (argv[0] `sbs-burn`, exe
 //     serve_load) that renames itself (comm `pt_burn`);
-//   - a long-lived process of 7 threads (`pt_threads`), and another started by
-//     bash's `exec -a sbs-renamed` (argv[0] rewritten);
+//   - a long-lived process of 7 threads (`pt_threads`, its main thread busy
+//     a fifth of the time) started through a
+//     symlink named `postgres` (the README example's exe rule names it), and
+//     another started by bash's `exec -a sbs-renamed` (argv[0] rewritten);
 //   - a churning parent (`pt_short`) whose children each use ~20 ms of CPU
 //     and end between scrapes; the truth is its wait4 rusage;
 //   - a shell loop (`sh -c '...sbs-loop...'`) that starts `sleep` over and over,
@@ -17,9 +19,13 @@
 //     sleeps).
 // One case per config: process-exporter's README example, Debian's all.yaml,
 // and a comm/exe/cmdline mix with named captures. Each asserts, through
-// Prometheus' HTTP API, the same group names, num_procs and num_threads, CPU
-// rates within 10 % for long-lived groups and, for the churning group, a rate
-// within 10 % of the truth. Then every expression of data/pe_queries.txt that
+// Prometheus' HTTP API: the same group names; for the workload's long-lived
+// groups the same num_procs and num_threads and CPU rates within 10 %; for the
+// groups the rest of the machine shares (every bash, every sh), a CPU rate on
+// serve no lower than process-exporter's (serve adds the members that ended
+// between scrapes, process-exporter loses them; on a busy machine that is most
+// of such a group's CPU); for the churning group, a rate within 10 % of the
+// truth. Then every expression of data/pe_queries.txt that
 // returns data on process-exporter must return data on serve.
 // The suite runs as one process (one Prometheus, six exporters), in order.
 #include <gtest/gtest.h>
@@ -162,7 +168,9 @@ protected:
         ::symlink(load.c_str(), (d + "/sbs-burn").c_str());
         w->load.emplace_back(std::vector<std::string>{d + "/sbs-burn", "burn", "150", d + "/burn.log"},
                              d + "/burn.out");
-        w->load.emplace_back(std::vector<std::string>{load, "threads", "6", "150"}, d + "/threads.out");
+        ::symlink(load.c_str(), (d + "/postgres").c_str());
+        w->load.emplace_back(std::vector<std::string>{d + "/postgres", "threads", "6", "150", "0.2"},
+                             d + "/threads.out");
         w->load.emplace_back(
             std::vector<std::string>{"/bin/bash", "-c", "exec -a sbs-renamed '" + load + "' threads 2 150"},
             d + "/renamed.out");
@@ -212,39 +220,52 @@ protected:
         }
     }
 
-    // Groups (num_procs > 0 over the last 30 s) in one case, and their
-    // num_procs, num_threads and CPU rate, compared.
-    void compare(const std::string& c, const std::set<std::string>& long_lived, const std::string& churn_group) {
+    // One case: the group names, then the workload's groups (`own`: every
+    // member is the test's) and the groups the machine shares (`shared`).
+    void compare(const std::string& c, const std::set<std::string>& own, const std::set<std::string>& shared,
+                 const std::string& churn_group) {
         const double t = now_seconds() - 1;
+        // A group with a member at every scrape of the last 30 s on one
+        // exporter is known to the other (a series at t, 0 included): the
+        // names agree. Equal membership at every instant is not asked of
+        // groups the test does not own: the two exporters scrape at different
+        // moments (process-exporter's `sleep` group, two loops' sleeps,
+        // read 0 to 2 where serve's read 2).
         const auto stable = [&](bool serve) {
             return by_group("min_over_time(namedprocess_namegroup_num_procs" + sel(c, serve) + "[30s]) > 0", t);
         };
+        const auto known = [&](bool serve) { return by_group("namedprocess_namegroup_num_procs" + sel(c, serve), t); };
         const auto pe_groups = stable(false), sv_groups = stable(true);
+        const auto pe_known = known(false), sv_known = known(true);
         ASSERT_FALSE(pe_groups.empty()) << "process-exporter has no group in case " << c << "; up: "
                                         << (query("up", t) ? query("up", t)->dump() : std::string("no answer"));
-        for (const auto& [g, n] : pe_groups) EXPECT_TRUE(sv_groups.count(g)) << c << ": serve lacks group " << g;
+        for (const auto& [g, n] : pe_groups) EXPECT_TRUE(sv_known.count(g)) << c << ": serve lacks group " << g;
         for (const auto& [g, n] : sv_groups)
-            EXPECT_TRUE(pe_groups.count(g)) << c << ": serve has a group process-exporter has not: " << g;
-        // Counts of the groups whose membership did not change over 30 s.
-        const auto steady = by_group("changes(namedprocess_namegroup_num_procs" + sel(c, false) + "[30s]) == 0", t);
+            EXPECT_TRUE(pe_known.count(g)) << c << ": serve has a group process-exporter has not: " << g;
+        for (const auto& g : own) EXPECT_TRUE(pe_groups.count(g) && sv_groups.count(g)) << c << ": group " << g;
+        // The workload's groups: the same counts.
         for (const char* fam : {"num_procs", "num_threads"}) {
             const auto pe = by_group("namedprocess_namegroup_" + std::string(fam) + sel(c, false), t);
             const auto sv = by_group("namedprocess_namegroup_" + std::string(fam) + sel(c, true), t);
-            for (const auto& g : long_lived) {
-                if (!steady.count(g) || !pe.count(g)) continue;
-                EXPECT_EQ(sv.count(g) ? sv.at(g) : -1, pe.at(g)) << c << ": " << fam << " of " << g;
-            }
+            for (const auto& g : own)
+                EXPECT_EQ(sv.count(g) ? sv.at(g) : -1, pe.count(g) ? pe.at(g) : -2) << c << ": " << fam << " of " << g;
         }
         const auto rate = [&](bool serve) {
             return by_group(
                 "sum by (groupname) (rate(namedprocess_namegroup_cpu_seconds_total" + sel(c, serve) + "[30s]))", t);
         };
         const auto pe_rate = rate(false), sv_rate = rate(true);
-        for (const auto& g : long_lived) {
+        for (const auto& g : own) {
+            const double p = pe_rate.count(g) ? pe_rate.at(g) : -1, s = sv_rate.count(g) ? sv_rate.at(g) : -1;
+            std::cout << "[ " << c << " ] rate(" << g << ") process-exporter " << p << ", serve " << s << "\n";
+            ASSERT_GE(p, 0) << c << ": no CPU rate of " << g << " on process-exporter";
+            EXPECT_NEAR(s, p, std::max(0.10 * p, 0.02)) << c << ": CPU rate of " << g;
+        }
+        for (const auto& g : shared) {
             if (!pe_rate.count(g)) continue;
             const double p = pe_rate.at(g), s = sv_rate.count(g) ? sv_rate.at(g) : -1;
-            std::cout << "[ " << c << " ] rate(" << g << ") process-exporter " << p << ", serve " << s << "\n";
-            EXPECT_NEAR(s, p, std::max(0.10 * p, 0.02)) << c << ": CPU rate of " << g;
+            std::cout << "[ " << c << " ] rate(" << g << ", shared) process-exporter " << p << ", serve " << s << "\n";
+            EXPECT_GE(s, p - std::max(0.10 * p, 0.02)) << c << ": CPU rate of " << g;
         }
         if (churn_group.empty()) return;
         double children = 0, self = 0, done = 0;
@@ -267,12 +288,12 @@ protected:
     }
 };
 
-TEST_F(SideBySide, ReadmeExampleConfig) { compare("readme", {"bash"}, ""); }
+TEST_F(SideBySide, ReadmeExampleConfig) { compare("readme", {"postgres"}, {"bash"}, ""); }
 
-TEST_F(SideBySide, DebianAllYaml) { compare("all", {"pt_burn", "pt_threads", "bash", "sh"}, "pt_short"); }
+TEST_F(SideBySide, DebianAllYaml) { compare("all", {"pt_burn", "pt_threads"}, {"bash", "sh"}, "pt_short"); }
 
 TEST_F(SideBySide, CommExeCmdlineMixWithNamedCaptures) {
-    compare("mix", {"burner-pt_burn", "serve_load", "sbs-renamed", "loop-sh", "bash"}, "churn:2000");
+    compare("mix", {"burner-pt_burn", "postgres", "sbs-renamed"}, {"loop-sh", "bash"}, "churn:2000");
 }
 
 TEST_F(SideBySide, DashboardAndAlertExpressionsReturnDataOnBoth) {
