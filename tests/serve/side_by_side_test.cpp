@@ -10,6 +10,8 @@
 //     another started by bash's `exec -a sbs-renamed` (argv[0] rewritten);
 //   - a churning parent (`pt_short`) whose children each use ~20 ms of CPU
 //     and end between scrapes; the truth is its wait4 rusage;
+//   - the kernel's threads (the mix names kthreadd, and with -children every
+//     kernel thread joins its group);
 //   - a shell loop (`sh -c '...sbs-loop...'`) that starts `sleep` over and over,
 //     and a long-lived bash;
 //   - `sleep` started through a symlink (comm `sbs-gone`) that ends 9 s into
@@ -125,7 +127,8 @@ protected:
               "  - name: \"{{.ExeBase}}\"\n    comm: [pt_threads]\n"
               "  - name: \"churn:{{.Matches.n}}\"\n    cmdline: ['short (?P<n>\\d+) ']\n"
               "  - name: \"loop-{{.Comm}}\"\n    comm: [sh]\n    cmdline: ['sbs-loop']\n"
-              "  - name: \"{{.Comm}}\"\n    comm: [bash]\n");
+              "  - name: \"{{.Comm}}\"\n    comm: [bash]\n"
+              "  - name: \"kernel-{{.Comm}}\"\n    comm: [kthreadd]\n");
         std::string scrape;
         for (const char* c : kCases) {
             for (const bool serve : {false, true}) {
@@ -293,7 +296,18 @@ TEST_F(SideBySide, ReadmeExampleConfig) { compare("readme", {"postgres"}, {"bash
 TEST_F(SideBySide, DebianAllYaml) { compare("all", {"pt_burn", "pt_threads"}, {"bash", "sh"}, "pt_short"); }
 
 TEST_F(SideBySide, CommExeCmdlineMixWithNamedCaptures) {
-    compare("mix", {"burner-pt_burn", "postgres", "sbs-renamed"}, {"loop-sh", "bash"}, "churn:2000");
+    compare("mix", {"burner-pt_burn", "postgres", "sbs-renamed"}, {"loop-sh", "bash", "kernel-kthreadd"}, "churn:2000");
+    // kthreadd and, through -children, every kernel thread: one group on
+    // both, its size within a few threads (kworkers come and go between the
+    // two exporters' scrapes).
+    const double t = now_seconds() - 1;
+    const auto pe = by_group("namedprocess_namegroup_num_procs" + sel("mix", false), t);
+    const auto sv = by_group("namedprocess_namegroup_num_procs" + sel("mix", true), t);
+    ASSERT_TRUE(pe.count("kernel-kthreadd") && sv.count("kernel-kthreadd"));
+    std::cout << "[ mix ] kernel threads: process-exporter " << pe.at("kernel-kthreadd") << ", serve "
+              << sv.at("kernel-kthreadd") << "\n";
+    EXPECT_GT(pe.at("kernel-kthreadd"), 10);
+    EXPECT_NEAR(sv.at("kernel-kthreadd"), pe.at("kernel-kthreadd"), std::max(5.0, 0.1 * pe.at("kernel-kthreadd")));
 }
 
 TEST_F(SideBySide, DashboardAndAlertExpressionsReturnDataOnBoth) {
