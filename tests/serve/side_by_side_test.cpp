@@ -276,9 +276,13 @@ protected:
         std::istringstream(read_text(w->churn_out)) >> children >> self >> done >> count;
         ASSERT_GT(count, 0);
         const int window = static_cast<int>(t - w->t0) + 5;
+        // The counters' last value, not increase(): the group began with the
+        // workload (serve's counter then holds all its CPU), and increase()
+        // extrapolates the average rate to the end of the window, up to a
+        // scrape interval past the churn's end (+5 to +8 % here).
         const auto inc = [&](bool serve) {
-            return by_group("sum by (groupname) (increase(namedprocess_namegroup_cpu_seconds_total" + sel(c, serve) +
-                                "[" + std::to_string(window) + "s]))",
+            return by_group("sum by (groupname) (max_over_time(namedprocess_namegroup_cpu_seconds_total" +
+                                sel(c, serve) + "[" + std::to_string(window) + "s]))",
                             t);
         };
         const auto pe_inc = inc(false), sv_inc = inc(true);
