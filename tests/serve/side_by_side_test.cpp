@@ -25,9 +25,8 @@
 // groups the same num_procs and num_threads and CPU rates within 10 %; for the
 // groups the rest of the machine shares (every bash, every sh), a CPU rate on
 // serve no lower than process-exporter's (serve adds the members that ended
-// between scrapes, process-exporter loses them; on a busy machine that is most
-// of such a group's CPU); for the churning group, a rate within 10 % of the
-// truth. Then every expression of data/pe_queries.txt that
+// between scrapes, process-exporter loses them); for the churning group, its
+// CPU counter's last value within 10 % of the truth. Then every expression of data/pe_queries.txt that
 // returns data on process-exporter must return data on serve.
 // The suite runs as one process (one Prometheus, six exporters), in order.
 #include <gtest/gtest.h>
