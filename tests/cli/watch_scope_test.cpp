@@ -11,9 +11,11 @@
 #include <chrono>
 #include <csignal>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -29,6 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "burn.hpp"
+#include "proctimes/ledger.hpp"
 #include "run_cli.hpp"
 #include "watch_scope.hpp"
 #include "watch_tracker.hpp"
@@ -201,26 +204,58 @@ TEST(WatchScope, UserWithoutProcessesEndsNothing) {
     EXPECT_TRUE(p.totals["cgroup_cpu_ns"].is_null());
 }
 
-TEST(WatchScope, NameSeesProcessesStartedAfterItBeganWithFinalCpu) {
-    if (::geteuid() != 0) GTEST_SKIP() << "the exit stream needs root (CAP_NET_ADMIN)";
-    const std::string name = unique_name("ptwn");
+// One try of NameSeesProcessesStartedAfterItBeganWithFinalCpu. With the eBPF
+// exit stream, `witness` (a stream of the test's own) says whether the kernel
+// ran the end programs for every child: under load it skips a task's
+// sched_process_free now and then (docs/BPF.md, Losses: every program attached
+// misses the same task), and no stream can deliver that end exactly. Returns
+// false when the witness missed a child (the try proves nothing; `why` says
+// which), true when the try was judged.
+bool watch_name_try(const std::string& name, std::string& why) {
     cli_process cli;
-    ASSERT_TRUE(cli.start({"watch", "--name", "^" + name + "$", "--interval", "0.1", "-f", "json"}, false));
+    EXPECT_TRUE(cli.start({"watch", "--name", "^" + name + "$", "--interval", "0.1", "-f", "json"}, false));
     if (cli.first_err_line.find("exit stream (") == std::string::npos) {
         std::string o, e;
         cli.finish(true, o, e);
-        GTEST_SKIP() << "no exit stream here: " << cli.first_err_line;
+        why = "no exit stream here: " + cli.first_err_line;
+        return true;
     }
     // The eBPF exit stream also gives the exit status; taskstats records do not.
     const bool bpf = cli.first_err_line.find("exit stream (bpf") != std::string::npos;
+    std::optional<proctimes::exit_stream> witness;
+    if (bpf) {
+        auto w = proctimes::exit_stream::open(proctimes::exit_stream_source::bpf);
+        EXPECT_TRUE(w.has_value()) << "watch could load the eBPF exit stream, the test could not: " << w.error().message();
+        if (w) witness = std::move(*w);
+    }
     constexpr int n = 5;
     std::set<pid_t> pids;
     for (int i = 0; i < n; ++i) {
         const pid_t pid = fork_burner(name, burn_ns, 0);
-        ASSERT_GT(pid, 0);
+        EXPECT_GT(pid, 0);
         pids.insert(pid);
         int st = 0;
-        ASSERT_EQ(::waitpid(pid, &st, 0), pid);  // reaped at once: nobody holds it
+        EXPECT_EQ(::waitpid(pid, &st, 0), pid);  // reaped at once: nobody holds it
+    }
+    if (witness) {
+        // Each child's record comes an RCU grace period after its reap; one
+        // the kernel skipped never comes (5 s is far past any grace period).
+        std::set<pid_t> missing = pids;
+        std::vector<proctimes::ended_task> ends;
+        const auto until = std::chrono::steady_clock::now() + 5s;
+        while (!missing.empty() && std::chrono::steady_clock::now() < until) {
+            (void)witness->wait(100ms);
+            ends.clear();
+            (void)witness->read(ends);
+            for (const auto& e : ends) missing.erase(e.tid);
+        }
+        if (!missing.empty()) {
+            std::string o, e;
+            cli.finish(true, o, e);
+            why = "the kernel ran no end program for child " + std::to_string(*missing.begin()) +
+                  " (the test's own eBPF stream missed it too)";
+            return false;
+        }
     }
     sleep_ms(200);  // each record is queued at its exit; give the reader a turn
     std::string out, err;
@@ -248,6 +283,23 @@ TEST(WatchScope, NameSeesProcessesStartedAfterItBeganWithFinalCpu) {
     expect_totals_add_up(p);
     EXPECT_EQ(p.totals["end_source"], "exit_stream");
     EXPECT_GE(p.totals["ended_during_ns"].get<std::int64_t>(), n * burn_ns);
+    if (::testing::Test::HasFailure())
+        ADD_FAILURE() << "what watch wrote:\n" << out << "\nand on standard error:\n" << err;
+    return true;
+}
+
+TEST(WatchScope, NameSeesProcessesStartedAfterItBeganWithFinalCpu) {
+    if (::geteuid() != 0) GTEST_SKIP() << "the exit stream needs root (CAP_NET_ADMIN)";
+    const std::string name = unique_name("ptwn");
+    std::string why;
+    for (int attempt = 1; attempt <= 3; ++attempt) {
+        if (watch_name_try(name, why)) {
+            if (!why.empty()) GTEST_SKIP() << why;
+            return;
+        }
+        std::printf("try %d: %s; once more\n", attempt, why.c_str());
+    }
+    FAIL() << "three tries in a row lost a child's end in the kernel: " << why;
 }
 
 TEST(WatchScope, UnprivilegedSnapshotsMarkVanishedProcessesNotFinal) {
