@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <thread>
 #include <vector>
 
@@ -96,31 +97,45 @@ TEST(PublicExitStream, EbpfSourceGivesExactEndOfAProcessReapedByItsParent) {
     ASSERT_TRUE(s->lost());
     const std::uint64_t lost0 = *s->lost();
     constexpr auto burned = 30ms;
-    const instant t0 = now();
-    const pid_t kid = ::fork();
-    ASSERT_GE(kid, 0);
-    if (kid == 0) {
-        testing_helpers::burn_thread_cpu(burned);
-        ::_exit(5);
-    }
-    ASSERT_EQ(::waitpid(kid, nullptr, 0), kid);
-    const instant t1 = now();
-
+    // Under load the kernel now and then runs no sched_process_free program
+    // for a task (docs/BPF.md, Losses): the stream counts that end lost (found
+    // when the task's address is reused, or by the sweep 5-6 s on), and no
+    // stream can deliver it. A try whose child was lost that way is repeated.
+    instant t0, t1;
+    pid_t kid = -1;
     std::vector<ended_task> got;
     const ended_task* mine = nullptr;
     bool complete = true;
-    for (int i = 0; i < 200 && !mine; ++i) {
-        auto w = s->wait(50ms);
-        ASSERT_TRUE(w) << w.error().message();
-        if (*w) {
-            pollfd pf{s->native_handle(), POLLIN, 0};
-            EXPECT_EQ(::poll(&pf, 1, 0), 1) << "wait() said records wait: the handle is readable";
+    for (int attempt = 1; attempt <= 3 && !mine; ++attempt) {
+        const std::uint64_t lost_before = *s->lost();
+        t0 = now();
+        kid = ::fork();
+        ASSERT_GE(kid, 0);
+        if (kid == 0) {
+            testing_helpers::burn_thread_cpu(burned);
+            ::_exit(5);
         }
-        auto r = s->read(got);
-        ASSERT_TRUE(r) << r.error().message();
-        complete = complete && *r;
-        for (const auto& e : got)
-            if (e.tid == kid) mine = &e;
+        ASSERT_EQ(::waitpid(kid, nullptr, 0), kid);
+        t1 = now();
+        got.clear();
+        for (int i = 0; i < 200 && !mine; ++i) {
+            auto w = s->wait(50ms);
+            ASSERT_TRUE(w) << w.error().message();
+            if (*w) {
+                pollfd pf{s->native_handle(), POLLIN, 0};
+                EXPECT_EQ(::poll(&pf, 1, 0), 1) << "wait() said records wait: the handle is readable";
+            }
+            auto r = s->read(got);
+            ASSERT_TRUE(r) << r.error().message();
+            complete = complete && *r;
+            for (const auto& e : got)
+                if (e.tid == kid) mine = &e;
+        }
+        if (!mine && *s->lost() > lost_before)
+            std::printf("try %d: the end of %d was counted lost (the kernel ran no free program for it); once more\n",
+                        attempt, kid);
+        else
+            break;
     }
     ASSERT_NE(mine, nullptr) << "no end for " << kid << (complete ? "" : " (ends were lost)");
     EXPECT_TRUE(mine->exact);
