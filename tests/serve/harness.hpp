@@ -29,7 +29,10 @@ namespace serve_test {
 class program {
 public:
     program() = default;
-    program(const std::vector<std::string>& argv, const std::string& log) {
+    /// `exe`, when given, is the file executed (argv[0] is then only the
+    /// name the program is given): its base name is the process's comm from
+    /// the exec on, while argv[0] is what exe rules match.
+    program(const std::vector<std::string>& argv, const std::string& log, const std::string& exe = {}) {
         pid_ = ::fork();
         if (pid_ == 0) {
             const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -41,7 +44,7 @@ public:
             a.reserve(argv.size() + 1);
             for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
             a.push_back(nullptr);
-            ::execv(a[0], a.data());
+            ::execv(exe.empty() ? a[0] : exe.c_str(), a.data());
             ::_exit(127);
         }
     }

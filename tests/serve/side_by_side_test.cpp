@@ -2,12 +2,11 @@
 // Debian's prometheus-process-exporter and `proctimes serve`, started with the
 // same flags and config file, scraped side by side by one real Prometheus
 // (3 s interval: process-exporter needs more than 1 s per scrape on a loaded machine; loopback), on one workload:
-//   - a CPU burner started through a symlink (argv[0] `sbs-burn`, exe
-//     serve_load) that renames itself (comm `pt_burn`);
+//   - a CPU burner (argv[0] `sbs-burn`, exe serve_load, comm `pt_burn`);
 //   - a long-lived process of 7 threads (`pt_threads`, its main thread busy
-//     a fifth of the time) started through a
-//     symlink named `postgres` (the README example's exe rule names it), and
-//     another started by bash's `exec -a sbs-renamed` (argv[0] rewritten);
+//     a fifth of the time) whose argv[0] ends in `postgres` (the README
+//     example's exe rule names it), and another of 3 whose argv[0] is
+//     `sbs-renamed`; each is executed through a symlink named as its comm;
 //   - a churning parent (`pt_short`) whose children each use ~20 ms of CPU
 //     and end between scrapes; the truth is its wait4 rusage;
 //   - the kernel's threads (the mix names kthreadd, and with -children every
@@ -165,20 +164,24 @@ protected:
             std::this_thread::sleep_for(500ms);
         }
         w->t0 = now_seconds();
-        // The workload.
+        // The workload. Each program that renames itself is executed through
+        // a symlink named as it renames itself (the comm is the executed
+        // file's base name), while argv[0] keeps the name exe rules match: a
+        // process is named once, at first sight, on both exporters, and one
+        // first seen between its exec and its prctl would be in the group of
+        // the name it had for that millisecond (it was, once).
         const std::string load = PROCTIMES_SERVE_LOAD;
-        ::symlink(load.c_str(), (d + "/sbs-burn").c_str());
-        w->load.emplace_back(std::vector<std::string>{d + "/sbs-burn", "burn", "150", d + "/burn.log"},
-                             d + "/burn.out");
-        ::symlink(load.c_str(), (d + "/postgres").c_str());
+        for (const char* comm : {"pt_burn", "pt_threads", "pt_short"})
+            ::symlink(load.c_str(), (d + "/" + comm).c_str());
+        w->load.emplace_back(std::vector<std::string>{d + "/sbs-burn", "burn", "150", d + "/burn.log"}, d + "/burn.out",
+                             d + "/pt_burn");
         w->load.emplace_back(std::vector<std::string>{d + "/postgres", "threads", "6", "150", "0.2"},
-                             d + "/threads.out");
-        w->load.emplace_back(
-            std::vector<std::string>{"/bin/bash", "-c", "exec -a sbs-renamed '" + load + "' threads 2 150"},
-            d + "/renamed.out");
+                             d + "/threads.out", d + "/pt_threads");
+        w->load.emplace_back(std::vector<std::string>{"sbs-renamed", "threads", "2", "150"}, d + "/renamed.out",
+                             d + "/pt_threads");
         w->churn_out = d + "/churn.txt";
         w->load.emplace_back(std::vector<std::string>{load, "short", "2000", "20", w->churn_out, "30"},
-                             d + "/churn.out");
+                             d + "/churn.out", d + "/pt_short");
         w->load.emplace_back(std::vector<std::string>{"/bin/sh", "-c", "while :; do sleep 0.3; done; echo sbs-loop"},
                              d + "/loop.out");
         w->load.emplace_back(std::vector<std::string>{"/bin/bash", "-c", "while :; do sleep 1; done; : sbs-bash"},
