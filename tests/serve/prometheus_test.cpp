@@ -124,23 +124,36 @@ TEST_F(Prometheus, BurnerGroupRateMatchesItsCpu) {
     program burner({PROCTIMES_SERVE_LOAD, "burn", "14", log}, w->dir + "/burn.out");
     std::this_thread::sleep_for(13s);
     const double t = now_seconds();
-    auto rate = scalar("sum(rate(proctimes_group_cpu_seconds_total{group=\"pt_burn\"}[10s]))", t);
+    const std::string sel = "proctimes_group_cpu_seconds_total{group=\"pt_burn\"}";
+    auto rate = scalar("sum(rate(" + sel + "[10s]))", t);
     ASSERT_TRUE(rate) << "no rate for group pt_burn";
-    // What the burner itself says it used over the same 10 s (its CPU clock).
+    // rate() is the slope between the first and the last sample in the
+    // window (extrapolated to its edges at that slope): the truth is what the
+    // burner used between those two scrapes, not over the whole 10 s, as its
+    // share of a loaded machine changes from second to second.
+    auto raw = query(sel + "[10s]", t);
+    ASSERT_TRUE(raw && !(*raw)["result"].empty()) << "no samples for group pt_burn";
+    const auto& values = (*raw)["result"][0]["values"];
+    ASSERT_GE(values.size(), 2u) << *raw;
+    const double first = values.front()[0].get<double>(), last = values.back()[0].get<double>();
+    // What the burner itself says it used then (its CPU clock, every 0.1 s).
     std::vector<std::pair<double, double>> pts;
     std::istringstream in(read_text(log));
     for (double a, b; in >> a >> b;) pts.emplace_back(a, b);
     ASSERT_GT(pts.size(), 50u);
-    auto at = [&](double when) {
-        std::pair<double, double> best = pts.front();
-        for (const auto& p : pts)
-            if (std::abs(p.first - when) < std::abs(best.first - when)) best = p;
-        return best;
+    auto at = [&](double when) {  // linear between the two points around `when`
+        for (std::size_t i = 1; i < pts.size(); ++i)
+            if (pts[i].first >= when) {
+                const auto& [t0, c0] = pts[i - 1];
+                const auto& [t1, c1] = pts[i];
+                return c0 + (c1 - c0) * (when - t0) / (t1 - t0);
+            }
+        return pts.back().second;
     };
-    const auto a = at(t - 10), b = at(t);
-    const double truth = (b.second - a.second) / (b.first - a.first);
+    ASSERT_LE(pts.front().first, first) << "the window began before the burner";
+    const double truth = (at(last) - at(first)) / (last - first);
     std::cout << "rate(pt_burn[10s]) = " << *rate << " CPU; the burner's own clock says " << truth
-              << " CPU (1.0 on an idle machine)\n";
+              << " CPU between the window's first and last scrape (1.0 on an idle machine)\n";
     EXPECT_NEAR(*rate, truth, 0.05 * truth);
     if (truth > 0.97) EXPECT_NEAR(*rate, 1.0, 0.05);
 }
