@@ -225,7 +225,8 @@ bool watch_name_try(const std::string& name, std::string& why) {
     std::optional<proctimes::exit_stream> witness;
     if (bpf) {
         auto w = proctimes::exit_stream::open(proctimes::exit_stream_source::bpf);
-        EXPECT_TRUE(w.has_value()) << "watch could load the eBPF exit stream, the test could not: " << w.error().message();
+        EXPECT_TRUE(w.has_value()) << "watch could load the eBPF exit stream, the test could not: "
+                                   << w.error().message();
         if (w) witness = std::move(*w);
     }
     constexpr int n = 5;
