@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -175,7 +176,16 @@ TEST(Child, UserTimeAgreesWithTheChildsOwnMeasurement) {
     ASSERT_FALSE(text.empty()) << "read ended with " << n << " errno " << errno << " status "
                                << (e->status ? e->status->shell_code() : -1);
     const nanoseconds own{std::stoll(text)};
-    ASSERT_GE(own, 150ms);  // 200 ms of CPU, nearly all of it in user mode
+    // 200 ms of CPU, the total exact. Its user:kernel split is the kernel's
+    // tick samples scaled to it: nearly all user, but on a loaded virtual
+    // machine few ticks reach the task, and when the only ones land in its
+    // clock_gettime() calls the kernel puts it all in kernel mode (the child
+    // itself then measured 0 ns of user time, once). Either way what is
+    // reported must be what the child measured.
+    EXPECT_GE(e->times.cpu(), 200ms);
+    if (own < 150ms)
+        std::printf("the child measured %lld ns of user time: its ticks fell in the kernel\n",
+                    static_cast<long long>(own.count()));
     const nanoseconds diff = e->times.user > own ? e->times.user - own : own - e->times.user;
     EXPECT_LE(diff, own / 20 + 1ms) << "reported " << e->times.user.count() << " ns, measured " << own.count();
     EXPECT_EQ(e->times.precision.source, cpu_source::wait_rusage);
