@@ -20,14 +20,12 @@
 //     sleeps).
 // One case per config: process-exporter's README example, Debian's all.yaml,
 // and a comm/exe/cmdline mix with named captures. Each asserts, through
-// Prometheus' HTTP API: the same group names; for the workload's long-lived
-// groups the same num_procs and num_threads and CPU rates within 10 %; for the
-// groups the rest of the machine shares (every bash, every sh), a CPU rate on
-// serve no lower than process-exporter's (serve adds the members that ended
-// between scrapes, process-exporter loses them); for the churning group, its
-// CPU counter's last value within 10 % of the truth. Then every expression of data/pe_queries.txt that
-// returns data on process-exporter must return data on serve.
-// The suite runs as one process (one Prometheus, six exporters), in order.
+// Prometheus' HTTP API: the same group names (the rest of the machine's groups: shown where they differ); for the
+// workload's long-lived groups the same num_procs and num_threads and CPU rates within 10 %; for the groups the rest of
+// the machine shares (every bash, every sh), a CPU rate on serve no lower than process-exporter's (serve adds the
+// members that ended between scrapes, process-exporter loses them); for the churning group, its CPU counter's last
+// value within 10 % of the truth. Then every expression of data/pe_queries.txt that returns data on process-exporter
+// must return data on serve. The suite runs as one process (one Prometheus, six exporters), in order.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -244,9 +242,23 @@ protected:
         const auto pe_known = known(false), sv_known = known(true);
         ASSERT_FALSE(pe_groups.empty()) << "process-exporter has no group in case " << c << "; up: "
                                         << (query("up", t) ? query("up", t)->dump() : std::string("no answer"));
-        for (const auto& [g, n] : pe_groups) EXPECT_TRUE(sv_known.count(g)) << c << ": serve lacks group " << g;
+        // Asserted for the groups the test names (the workload's and the
+        // shells'); for the rest of the machine a difference is shown, not
+        // failed: each exporter names a process once, at first sight, and a
+        // build's process first seen between its fork and its exec stays in
+        // its parent's group there (a lint lane's python3 was `sh` on
+        // process-exporter and `python3` on serve, once).
+        const auto named = [&](const std::string& g) { return own.count(g) || shared.count(g); };
+        for (const auto& [g, n] : pe_groups)
+            if (!sv_known.count(g)) {
+                EXPECT_FALSE(named(g)) << c << ": serve lacks group " << g;
+                std::cout << "[ " << c << " ] a machine group only process-exporter has: " << g << "\n";
+            }
         for (const auto& [g, n] : sv_groups)
-            EXPECT_TRUE(pe_known.count(g)) << c << ": serve has a group process-exporter has not: " << g;
+            if (!pe_known.count(g)) {
+                EXPECT_FALSE(named(g)) << c << ": serve has a group process-exporter has not: " << g;
+                std::cout << "[ " << c << " ] a machine group only serve has: " << g << "\n";
+            }
         for (const auto& g : own) EXPECT_TRUE(pe_groups.count(g) && sv_groups.count(g)) << c << ": group " << g;
         // The workload's groups: the same counts.
         for (const char* fam : {"num_procs", "num_threads"}) {

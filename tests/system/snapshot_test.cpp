@@ -265,7 +265,10 @@ TEST(SnapshotLive, DeltaSeesTheCpuBurnedInTheInterval) {
         EXPECT_EQ(e.pid, pid);
         EXPECT_EQ(e.basis, delta_basis::both);
         EXPECT_GE(e.cpu(), burn * 9 / 10) << "cpu mode " << static_cast<int>(cpu);
-        EXPECT_GE(e.user, burn * 8 / 10);
+        // Most of it in user mode: the split is the kernel's tick samples,
+        // and the burn's clock reads are system calls (a ThreadSanitizer
+        // build on a loaded machine once had 229 ms of 300 in user mode).
+        EXPECT_GE(e.user, burn / 2);
         // One thread cannot use more than the time between its two reads: the
         // interval plus the second walk up to it (and a tick each side when
         // the totals are tick counts).
