@@ -52,15 +52,14 @@ public:
         ends_[e.tid] = e;
         cv_.notify_all();
     }
-    // The end of `tid`, waiting up to `limit` for it (sched_process_free comes
-    // an RCU grace period after the reap).
     // The stream's report of a task whose end it lost (on_lost).
     void lost(const detail::bpf_lost_task& t) {
         std::lock_guard lock(m_);
         lost_.insert(t.tid);
         cv_.notify_all();
     }
-    // Until it comes, or is reported lost: under load the kernel now and
+    // The end of `tid`, waiting up to `limit` for it (sched_process_free comes
+    // an RCU grace period after the reap) or for its report of loss: under load the kernel now and
     // then runs no sched_process_free program for a task (docs/BPF.md,
     // Losses), and the stream reports that end lost (when the task's address
     // is reused, or by its sweep 5-6 s on).

@@ -177,11 +177,12 @@ TEST(Child, UserTimeAgreesWithTheChildsOwnMeasurement) {
                                << (e->status ? e->status->shell_code() : -1);
     const nanoseconds own{std::stoll(text)};
     // 200 ms of CPU, the total exact. Its user:kernel split is the kernel's
-    // tick samples scaled to it: nearly all user, but on a loaded virtual
-    // machine few ticks reach the task, and when the only ones land in its
-    // clock_gettime() calls the kernel puts it all in kernel mode (the child
-    // itself then measured 0 ns of user time, once). Either way what is
-    // reported must be what the child measured.
+    // tick samples scaled to it: nearly all user, but when no sampled tick
+    // found the task in user mode the kernel puts it all in kernel mode. On a
+    // loaded virtual machine the child once measured 0 ns of user time after
+    // its 200 ms (why no tick was in user mode, not measured; its clock reads
+    // are system calls). Either way what is reported must be what the child
+    // measured.
     EXPECT_GE(e->times.cpu(), 200ms);
     if (own < 150ms)
         std::printf("the child measured %lld ns of user time: its ticks fell in the kernel\n",
