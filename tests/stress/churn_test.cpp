@@ -156,7 +156,7 @@ TEST(Churn, HandlesQueriesAndWaitsUnderProcessAndThreadChurn) {
     std::atomic<long> queries{0}, failures{0};
     std::string first_failure;
     run_churn(1s, queries, failures, first_failure);
-    const int fds_before = testing_helpers::open_fd_count();
+    const int fds_before = testing_helpers::settled_fd_count();
     const long rss_before = rss_kib();
 
     queries = 0;

@@ -146,6 +146,37 @@ inline int open_fd_count() {
     return n;
 }
 
+// How many process descriptors (pidfds) this process holds.
+inline int open_pidfd_count() {
+    int n = 0;
+    if (DIR* d = ::opendir("/proc/self/fd")) {
+        while (const dirent* e = ::readdir(d)) {
+            char link[64];
+            const std::string path = std::string("/proc/self/fd/") + e->d_name;
+            const ssize_t len = ::readlink(path.c_str(), link, sizeof link - 1);
+            if (len <= 0) continue;
+            link[len] = 0;
+            if (std::strcmp(link, "anon_inode:[pidfd]") == 0) ++n;
+        }
+        ::closedir(d);
+    }
+    return n;
+}
+
+// The descriptor count once no process descriptor is open, for a test that
+// holds no handle: the exit monitor keeps an ended task's descriptors until
+// it is done with it, which can be its eBPF record's whole wait (seconds)
+// after the handle closed. Waits at most `limit`; the count then is returned
+// as it is.
+inline int settled_fd_count(std::chrono::milliseconds limit = std::chrono::seconds{30}) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (open_pidfd_count() != 0 && std::chrono::steady_clock::now() < deadline) {
+        const timespec pause{0, 5'000'000};
+        ::nanosleep(&pause, nullptr);
+    }
+    return open_fd_count();
+}
+
 // The calling process's thread count (field 20 of /proc/self/stat), with
 // async-signal-safe calls only (it runs in forked children); -1 if unknown.
 inline int threads_now() {
