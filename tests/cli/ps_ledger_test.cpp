@@ -368,8 +368,8 @@ TEST(PsLedger, AThreadThatEndedIsListedUnderItsRunningProcess) {
                                           100) +
                116'444'736'000'000'000ULL;
     };
-    bool inside = false;
-    for (int attempt = 0; attempt < 3 && !inside; ++attempt) {
+    bool inside = false, done = false;
+    for (int attempt = 0; attempt < 3 && !done; ++attempt) {
         const auto interval = std::chrono::seconds(4 << attempt);
         std::atomic<pid_t> tid{0};
         std::atomic<std::uint64_t> before_start{0}, after_end{0};
@@ -405,6 +405,7 @@ TEST(PsLedger, AThreadThatEndedIsListedUnderItsRunningProcess) {
                       << interval.count() << " s interval; trying a longer one\n";
             continue;
         }
+        const json ledger = json::parse(b[1]);
         const json arr = json::parse(b[0]);
         const json* me = nullptr;
         for (const auto& p : arr)
@@ -430,7 +431,18 @@ TEST(PsLedger, AThreadThatEndedIsListedUnderItsRunningProcess) {
                     EXPECT_EQ(t["source"], "exit_record") << t;
                 }
             }
+        // The kernel skips its free program for about one end in 200-500
+        // under load (docs/BPF.md, Losses); the stream counts such an end as
+        // lost, and that try is repeated.
+        const auto& lost = ledger["records_lost_count"];
+        if (!found && lost.is_number() && lost.get<std::int64_t>() > 0) {
+            std::cout << "attempt " << attempt << ": the thread is not listed and " << lost
+                      << " ends were counted lost; trying again\n";
+            continue;
+        }
         EXPECT_TRUE(found) << "thread " << tid.load() << " that ended in the interval";
+        done = true;
     }
     EXPECT_TRUE(inside) << "in none of three intervals (4, 8, 16 s) did the thread's life lie inside the interval";
+    EXPECT_TRUE(done) << "in none of three tries was the thread's end delivered: each was counted lost";
 }
