@@ -164,9 +164,10 @@ TEST(Churn, HandlesQueriesAndWaitsUnderProcessAndThreadChurn) {
 
     EXPECT_EQ(failures.load(), 0) << first_failure;
     EXPECT_GT(queries.load(), 1000);
-    // Handles closed: the monitor releases what it watched (it may still be
-    // finishing a wake-up: give it a moment).
-    int fds_after = testing_helpers::open_fd_count();
+    // Handles closed: the monitor releases what it watched once it has each
+    // ended task's end, up to 2 s after the handle closed (settled_fd_count
+    // waits for that), and may still be finishing a wake-up: give it a moment.
+    int fds_after = testing_helpers::settled_fd_count();
     for (int i = 0; i < 100 && fds_after != fds_before; ++i) {
         std::this_thread::sleep_for(10ms);
         fds_after = testing_helpers::open_fd_count();
