@@ -68,7 +68,7 @@ if(PROCTIMES_EBPF)
   # The task walk (open-coded task iterator, kernel 6.7+) is built where the
   # build machine's BTF has it; the task iterator always is, and is what a
   # kernel that refuses the walk gets at run time.
-  set(_bpf_progs task_iter exits)
+  set(_bpf_progs task_iter exits tree)
   execute_process(COMMAND ${PROCTIMES_BPFTOOL} btf dump file ${PROCTIMES_BPF_BTF} format c
                   OUTPUT_VARIABLE _bpf_btf_c ERROR_QUIET RESULT_VARIABLE _bpf_btf_rc)
   string(FIND "${_bpf_btf_c}" "struct bpf_iter_task {" _bpf_has_walk)
@@ -93,10 +93,11 @@ if(PROCTIMES_EBPF)
   endforeach()
   add_custom_target(proctimes_bpf_skeletons DEPENDS ${_skels})
   add_dependencies(proctimes proctimes_bpf_skeletons)
-  target_sources(proctimes PRIVATE src/linux/bpf/loader.cpp src/linux/bpf/snapshot_source.cpp src/linux/bpf/exit_stream.cpp)
+  target_sources(proctimes PRIVATE src/linux/bpf/loader.cpp src/linux/bpf/snapshot_source.cpp src/linux/bpf/exit_stream.cpp
+                                   src/linux/bpf/tree_source.cpp)
   # Only the files that include a skeleton see the generated directory, so the
   # rest of the library compiles the same with and without the eBPF source.
-  set_property(SOURCE src/linux/bpf/snapshot_source.cpp src/linux/bpf/exit_stream.cpp
+  set_property(SOURCE src/linux/bpf/snapshot_source.cpp src/linux/bpf/exit_stream.cpp src/linux/bpf/tree_source.cpp
                APPEND PROPERTY INCLUDE_DIRECTORIES ${_bpf_out})
   # libbpf is private to the library: no libbpf type appears in a public header.
   # Linked by name (not the pkg-config target) so that a static libproctimes's

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The BPF record parsers (src/parse/bpf_records.hpp): the task iterator's
-// stream, one ring-buffer exit record, comm fields and state letters, on
-// arbitrary bytes.
+// stream, one ring-buffer exit record, one event of the tree source and its
+// argument area, comm fields and state letters, on arbitrary bytes.
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -30,6 +30,27 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (auto e = parse_exit_record(bytes)) {
         FUZZ_CHECK(size == sizeof(bpf_exit_record));
         FUZZ_CHECK(e->version == PT_TASK_RECORD_VERSION);
+    }
+
+    if (auto t = parse_tree_event(bytes)) {
+        FUZZ_CHECK(t->head.kind >= PT_TREE_FORK && t->head.kind <= PT_TREE_FREE);
+        if (t->head.kind == PT_TREE_EXEC) {
+            FUZZ_CHECK(size == sizeof(pt_tree_exec_event));
+            FUZZ_CHECK(t->path.size() < PT_TREE_PATH_MAX && t->argv.size() == t->head.argv_len);
+            FUZZ_CHECK(t->argv.size() <= t->head.argv_total && t->argv.size() <= PT_TREE_ARGV_MAX);
+            // The arguments, cut anywhere, never exceed the bytes allowed
+            // (each argument counts its NUL, a cut last one its bytes).
+            for (std::size_t max : {std::size_t{0}, std::size_t{1}, std::size_t{7}, t->argv.size()}) {
+                bool cut = false;
+                const auto args = split_argv(t->argv, max, true, cut);
+                std::size_t used = 0;
+                for (const auto& a : args) used += a.size() + 1;
+                FUZZ_CHECK(used <= max + 1);
+                FUZZ_CHECK(cut == (t->argv.size() > max));
+            }
+        } else {
+            FUZZ_CHECK(size == sizeof(pt_tree_event));
+        }
     }
     return 0;
 }

@@ -46,7 +46,7 @@ std::error_code read_task_kin(pid_t tid, task_kin& out) noexcept {
     return {};
 }
 
-std::error_code read_process_cpu(pid_t pid, tree_process& into, pid_t* ppid) noexcept {
+std::error_code read_process_cpu(pid_t pid, tree_process& into, pid_t* ppid, parse::stat_record* stat) noexcept {
     // The clock first, then stat: the stat read confirms the pid still names
     // the same process (it cannot be reaped while the recorder holds it: a
     // traced zombie waits for its tracer).
@@ -58,6 +58,7 @@ std::error_code read_process_cpu(pid_t pid, tree_process& into, pid_t* ppid) noe
     auto rec = parse::parse_stat(std::string_view(buf, static_cast<std::size_t>(n)));
     if (!rec) return make_error_code(errc::malformed_data);
     if (ppid) *ppid = static_cast<pid_t>(rec->ppid);
+    if (stat) *stat = *rec;
     if (clock) {
         const auto ku = split_by_ticks(to_ns(ts), rec->utime, rec->stime);
         into.kernel = ku.kernel;

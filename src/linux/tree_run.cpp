@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 // proctimes::run_tree on Linux (tree.hpp): the recording thread, the child
 // subreaper, the choice of source and the tree's accounting. The ptrace
-// recorder itself is tree_trace.cpp.
+// recorder itself is tree_trace.cpp, the eBPF one bpf/tree_source.cpp.
 #include <cerrno>
+#include <memory>
+#include <string>
+#include <system_error>
 #include <thread>
 
 #include <sys/prctl.h>
@@ -10,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "linux/bpf/tree_source.hpp"
 #include "linux/spawn_gate.hpp"
 #include "linux/sys.hpp"
 #include "linux/tree_trace.hpp"
@@ -24,8 +28,11 @@ using std::chrono::nanoseconds;
 
 struct attach_context {
     detail::tree_tracer* tracer = nullptr;
+    detail::bpf_tree_recorder* bpf = nullptr;  // tried first when set
     bool attached = false;
+    bool by_bpf = false;
     int error = 0;
+    int bpf_error = 0;
     int previous_subreaper = 0;
     bool subreaper_set = false;
 };
@@ -33,9 +40,14 @@ struct attach_context {
 // In the parent, while the command waits before its exec (spawn_gate).
 void attach(pid_t pid, void* context) noexcept {
     auto& a = *static_cast<attach_context*>(context);
-    if (!a.tracer->seize(pid)) {
-        a.error = errno;
-        return;
+    if (a.bpf && a.bpf->track(pid)) {
+        a.by_bpf = true;
+    } else {
+        if (a.bpf) a.bpf_error = errno;
+        if (!a.tracer->seize(pid)) {
+            a.error = errno;
+            return;
+        }
     }
     a.attached = true;
     // Orphans of the tree come to this process instead of init, still traced.
@@ -111,6 +123,15 @@ result<tree_run> record(const spawn_options& options, const tree_options& topt) 
         detail::tree_tracer tracer(run.tree, topt);
         attach_context a;
         a.tracer = &tracer;
+        // bpf when asked for, or by default as root; else, or when it cannot
+        // load, ptrace (the note says why bpf was not used).
+        std::string note;
+        std::unique_ptr<detail::bpf_tree_recorder> bpf;
+        if (topt.prefer == tree_source::bpf || (topt.prefer == tree_source::none && ::geteuid() == 0)) {
+            bpf = detail::bpf_tree_recorder::open(note);
+            if (!bpf) note += "; ";
+            a.bpf = bpf.get();
+        }
         detail::spawn_gate gate;
         gate.after_clone = &attach;
         gate.context = &a;
@@ -120,9 +141,13 @@ result<tree_run> record(const spawn_options& options, const tree_options& topt) 
             return c.error();
         }
         result<child_exit> e = errc::invalid_handle;
-        std::string note;
-        if (topt.prefer == tree_source::bpf) note = "bpf: not implemented for trees; ";
-        if (a.attached) {
+        if (a.bpf_error)
+            note = "bpf: cannot track the command: " + std::error_code(a.bpf_error, std::generic_category()).message() +
+                   "; ";
+        if (a.by_bpf) {
+            run.tree.source = tree_source::bpf;
+            bpf->run(*c, e, run.tree, topt);
+        } else if (a.attached) {
             run.tree.source = tree_source::ptrace;
             run.tree.source_note = note.empty() ? note : note + "ptrace used";
             tracer.run(*c, e);
@@ -141,7 +166,7 @@ result<tree_run> record(const spawn_options& options, const tree_options& topt) 
         if (!e) return e.error();
         run.command = *e;
         run.tree.processes.front().pid = c->id();
-        finish(run, options, tracer.orphans_rusage());
+        finish(run, options, a.by_bpf ? bpf->orphans_rusage() : tracer.orphans_rusage());
         return run;
     } catch (...) {
         return detail::errno_code(ENOMEM);

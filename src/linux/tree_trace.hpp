@@ -18,6 +18,10 @@
 #include "proctimes/spawn.hpp"
 #include "proctimes/tree.hpp"
 
+namespace proctimes::parse {
+struct stat_record;
+}
+
 namespace proctimes::detail {
 
 /// What /proc says about a task the recorder has just met.
@@ -30,9 +34,11 @@ std::error_code read_task_kin(pid_t tid, task_kin& out) noexcept;
 
 /// A process's CPU now (final once it is a zombie): the total from its CPU
 /// clock (1 ns), split by the utime:stime ticks of /proc/<pid>/stat. `ppid`
-/// gets its parent (stat field 4). Precision: cpu_clock_and_stat, or
-/// stat_ticks when the clock refuses.
-std::error_code read_process_cpu(pid_t pid, tree_process& into, pid_t* ppid = nullptr) noexcept;
+/// gets its parent (stat field 4), `stat` the whole stat record (read after
+/// the clock: its start time tells whether the pid still named the same
+/// process). Precision: cpu_clock_and_stat, or stat_ticks when the clock refuses.
+std::error_code read_process_cpu(pid_t pid, tree_process& into, pid_t* ppid = nullptr,
+                                 parse::stat_record* stat = nullptr) noexcept;
 
 /// The program a process runs now: /proc/<pid>/exe and /proc/<pid>/cmdline,
 /// the arguments cut at `max_argv_bytes` (argv_truncated then set).

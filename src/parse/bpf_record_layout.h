@@ -89,4 +89,35 @@ struct pt_lost_task {
 /* The record's `reserved` word: flags about the thread group (leader only). */
 #define PT_GROUP_HAD_THREADS 0x1u /* signal->stats was allocated: another thread ended while one lived */
 #define PT_GROUP_KNOWN 0x2u       /* the kernel has that field (CONFIG_TASKSTATS) */
+/* run_tree's eBPF source (tree.bpf.c): one event of a tracked process. */
+#define PT_TREE_FORK 1   /* a process forked by a tracked one (tgid: the child; ppid: the forker) */
+#define PT_TREE_THREAD 2 /* a thread started in a tracked process */
+#define PT_TREE_EXEC 3   /* a tracked process exec'd (a pt_tree_exec_event) */
+#define PT_TREE_EXIT 4   /* its last thread ran do_exit(): the exit instant, CPU as a lower bound */
+#define PT_TREE_FREE 5   /* its leader was freed, after its last switch: the group's final CPU */
+#define PT_TREE_ARGV_MAX 4096
+#define PT_TREE_PATH_MAX 256
+struct pt_tree_event {
+    unsigned long long boottime;       /* when the program ran, ns since boot */
+    unsigned long long start_boottime; /* the process's start (fork: the child's) */
+    unsigned long long runtime;        /* exit, free: the group's CPU, ns (signal_struct totals) */
+    unsigned long long utime;          /* exit, free: tick-sampled split, ns */
+    unsigned long long stime;
+    unsigned long long exe_ino; /* exec: the executable's inode */
+    unsigned int exe_dev;       /* exec: its file system (kernel dev_t: major << 20 | minor) */
+    unsigned int kind;          /* PT_TREE_* */
+    unsigned int tgid;
+    unsigned int ppid;       /* fork, thread: the forker's tgid; else the real parent's */
+    int exit_code;           /* exit, free: wait status */
+    unsigned int argv_len;   /* exec: bytes of argv copied (0: unreadable) */
+    unsigned int argv_total; /* exec: bytes of the whole argument area */
+    unsigned int reserved;
+    char comm[PT_COMM_LEN];
+};
+struct pt_tree_exec_event {
+    struct pt_tree_event head;
+    char path[PT_TREE_PATH_MAX];  /* the interpreter or the file exec'd, as given (NUL-terminated) */
+    char argv[PT_TREE_ARGV_MAX];  /* the argument area, NUL-separated, argv_len bytes */
+};
+
 #endif

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: MIT
 #include "parse/bpf_records.hpp"
 
+#include <cstddef>
 #include <cstring>
 
 namespace proctimes::parse {
 
 static_assert(sizeof(bpf_task_record) == 120, "records.h layout changed: update both sides");
 static_assert(sizeof(bpf_exit_record) == 120, "records.h layout changed: update both sides");
+static_assert(sizeof(::pt_tree_event) == 96, "records.h layout changed: update both sides");
+static_assert(sizeof(::pt_tree_exec_event) == 96 + PT_TREE_PATH_MAX + PT_TREE_ARGV_MAX,
+              "records.h layout changed: update both sides");
 
 bool parse_task_records(std::span<const std::byte> bytes, std::vector<bpf_task_record>& out) {
     constexpr std::size_t size = sizeof(bpf_task_record);
@@ -23,6 +27,49 @@ std::optional<bpf_exit_record> parse_exit_record(std::span<const std::byte> byte
     std::memcpy(static_cast<void*>(&r), bytes.data(), sizeof r);
     if (r.version != PT_TASK_RECORD_VERSION) return std::nullopt;
     return r;
+}
+
+std::optional<bpf_tree_event> parse_tree_event(std::span<const std::byte> bytes) noexcept {
+    bpf_tree_event e;
+    if (bytes.size() < sizeof e.head) return std::nullopt;
+    std::memcpy(static_cast<void*>(&e.head), bytes.data(), sizeof e.head);
+    switch (e.head.kind) {
+        case PT_TREE_FORK:
+        case PT_TREE_THREAD:
+        case PT_TREE_EXIT:
+        case PT_TREE_FREE:
+            if (bytes.size() != sizeof e.head) return std::nullopt;
+            return e;
+        case PT_TREE_EXEC: {
+            if (bytes.size() != sizeof(::pt_tree_exec_event)) return std::nullopt;
+            const auto* path = reinterpret_cast<const char*>(bytes.data() + offsetof(::pt_tree_exec_event, path));
+            const void* nul = std::memchr(path, '\0', PT_TREE_PATH_MAX);
+            if (!nul) return std::nullopt;
+            if (e.head.argv_len > PT_TREE_ARGV_MAX || e.head.argv_len > e.head.argv_total) return std::nullopt;
+            e.path = {path, static_cast<std::size_t>(static_cast<const char*>(nul) - path)};
+            e.argv = {reinterpret_cast<const char*>(bytes.data() + offsetof(::pt_tree_exec_event, argv)),
+                      e.head.argv_len};
+            return e;
+        }
+        default:
+            return std::nullopt;
+    }
+}
+
+std::vector<std::string> split_argv(std::string_view area, std::size_t max_bytes, bool complete, bool& truncated) {
+    truncated = !complete;
+    if (area.size() > max_bytes) {
+        area = area.substr(0, max_bytes);
+        truncated = true;
+    }
+    std::vector<std::string> out;
+    while (!area.empty()) {
+        const std::size_t nul = area.find('\0');
+        out.emplace_back(area.substr(0, nul));
+        if (nul == std::string_view::npos) break;  // cut short: the last argument has no NUL
+        area.remove_prefix(nul + 1);
+    }
+    return out;
 }
 
 std::string_view comm_view(const char (&comm)[PT_COMM_LEN]) noexcept {

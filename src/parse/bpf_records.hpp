@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -28,6 +29,23 @@ bool parse_task_records(std::span<const std::byte> bytes, std::vector<bpf_task_r
 
 /// One ring-buffer sample: exactly one record of the current version, else nullopt.
 std::optional<bpf_exit_record> parse_exit_record(std::span<const std::byte> bytes) noexcept;
+
+/// One event of run_tree's eBPF source (tree.bpf.c), checked: a known kind,
+/// the size that kind has (an exec event is a pt_tree_exec_event), an exec's
+/// path NUL-terminated and its argv_len within the argument buffer and
+/// within argv_total.
+struct bpf_tree_event {
+    ::pt_tree_event head{};
+    std::string_view path;  ///< exec: the interpreter or the file exec'd (points into the input)
+    std::string_view argv;  ///< exec: the argument area copied, argv_len bytes (points into the input)
+};
+std::optional<bpf_tree_event> parse_tree_event(std::span<const std::byte> bytes) noexcept;
+
+/// An argument area ("a\0b\0c\0") as arguments, at most `max_bytes` of it
+/// counting each NUL; `truncated` set when bytes were left out (here, or
+/// already when the area was copied: `complete` false). An argument cut in
+/// the middle is kept, cut.
+std::vector<std::string> split_argv(std::string_view area, std::size_t max_bytes, bool complete, bool& truncated);
 
 /// A comm field as text: up to its first NUL, at most 16 bytes.
 std::string_view comm_view(const char (&comm)[PT_COMM_LEN]) noexcept;

@@ -81,7 +81,7 @@ void in_child_as(bool as_nobody, const std::function<std::string()>& body) {
 // A command three shells deep with an exec chain at the bottom, a child of
 // four threads, two double-forked orphans (one ends before the command, one
 // outlives it) and a child killed by SIGKILL.
-std::string shell_tree() {
+std::string shell_tree(proctimes::tree_source prefer) {
     const std::string d = tree_check::scratch_dir();
     if (d.empty()) return "no scratch directory";
     write_file(d + "/level3.sh", "exec " + burner + " 30 3\n");
@@ -91,12 +91,12 @@ std::string shell_tree() {
                                      " 0 0 0 20000 & " + burner + " 0 0 0 200; kill -9 $!; wait $! 2>/dev/null\n" +
                                      burner + " 0 0 0 700\nexit 4\n");
     const auto before = steady_clock::now();
-    auto r = proctimes::run_tree({.argv = {"/bin/sh", d + "/level1.sh"}});
+    auto r = proctimes::run_tree({.argv = {"/bin/sh", d + "/level1.sh"}}, {.prefer = prefer});
     if (!r) return "run_tree: " + r.error().message();
     const auto& t = r->tree;
     const std::string dump = "\n" + tree_check::describe(t);
     if (steady_clock::now() - before > seconds{15}) return "waited for the outliving orphan" + dump;
-    if (t.source != proctimes::tree_source::ptrace) return "not recorded by ptrace" + dump;
+    if (auto s = tree_check::source(t, prefer); !s.empty()) return s + dump;
     if (auto s = tree_check::structure(t, t.processes[0].pid); !s.empty()) return s + dump;
     if (auto s = tree_check::accounting(t, milliseconds{5}); !s.empty()) return s + dump;
 
@@ -152,17 +152,31 @@ std::string shell_tree() {
     return "";
 }
 
-TEST(Tree, ShellTreeAsRoot) { in_child_as(false, shell_tree); }
-TEST(Tree, ShellTreeAsNobody) { in_child_as(true, shell_tree); }
+using proctimes::tree_source;
+
+TEST(Tree, ShellTreeAsRoot) {
+    in_child_as(false, [] { return shell_tree(tree_source::ptrace); });
+}
+TEST(Tree, ShellTreeAsNobody) {
+    in_child_as(true, [] { return shell_tree(tree_source::ptrace); });
+}
+TEST(Tree, ShellTreeBpfAsRoot) {
+    in_child_as(false, [] { return shell_tree(tree_source::bpf); });
+}
+// Not permitted: ptrace stands in, and the note says why.
+TEST(Tree, ShellTreeBpfAsNobody) {
+    in_child_as(true, [] { return shell_tree(tree_source::bpf); });
+}
 
 // Signals reach the command as untraced: a handled signal runs its handler,
 // a stopped child stays stopped until continued, and an exec from a thread
 // other than the main one keeps the process.
-std::string signals_and_exec() {
-    auto r = proctimes::run_tree({.argv = {"/bin/sh", "-c", "trap 'exit 5' USR1; kill -USR1 $$; sleep 5; exit 1"}});
+std::string signals_and_exec(proctimes::tree_source prefer) {
+    auto r = proctimes::run_tree({.argv = {"/bin/sh", "-c", "trap 'exit 5' USR1; kill -USR1 $$; sleep 5; exit 1"}},
+                                 {.prefer = prefer});
     if (!r) return "run_tree: " + r.error().message();
     if (!r->command.status || r->command.status->code != 5) return "handled signal\n" + tree_check::describe(r->tree);
-    if (r->tree.source != proctimes::tree_source::ptrace) return "not ptrace\n" + tree_check::describe(r->tree);
+    if (auto s = tree_check::source(r->tree, prefer); !s.empty()) return s + "\n" + tree_check::describe(r->tree);
 
     // A child stopped by SIGSTOP stays stopped (a group-stop, not resumed by
     // the recorder) until SIGCONT: it sleeps 300 ms, and is still stopped
@@ -172,11 +186,11 @@ std::string signals_and_exec() {
                              state + " in [Tt]) break;; esac; " +
                              "sleep 0.05; i=$((i+1)); done; sleep 0.5; s=" + state +
                              "; kill -CONT $p; wait $p; r=$?; case $s in [Tt]) exit $r;; *) exit 9;; esac";
-    r = proctimes::run_tree({.argv = {"/bin/sh", "-c", stop}});
+    r = proctimes::run_tree({.argv = {"/bin/sh", "-c", stop}}, {.prefer = prefer});
     if (!r) return "run_tree: " + r.error().message();
     if (!r->command.status || r->command.status->code != 0) return "group-stop\n" + tree_check::describe(r->tree);
 
-    r = proctimes::run_tree({.argv = {threads_helper, "exec", "/bin/sh", "-c", "exit 6"}});
+    r = proctimes::run_tree({.argv = {threads_helper, "exec", "/bin/sh", "-c", "exit 6"}}, {.prefer = prefer});
     if (!r) return "run_tree: " + r.error().message();
     const auto& t = r->tree;
     const auto& cmd = t.processes[0];
@@ -187,21 +201,29 @@ std::string signals_and_exec() {
     return "";
 }
 
-TEST(Tree, SignalsAndExecFromAThreadAsRoot) { in_child_as(false, signals_and_exec); }
-TEST(Tree, SignalsAndExecFromAThreadAsNobody) { in_child_as(true, signals_and_exec); }
+TEST(Tree, SignalsAndExecFromAThreadAsRoot) {
+    in_child_as(false, [] { return signals_and_exec(tree_source::ptrace); });
+}
+TEST(Tree, SignalsAndExecFromAThreadAsNobody) {
+    in_child_as(true, [] { return signals_and_exec(tree_source::ptrace); });
+}
+TEST(Tree, SignalsAndExecFromAThreadBpfAsRoot) {
+    in_child_as(false, [] { return signals_and_exec(tree_source::bpf); });
+}
 
 // A double-forked orphan stopped by SIGSTOP when the command ends is let go
 // still stopped (its group-stop kept through the detach), in bounded time.
-std::string stopped_orphan() {
+std::string stopped_orphan(proctimes::tree_source prefer) {
     const std::string d = tree_check::scratch_dir();
     if (d.empty()) return "no scratch directory";
     const std::string script = "( " + burner + " 0 0 0 20000 & echo $! > " + d + "/pid ); p=$(cat " + d +
                                "/pid); kill -STOP $p; i=0; while [ $i -lt 400 ]; do case $(cut -d' ' -f3 " +
                                "/proc/$p/stat) in [Tt]) exit 0;; esac; sleep 0.05; i=$((i+1)); done; exit 9";
     const auto before = steady_clock::now();
-    auto r = proctimes::run_tree({.argv = {"/bin/sh", "-c", script}});
+    auto r = proctimes::run_tree({.argv = {"/bin/sh", "-c", script}}, {.prefer = prefer});
     if (!r) return "run_tree: " + r.error().message();
     const std::string dump = "\n" + tree_check::describe(r->tree);
+    if (auto s = tree_check::source(r->tree, prefer); !s.empty()) return s + dump;
     auto orphan = running(r->tree, {burner, "0", "0", "0", "20000"});
     if (orphan.size() != 1) return "the orphan" + dump;
     const pid_t pid = orphan[0]->pid;
@@ -227,8 +249,15 @@ std::string stopped_orphan() {
     return "";
 }
 
-TEST(Tree, AStoppedOrphanIsLetGoStoppedAsRoot) { in_child_as(false, stopped_orphan); }
-TEST(Tree, AStoppedOrphanIsLetGoStoppedAsNobody) { in_child_as(true, stopped_orphan); }
+TEST(Tree, AStoppedOrphanIsLetGoStoppedAsRoot) {
+    in_child_as(false, [] { return stopped_orphan(tree_source::ptrace); });
+}
+TEST(Tree, AStoppedOrphanIsLetGoStoppedAsNobody) {
+    in_child_as(true, [] { return stopped_orphan(tree_source::ptrace); });
+}
+TEST(Tree, AStoppedOrphanIsLeftStoppedBpfAsRoot) {
+    in_child_as(false, [] { return stopped_orphan(tree_source::bpf); });
+}
 
 // ptrace refused (a seccomp filter answers EPERM): source none, the reason,
 // the command alone with its wait rusage, no hang, subreaper untouched.
@@ -243,7 +272,8 @@ std::string refused() {
     if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
         return "cannot install the seccomp filter";
     const auto before = steady_clock::now();
-    auto r = proctimes::run_tree({.argv = {"/bin/sh", "-c", burner + " 30 0; ( " + burner + " 0 0 0 50 & ); exit 7"}});
+    auto r = proctimes::run_tree({.argv = {"/bin/sh", "-c", burner + " 30 0; ( " + burner + " 0 0 0 50 & ); exit 7"}},
+                                 {.prefer = tree_source::ptrace});
     if (!r) return "run_tree: " + r.error().message();
     const auto& t = r->tree;
     const std::string dump = "\n" + tree_check::describe(t);
@@ -266,10 +296,14 @@ TEST(Tree, PtraceRefusedFallsBackAsNobody) { in_child_as(true, refused); }
 
 TEST(Tree, SubreaperSettingIsRestored) {
     auto o = test_in_child::run([]() -> std::string {
-        for (int before : {0, 1}) {
+        for (int round = 0; round < 4; ++round) {
+            // ptrace, then bpf (or ptrace standing in for it).
+            const auto prefer = round < 2 ? tree_source::ptrace : tree_source::bpf;
+            const int before = round % 2;
             if (::prctl(PR_SET_CHILD_SUBREAPER, before) != 0) return "prctl";
-            auto r = proctimes::run_tree({.argv = {"/bin/sh", "-c", "(sleep 0.1 &); exit 0"}});
-            if (!r || r->tree.source != proctimes::tree_source::ptrace) return "run_tree";
+            auto r = proctimes::run_tree({.argv = {"/bin/sh", "-c", "(sleep 0.1 &); exit 0"}}, {.prefer = prefer});
+            if (!r) return "run_tree";
+            if (auto s = tree_check::source(r->tree, prefer); !s.empty()) return s;
             int after = -1;
             if (::prctl(PR_GET_CHILD_SUBREAPER, &after) != 0 || after != before)
                 return "subreaper " + std::to_string(before) + " became " + std::to_string(after);

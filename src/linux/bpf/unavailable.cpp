@@ -49,3 +49,24 @@ std::uint64_t bpf_exit_stream::unstamped() const noexcept { return 0; }
 bpf_exit_stream::counters bpf_exit_stream::count() const noexcept { return {}; }
 
 }  // namespace proctimes::detail
+
+#include "linux/bpf/tree_source.hpp"
+
+namespace proctimes::detail {
+
+struct bpf_tree_recorder::impl {};
+
+std::unique_ptr<bpf_tree_recorder> bpf_tree_recorder::open(std::string& why) noexcept {
+    try {
+        why = "bpf: not built (configured with PROCTIMES_BPF=OFF, or without clang, bpftool or libbpf)";
+    } catch (...) {
+    }
+    return nullptr;
+}
+bpf_tree_recorder::bpf_tree_recorder() = default;
+bpf_tree_recorder::~bpf_tree_recorder() = default;
+bool bpf_tree_recorder::track(pid_t) noexcept { return false; }
+void bpf_tree_recorder::run(child&, result<child_exit>&, process_tree&, const tree_options&) {}
+std::chrono::nanoseconds bpf_tree_recorder::orphans_rusage() const noexcept { return {}; }
+
+}  // namespace proctimes::detail
