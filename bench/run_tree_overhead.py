@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """Times a 200-file C build (`make -j2`) plain and under `proctimes run --tree
---format json`, as root and as user nobody, and prints a Markdown table of
+--format json`, as root (the default source, bpf, and ptrace) and as user
+nobody (ptrace), and prints a Markdown table of
 median wall times and the ratio (goal: <= 1.05x).
 
 Each sample is one whole build from clean (`make clean` first, not timed),
@@ -50,11 +51,12 @@ def timed(argv):
     return wall
 
 
-def measure(cli, project, user, rounds):
+def measure(cli, project, user, rounds, source=None):
     report = os.path.join(project, f"tree-{user or 'self'}.json")  # each user writes its own
     make = ["make", "-j2", "-C", project]
     plain = as_user(user, make)
-    tree = as_user(user, [cli, "run", "--tree", "--format", "json", "-o", report, "--"] + make)
+    chosen = ["--tree-source", source] if source else []
+    tree = as_user(user, [cli, "run", "--tree", *chosen, "--format", "json", "-o", report, "--"] + make)
     clean = as_user(user, ["make", "-C", project, "clean"])
     walls = {"plain": [], "tree": []}
     seen = 0
@@ -81,13 +83,17 @@ def main():
     args = ap.parse_args()
     cli = os.path.abspath(args.cli)
 
-    users = [None]
-    if os.geteuid() == 0 and shutil.which("setpriv"):
-        try:
-            pwd.getpwnam("nobody")
-            users.append("nobody")
-        except KeyError:
-            pass
+    # (user, source): the default source (bpf as root, ptrace otherwise), and
+    # as root ptrace too, so that every recorder is measured in the same run.
+    users = [(None, None)]
+    if os.geteuid() == 0:
+        users.append((None, "ptrace"))
+        if shutil.which("setpriv"):
+            try:
+                pwd.getpwnam("nobody")
+                users.append(("nobody", None))
+            except KeyError:
+                pass
     project = tempfile.mkdtemp(prefix="proctimes-tree-bench-")
     try:
         subprocess.run([sys.executable, GENERATOR, project, str(args.files)], check=True)
@@ -96,8 +102,8 @@ def main():
             os.chmod(os.path.join(project, name), 0o666)
         load_before = loadavg()
         rows = []
-        for user in users:
-            walls, seen, source = measure(cli, project, user, args.rounds)
+        for user, chosen in users:
+            walls, seen, source = measure(cli, project, user, args.rounds, chosen)
             rows.append((user or pwd.getpwuid(os.geteuid()).pw_name, walls, seen, source))
         load_after = loadavg()
     finally:

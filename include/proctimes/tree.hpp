@@ -22,8 +22,9 @@ enum class tree_source : std::uint8_t {
     /// ptrace(2) with only fork/vfork/clone/exec/exit events (no syscall stops):
     /// each exiting task is stopped before it is released, with its final times.
     ptrace,
-    /// The eBPF exit stream plus fork/exec events, filtered to the command's
-    /// descendants (root).
+    /// eBPF programs on fork, exec, exit and free, filtered in the kernel to
+    /// the command's descendants (root, or CAP_BPF and CAP_PERFMON; kernel
+    /// BTF): nothing is stopped or traced, instants and CPU are the kernel's.
     bpf,
     /// Only the command and its wait rusage: no source could see descendants.
     none,
@@ -45,6 +46,10 @@ struct tree_program {
 
 /// One process of the tree.
 ///
+/// Instants (source bpf): the kernel's own, to the ns: `created` is the
+/// process's start_boottime, `exited` when its last thread ran do_exit(), a
+/// program's `started` its exec, each on the CLOCK_REALTIME scale through the
+/// boot anchor.
 /// Instants (source ptrace): `created` is the CLOCK_REALTIME stamp taken by
 /// the recorder when it first met the process (its parent's fork event or
 /// its own first stop, whichever came first): no earlier than the real
@@ -66,6 +71,12 @@ struct tree_process {
     std::optional<instant> exited;  ///< empty when it outlived the recording
     /// Its own CPU, all threads, children excluded. Final values when
     /// `final_times`; else the last values read before it was left behind.
+    /// bpf: read when it was freed (after its last switch; precision bpf_exit,
+    /// 1 ns) or, if nobody reaped it, from its zombie. The kernel runs no free
+    /// program for a few tasks (about 1 process in 700 here): such a process
+    /// has the values of its exit, a lower bound without its exit work
+    /// (precision bpf_task, final_times false), and unaccounted_cpu holds the
+    /// rest.
     /// ptrace: read from its zombie (so final, every thread and its exit work
     /// included): total from its process CPU clock (1 ns), the kernel/user
     /// split by its stat ticks (10 ms): precision cpu_clock_and_stat. Not
@@ -99,6 +110,9 @@ struct process_tree {
     std::vector<tree_process> processes;
     /// Descendants known to exist but not recorded (e.g. events lost), and
     /// their CPU where the kernel still accounted it: shown, never hidden.
+    /// bpf: processes whose fork event was lost (then recorded from their
+    /// next event on) or that could not be tracked, plus events lost to a
+    /// full ring buffer.
     std::uint64_t unseen_processes = 0;
     /// The command's own CPU plus its waited-for descendants' (wait rusage):
     /// what the tree's own CPU sums must account for. Includes the wait
@@ -113,7 +127,9 @@ struct process_tree {
 };
 
 struct tree_options {
-    /// Prefer this source; none picks the best available (bpf as root, else ptrace).
+    /// Prefer this source; none picks the best available (bpf as root, else
+    /// ptrace). One that cannot be used falls back to the next (bpf, ptrace,
+    /// none), with source_note saying why.
     tree_source prefer = tree_source::none;
     std::size_t max_argv_bytes = 4096;
 };
@@ -142,8 +158,11 @@ PROCTIMES_API std::string_view to_string(tree_source s) noexcept;
 /// its privileges when the recorder is not root, and a tree member cannot
 /// be attached to by a debugger. A thread of the caller that waits for any
 /// child (waitpid(-1)) during the recording can take the recorder's events.
-/// tree_source::bpf is not implemented: preferring it records with ptrace
-/// and says so in source_note.
+/// Linux, bpf (tree_options::prefer bpf, or none as root): programs on
+/// sched_process_fork/exec/exit/free, loaded for this recording, report the
+/// tree's processes alone (docs/TREE.md); the command runs untraced. When
+/// they cannot be loaded (not built, no BTF, not permitted, another pid
+/// namespace), ptrace records and source_note says why.
 PROCTIMES_API result<tree_run> run_tree(const spawn_options& options, const tree_options& tree = {}) noexcept;
 
 }  // namespace proctimes

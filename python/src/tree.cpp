@@ -103,8 +103,9 @@ which tell whether the tree's CPU adds up to the command's wait rusage.
 The recording ends when the command has ended: descendants still running then
 are let go, with outlived_command True. The arguments are spawn()'s, plus
 max_argv_bytes (the bound on each program's recorded arguments; ValueError-like
-proctimes.Error for 0) and prefer (None, "ptrace" or "bpf"; bpf is not
-implemented and records with ptrace). Blocks until the command ends, with the
+proctimes.Error for 0) and prefer (None: bpf as root, else ptrace; "ptrace"
+or "bpf"; a source that cannot be used falls back to the next, and
+source_note says why). Blocks until the command ends, with the
 GIL released; Ctrl-C reaches the command when it runs in the terminal's
 process group, and run_tree returns once it has ended. See docs/TREE.md.)");
 }

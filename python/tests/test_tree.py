@@ -26,11 +26,26 @@ def test_fields_are_the_libraries():
     assert proctimes.TreeRun._fields == ("command", "tree")
 
 
-def test_a_shell_tree():
+def check_source(tree, prefer):
+    """ptrace as asked; bpf, or ptrace standing in with the reason (not root,
+    no kernel BTF, a build without eBPF)."""
+    if prefer == "ptrace":
+        assert tree.source == "ptrace" and tree.source_note == "", tree.source_note
+    elif tree.source == "bpf":
+        assert tree.source_note == ""
+    else:
+        assert tree.source == "ptrace", tree.source_note
+        assert tree.source_note.startswith("bpf: ") and tree.source_note.endswith("; ptrace used")
+        assert os.geteuid() != 0 or "not built" in tree.source_note or "BTF" in tree.source_note, tree.source_note
+        print("the eBPF source is not usable here:", tree.source_note)
+
+
+@pytest.mark.parametrize("prefer", ["ptrace", "bpf"])
+def test_a_shell_tree(prefer):
     script = "/bin/true; /bin/sh -c 'exec /bin/echo hi >/dev/null'; exit 3"
-    r = proctimes.run_tree(["/bin/sh", "-c", script], stdout=None)
+    r = proctimes.run_tree(["/bin/sh", "-c", script], stdout=None, prefer=prefer)
     t = r.tree
-    assert t.source == "ptrace", t.source_note
+    check_source(t, prefer)
     assert r.command.status.code == 3
     cmd = t.processes[0]
     assert cmd.parent_index == -1 and cmd.status == r.command.status
@@ -40,7 +55,10 @@ def test_a_shell_tree():
         assert t.processes[p.parent_index].pid == p.parent_pid
         assert p.created_ns >= t.processes[p.parent_index].created_ns
         assert p.exited_ns is not None and p.exited_ns <= cmd.exited_ns
-        assert p.final_times and p.status.code == 0 and not p.outlived_command
+        assert p.status.code == 0 and not p.outlived_command
+        # bpf: the kernel runs no free program for about one process in 700;
+        # that one keeps its exit's lower bound, not final (docs/TREE.md).
+        assert p.final_times or t.source == "bpf"
     true = [p for p in t.processes if p.programs[-1].argv == ["/bin/true"]]
     assert len(true) == 1 and true[0].parent_index == 0
     echo = [p for p in t.processes if p.programs[-1].argv == ["/bin/echo", "hi"]]
@@ -50,16 +68,20 @@ def test_a_shell_tree():
     assert echo[0].programs[-1].executable.endswith("echo")
     started = [prog.started_ns for prog in echo[0].programs]
     assert started == sorted(started) and started[0] == echo[0].created_ns
-    # The tree's final CPU is the command's wait rusage (1 %, and the µs cuts).
+    # The tree's final CPU is the command's wait rusage (1 %, and the µs cuts);
+    # the lower bounds of processes without final values lie in the rest.
     assert t.unaccounted_cpu_ns == t.rusage_cpu_ns - final_sum(t)
-    assert abs(t.unaccounted_cpu_ns) <= t.rusage_cpu_ns // 100 + 1_000_000
+    lower = sum(p.kernel_ns + p.user_ns for p in t.processes if not p.final_times)
+    assert t.unaccounted_cpu_ns >= lower - 1_000_000
+    assert abs(t.unaccounted_cpu_ns - lower) <= t.rusage_cpu_ns // 100 + 1_000_000 + (50_000_000 if lower else 0)
 
 
-def test_threads_are_counted():
+@pytest.mark.parametrize("prefer", ["ptrace", "bpf"])
+def test_threads_are_counted(prefer):
     code = "import threading; ts = [threading.Thread(target=sum, args=([1],)) for _ in range(3)]; " \
            "[t.start() for t in ts]; [t.join() for t in ts]"
-    r = proctimes.run_tree([sys.executable, "-c", code])
-    assert r.tree.source == "ptrace", r.tree.source_note
+    r = proctimes.run_tree([sys.executable, "-c", code], prefer=prefer)
+    check_source(r.tree, prefer)
     assert r.tree.processes[0].threads == 4
     assert r.command.status.code == 0
 
@@ -103,7 +125,7 @@ def test_ptrace_refused_falls_back_to_the_command():
         try:
             os.close(rd)
             _deny_ptrace()
-            r = proctimes.run_tree(["/bin/sh", "-c", "/bin/true; exit 7"])
+            r = proctimes.run_tree(["/bin/sh", "-c", "/bin/true; exit 7"], prefer="ptrace")
             t = r.tree
             if t.source != "none" or "ptrace: Operation not permitted" not in t.source_note:
                 msg = f"source {t.source} ({t.source_note})"

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "parse/bpf_records.hpp"
@@ -79,4 +81,67 @@ TEST(BpfRecords, StateLettersAsTaskStateIndex) {
     EXPECT_EQ(task_state_letter(0x0402, 0x20), 'Z');  // exit_state wins over an idle sleep
     EXPECT_EQ(task_state_letter(0x1000, 0), 'D');     // TASK_RTLOCK_WAIT
     EXPECT_EQ(task_state_letter(0x0100, 0), 'R');     // bits outside TASK_REPORT (TASK_WAKEKILL alone)
+}
+
+TEST(BpfRecords, TreeEventsHaveTheirKindsSize) {
+    pt_tree_event h{};
+    h.kind = PT_TREE_FORK;
+    h.tgid = 42;
+    h.ppid = 41;
+    auto b = bytes_of(&h, sizeof h);
+    auto e = parse_tree_event(b);
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->head.tgid, 42U);
+    EXPECT_EQ(e->head.ppid, 41U);
+    EXPECT_TRUE(e->path.empty() && e->argv.empty());
+    for (unsigned kind : {PT_TREE_THREAD, PT_TREE_EXIT, PT_TREE_FREE}) {
+        h.kind = kind;
+        EXPECT_TRUE(parse_tree_event(bytes_of(&h, sizeof h))) << kind;
+    }
+    // Unknown kinds, a short or long record, an exec the size of a head: refused.
+    for (unsigned kind : {0U, 6U, 0xffffffffU}) {
+        h.kind = kind;
+        EXPECT_FALSE(parse_tree_event(bytes_of(&h, sizeof h))) << kind;
+    }
+    h.kind = PT_TREE_EXIT;
+    b = bytes_of(&h, sizeof h);
+    EXPECT_FALSE(parse_tree_event(std::span(b).first(sizeof h - 1)));
+    b.push_back(std::byte{0});
+    EXPECT_FALSE(parse_tree_event(b));
+    h.kind = PT_TREE_EXEC;
+    EXPECT_FALSE(parse_tree_event(bytes_of(&h, sizeof h)));
+}
+
+TEST(BpfRecords, ExecEventCarriesPathAndArguments) {
+    pt_tree_exec_event x{};
+    x.head.kind = PT_TREE_EXEC;
+    std::memcpy(x.path, "/usr/bin/cc", 12);
+    const char args[] = "cc\0-c\0f.c";  // the area, NUL-separated, as the stack holds it
+    std::memcpy(x.argv, args, sizeof args);
+    x.head.argv_len = sizeof args;
+    x.head.argv_total = sizeof args;
+    auto e = parse_tree_event(bytes_of(&x, sizeof x));
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->path, "/usr/bin/cc");
+    ASSERT_EQ(e->argv.size(), sizeof args);
+    bool cut = true;
+    EXPECT_EQ(split_argv(e->argv, 4096, true, cut), (std::vector<std::string>{"cc", "-c", "f.c"}));
+    EXPECT_FALSE(cut);
+    // Bounded: "cc\0-c\0" is 6 bytes; the 7th starts f.c, kept cut.
+    EXPECT_EQ(split_argv(e->argv, 7, true, cut), (std::vector<std::string>{"cc", "-c", "f"}));
+    EXPECT_TRUE(cut);
+    // Copied in part by the program: truncated whatever the bound.
+    EXPECT_EQ(split_argv(e->argv, 4096, false, cut).size(), 3U);
+    EXPECT_TRUE(cut);
+
+    // More copied than the area holds, more than the buffer, or a path without NUL: refused.
+    x.head.argv_total = sizeof args - 1;
+    EXPECT_FALSE(parse_tree_event(bytes_of(&x, sizeof x)));
+    x.head.argv_total = PT_TREE_ARGV_MAX + 10;
+    x.head.argv_len = PT_TREE_ARGV_MAX + 1;
+    EXPECT_FALSE(parse_tree_event(bytes_of(&x, sizeof x)));
+    x.head.argv_len = PT_TREE_ARGV_MAX;
+    EXPECT_TRUE(parse_tree_event(bytes_of(&x, sizeof x)));
+    std::memset(x.path, 'a', sizeof x.path);
+    EXPECT_FALSE(parse_tree_event(bytes_of(&x, sizeof x)));
 }

@@ -13,6 +13,7 @@
 
 #include "output/output.hpp"
 #include "proctimes/snapshot.hpp"
+#include "proctimes/tree.hpp"
 
 namespace CLI {
 class App;
@@ -121,6 +122,8 @@ struct run_options {
     std::string trace_file;  ///< --trace FILE: Chrome trace event JSON
     std::string svg_file;    ///< --svg FILE: an SVG icicle
     std::size_t top = 15;    ///< --top N: busiest processes and programs in the table
+    /// --tree-source: the recorder to prefer (none: bpf as root, else ptrace).
+    tree_source tree_prefer = tree_source::none;
 };
 
 subcommand add_run(CLI::App& root);

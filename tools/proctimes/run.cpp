@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <string>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -29,6 +30,7 @@
 #include "proctimes/linux.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/spawn.hpp"
+#include "proctimes/tree.hpp"
 #include "run_report.hpp"
 #include "shield_signals.hpp"
 #include "thread_tracker.hpp"
@@ -330,6 +332,14 @@ subcommand add_run(CLI::App& root) {
         ->needs(tree);
     app->add_option("--svg", st->opts.svg_file, "With --tree: also write the tree as an SVG icicle to FILE")
         ->type_name("FILE")
+        ->needs(tree);
+    app->add_option_function<std::string>(
+           "--tree-source",
+           [st](const std::string& v) { st->opts.tree_prefer = v == "bpf" ? tree_source::bpf : tree_source::ptrace; },
+           "With --tree: the recorder to use, bpf (eBPF, root) or ptrace; default bpf as root, else ptrace. "
+           "One that cannot be used gives way to the next, and the report says why")
+        ->type_name("bpf|ptrace")
+        ->check(CLI::IsMember({"bpf", "ptrace"}))
         ->needs(tree);
     app->add_option("--top", st->opts.top,
                     "With --tree, table: how many of the busiest processes and programs to list (default 15)")

@@ -53,7 +53,9 @@ int run_run_tree(const run_options& opts, std::ostream& out, std::ostream& err) 
     std::optional<shield_terminal_signals> shield;
     shield.emplace();
     const auto start = std::chrono::steady_clock::now();
-    auto recorded = run_tree(so);
+    tree_options to;
+    to.prefer = opts.tree_prefer;
+    auto recorded = run_tree(so, to);
     const auto stop = std::chrono::steady_clock::now();
     shield.reset();
     if (!recorded) {

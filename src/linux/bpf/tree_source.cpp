@@ -384,22 +384,30 @@ void bpf_tree_recorder::run(child& command, result<child_exit>& command_exit, pr
     m.reap_orphans();
 
     // Then every process seen ending until it is freed (within an RCU grace
-    // period of its reaping, some ms) or, if nobody reaps it, its zombie, for
-    // at most free_wait_limit. The kernel does not run the free tracepoint
-    // for every task (about 1 process in 700 of a build, not within 15 s
-    // either: docs/BPF.md, "Losses"); such a process keeps the lower bound
-    // its exit gave, not final, and the tree's unaccounted CPU shows the rest.
-    constexpr std::chrono::milliseconds free_wait_limit{500};
-    const auto deadline = std::chrono::steady_clock::now() + free_wait_limit;
+    // period of its reaping, some ms) or, if nobody reaps it, its zombie:
+    // while frees keep coming, for at most bpf_record_wait_limit, but no
+    // longer than free_quiet_limit after the last one came. The kernel does
+    // not run the free tracepoint for every task (about 1 process in 700 of
+    // a build, and not 15 s later either: docs/BPF.md, "Losses"), so waiting
+    // longer would only delay the report; such a process keeps the lower
+    // bound its exit gave, not final, and the tree's unaccounted CPU shows
+    // the rest.
+    constexpr std::chrono::milliseconds free_quiet_limit{150};
+    const auto deadline = std::chrono::steady_clock::now() + bpf_record_wait_limit;
+    auto quiet_since = std::chrono::steady_clock::now();
+    std::size_t pending_before = m.members.size() + 1;
     while (true) {
-        bool waiting = false;
+        std::size_t pending = 0;
         for (std::size_t i = 1; i < m.members.size(); ++i) {
             auto& mb = m.members[i];
             if (!mb.exit_seen || mb.free_seen || mb.zombie_read) continue;
             m.read_zombie(i);
-            waiting = waiting || !mb.zombie_read;
+            pending += mb.zombie_read ? 0 : 1;
         }
-        if (!waiting || std::chrono::steady_clock::now() >= deadline) break;
+        const auto now = std::chrono::steady_clock::now();
+        if (pending < pending_before) quiet_since = now;
+        pending_before = pending;
+        if (pending == 0 || now >= deadline || now - quiet_since >= free_quiet_limit) break;
         pollfd ring{ring_buffer__epoll_fd(m.ring), POLLIN, 0};
         (void)::poll(&ring, 1, 10);
         m.consume();
