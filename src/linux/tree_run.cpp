@@ -50,7 +50,8 @@ void attach(pid_t pid, void* context) noexcept {
         }
     }
     a.attached = true;
-    // Orphans of the tree come to this process instead of init, still traced.
+    // Orphans of the tree come to this process instead of init (still
+    // traced, with ptrace), to be recorded and reaped.
     if (::prctl(PR_GET_CHILD_SUBREAPER, &a.previous_subreaper) == 0 && a.previous_subreaper == 0)
         a.subreaper_set = ::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
 }

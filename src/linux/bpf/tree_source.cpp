@@ -11,6 +11,8 @@
 #include "linux/bpf/tree_source.hpp"
 
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <optional>
@@ -149,22 +151,52 @@ struct bpf_tree_recorder::impl {
         return it != live.end() ? static_cast<std::int64_t>(it->second) : -1;
     }
 
-    // The executable behind an exec event: /proc/PID/exe when it is still
-    // the file exec'd (same inode and device: `current` set), else the path
-    // given to exec when it is absolute, else unknown.
-    std::string executable_of(const parse::bpf_tree_event& e, bool& current) const {
-        current = false;
+    // The executable behind an exec event: the file exec'd (same inode and
+    // device as the kernel's), by its path resolved (realpath: what
+    // /proc/PID/exe shows), else by /proc/PID/exe while the process still
+    // runs it; else the path given to exec when absolute, else unknown.
+    // Events are read in batches, so a short process is often gone by then:
+    // the path is resolved once and kept.
+    struct resolved {
+        std::string path;
+        std::uint64_t ino = 0;
+        std::uint32_t dev = 0;
+    };
+    std::unordered_map<std::string, resolved> paths;
+
+    static bool same_file(const struct stat& st, const pt_tree_event& h) noexcept {
+        return st.st_ino == h.exe_ino && major(st.st_dev) == (h.exe_dev >> 20) &&
+               minor(st.st_dev) == (h.exe_dev & 0xfffff);
+    }
+
+    // Whether the process still runs the program of this exec event.
+    static bool still_running(const pt_tree_event& h) noexcept {
         char link[64];
-        std::snprintf(link, sizeof link, "%s/%u/exe", proc_root, e.head.tgid);
+        std::snprintf(link, sizeof link, "%s/%u/exe", proc_root, h.tgid);
         struct stat st {};
-        if (::stat(link, &st) == 0 && st.st_ino == e.head.exe_ino && major(st.st_dev) == (e.head.exe_dev >> 20) &&
-            minor(st.st_dev) == (e.head.exe_dev & 0xfffff)) {
+        return ::stat(link, &st) == 0 && same_file(st, h);
+    }
+
+    std::string executable_of(const parse::bpf_tree_event& e) {
+        const auto& h = e.head;
+        if (!e.path.empty() && e.path.front() == '/') {
+            std::string given(e.path);
+            if (auto it = paths.find(given);
+                it != paths.end() && it->second.ino == h.exe_ino && it->second.dev == h.exe_dev)
+                return it->second.path;
+            char real[PATH_MAX];
+            struct stat st {};
+            if (::realpath(given.c_str(), real) && ::stat(real, &st) == 0 && same_file(st, h)) {
+                paths[given] = resolved{real, h.exe_ino, h.exe_dev};
+                return real;
+            }
+        }
+        if (still_running(h)) {
+            char link[64];
+            std::snprintf(link, sizeof link, "%s/%u/exe", proc_root, h.tgid);
             char exe[4096];
             const ssize_t n = ::readlink(link, exe, sizeof exe);
-            if (n > 0 && static_cast<std::size_t>(n) < sizeof exe) {
-                current = true;
-                return {exe, static_cast<std::size_t>(n)};
-            }
+            if (n > 0 && static_cast<std::size_t>(n) < sizeof exe) return {exe, static_cast<std::size_t>(n)};
         }
         if (!e.path.empty() && e.path.front() == '/') return std::string(e.path);
         return {};
@@ -174,13 +206,12 @@ struct bpf_tree_recorder::impl {
         const std::size_t i = member_of(e.head);
         tree_program prog;
         prog.started = at(e.head.boottime);
-        bool current = false;
-        prog.executable = executable_of(e, current);
+        prog.executable = executable_of(e);
         const bool complete = e.head.argv_len == e.head.argv_total;
         prog.argv = parse::split_argv(e.argv, options->max_argv_bytes, complete, prog.argv_truncated);
         // More allowed than the program copied: the rest from /proc, while
         // the process still runs the program it exec'd.
-        if (!complete && options->max_argv_bytes > e.head.argv_len && current) {
+        if (!complete && options->max_argv_bytes > e.head.argv_len && still_running(e.head)) {
             tree_program more = read_program(static_cast<pid_t>(e.head.tgid), options->max_argv_bytes, prog.started);
             if (more.executable == prog.executable && more.argv.size() >= prog.argv.size()) {
                 prog.argv = std::move(more.argv);
@@ -371,9 +402,12 @@ void bpf_tree_recorder::run(child& command, result<child_exit>& command_exit, pr
 
     // Until the command has ended: events as they come, and the command's
     // end from its pidfd (readable once it is a zombie).
+    // The programs wake this thread only when the ring fills up (tree.bpf.c):
+    // it looks every `batch`.
+    constexpr int batch_ms = 25;
     pollfd fds[2] = {{ring_buffer__epoll_fd(m.ring), POLLIN, 0}, {native_pidfd(command), POLLIN, 0}};
     while (true) {
-        const int n = ::poll(fds, 2, 200);  // the kernel can skip a wake-up: look now and then anyway
+        const int n = ::poll(fds, 2, batch_ms);
         m.consume();
         m.reap_orphans();
         if (n > 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL))) break;
@@ -392,7 +426,7 @@ void bpf_tree_recorder::run(child& command, result<child_exit>& command_exit, pr
     // longer would only delay the report; such a process keeps the lower
     // bound its exit gave, not final, and the tree's unaccounted CPU shows
     // the rest.
-    constexpr std::chrono::milliseconds free_quiet_limit{150};
+    constexpr std::chrono::milliseconds free_quiet_limit{100};
     const auto deadline = std::chrono::steady_clock::now() + bpf_record_wait_limit;
     auto quiet_since = std::chrono::steady_clock::now();
     std::size_t pending_before = m.members.size() + 1;
