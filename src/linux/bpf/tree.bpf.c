@@ -42,7 +42,7 @@ struct {
 __u64 tree_dropped = 0;
 __u64 tree_untracked = 0;
 
-/* Submitted without waking the reader, which looks every 25 ms (a wake-up
+/* Submitted without waking the reader, which looks every 100 ms (a wake-up
  * per event cost the reader more CPU than all else it does for a build);
  * woken at once when a quarter of the ring is filled. */
 #define PT_TREE_WAKE_AT (1024 * 1024)

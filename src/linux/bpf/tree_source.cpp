@@ -404,7 +404,7 @@ void bpf_tree_recorder::run(child& command, result<child_exit>& command_exit, pr
     // end from its pidfd (readable once it is a zombie).
     // The programs wake this thread only when the ring fills up (tree.bpf.c):
     // it looks every `batch`.
-    constexpr int batch_ms = 25;
+    constexpr int batch_ms = 100;
     pollfd fds[2] = {{ring_buffer__epoll_fd(m.ring), POLLIN, 0}, {native_pidfd(command), POLLIN, 0}};
     while (true) {
         const int n = ::poll(fds, 2, batch_ms);
@@ -426,7 +426,7 @@ void bpf_tree_recorder::run(child& command, result<child_exit>& command_exit, pr
     // longer would only delay the report; such a process keeps the lower
     // bound its exit gave, not final, and the tree's unaccounted CPU shows
     // the rest.
-    constexpr std::chrono::milliseconds free_quiet_limit{100};
+    constexpr std::chrono::milliseconds free_quiet_limit{50};
     const auto deadline = std::chrono::steady_clock::now() + bpf_record_wait_limit;
     auto quiet_since = std::chrono::steady_clock::now();
     std::size_t pending_before = m.members.size() + 1;
