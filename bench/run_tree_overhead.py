@@ -78,7 +78,7 @@ def measure(cli, project, user, rounds, source=None):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", required=True, help="path of the proctimes command")
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--files", type=int, default=200)
     args = ap.parse_args()
     cli = os.path.abspath(args.cli)

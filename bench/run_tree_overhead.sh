@@ -8,7 +8,7 @@
 # times and their ratio; the goal is <= 1.05x.
 #
 #   bench/run_tree_overhead.sh [build-dir]        (default: build-bench)
-# Environment: PROCTIMES_BENCH_ROUNDS (default 5), PROCTIMES_BENCH_FILES (200).
+# Environment: PROCTIMES_BENCH_ROUNDS (default 15), PROCTIMES_BENCH_FILES (200).
 # Needs: make, a C compiler, util-linux (setpriv) for the run as nobody.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,4 +19,4 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DPROCTIMES_BUILD_TESTS=OFF -D
 cmake --build "$build" -j "$jobs" --target proctimes_tool >/dev/null
 
 exec /usr/bin/python3 bench/run_tree_overhead.py --cli "$build/bin/proctimes" \
-  --rounds "${PROCTIMES_BENCH_ROUNDS:-5}" --files "${PROCTIMES_BENCH_FILES:-200}"
+  --rounds "${PROCTIMES_BENCH_ROUNDS:-15}" --files "${PROCTIMES_BENCH_FILES:-200}"
