@@ -116,8 +116,8 @@ struct pt_tree_event {
 };
 struct pt_tree_exec_event {
     struct pt_tree_event head;
-    char path[PT_TREE_PATH_MAX];  /* the interpreter or the file exec'd, as given (NUL-terminated) */
-    char argv[PT_TREE_ARGV_MAX];  /* the argument area, NUL-separated, argv_len bytes */
+    char path[PT_TREE_PATH_MAX]; /* the interpreter or the file exec'd, as given (NUL-terminated) */
+    char argv[PT_TREE_ARGV_MAX]; /* the argument area, NUL-separated, argv_len bytes */
 };
 
 #endif
