@@ -120,7 +120,8 @@ TEST(BpfRecords, ExecEventCarriesPathAndArguments) {
     std::memcpy(x.argv, args, sizeof args);
     x.head.argv_len = sizeof args;
     x.head.argv_total = sizeof args;
-    auto e = parse_tree_event(bytes_of(&x, sizeof x));
+    const auto b = bytes_of(&x, sizeof x);  // path and argv are views into it
+    auto e = parse_tree_event(b);
     ASSERT_TRUE(e);
     EXPECT_EQ(e->path, "/usr/bin/cc");
     ASSERT_EQ(e->argv.size(), sizeof args);
