@@ -6,6 +6,7 @@
 #include "platform.hpp"
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 
 #include <fcntl.h>
@@ -19,6 +20,15 @@
 namespace proctimes::detail {
 
 int pidfd_open(pid_t pid, unsigned flags) noexcept { return static_cast<int>(::syscall(SYS_pidfd_open, pid, flags)); }
+
+long waitid_retrying(idtype_t type, pid_t id, siginfo_t& si, int flags, rusage* ru) noexcept {
+    long r;
+    do {
+        si = {};
+        r = ::syscall(SYS_waitid, type, id, &si, flags, ru);
+    } while (r < 0 && errno == EINTR);
+    return r;
+}
 
 int pidfd_alive(int pidfd) noexcept { return static_cast<int>(::syscall(SYS_pidfd_send_signal, pidfd, 0, nullptr, 0)); }
 

@@ -13,8 +13,10 @@
 #include <system_error>
 #include <utility>
 
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fd.hpp"
@@ -29,6 +31,9 @@ inline constexpr pid_t pid_max_limit = 4 * 1024 * 1024;
 inline constexpr const char* proc_root = "/proc";
 
 int pidfd_open(pid_t pid, unsigned flags) noexcept;
+/// waitid(2) by the raw system call (P_PIDFD, and `ru`, which glibc's
+/// wrapper lacks), retried on EINTR; `si` is zeroed before each try.
+long waitid_retrying(idtype_t type, pid_t id, siginfo_t& si, int flags, rusage* ru) noexcept;
 /// pidfd_send_signal(pidfd, 0): 0 while the process (or zombie) exists.
 int pidfd_alive(int pidfd) noexcept;
 /// Sends SIGKILL through a pidfd (never by pid). ESRCH once the process has

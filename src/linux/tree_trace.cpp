@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "clock_ns.hpp"
+#include "linux/sys.hpp"
 #include "linux/task.hpp"
 #include "linux/tree_trace.hpp"
 #include "platform.hpp"
@@ -41,15 +42,6 @@ constexpr long trace_options = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE
 constexpr long seize_options = trace_options & ~PTRACE_O_TRACEEXIT;
 
 constexpr int wait_flags = __WALL | __WNOTHREAD;  // this thread's tracees and children only
-
-long waitid_raw(idtype_t type, pid_t id, siginfo_t& si, int flags, rusage* ru) noexcept {
-    long r;
-    do {
-        si = {};
-        r = ::syscall(SYS_waitid, type, id, &si, flags, ru);
-    } while (r < 0 && errno == EINTR);
-    return r;
-}
 
 bool is_stop_signal(int sig) noexcept { return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU; }
 
@@ -248,12 +240,12 @@ void tree_tracer::on_exited(pid_t tid, const siginfo_t& si, bool peeked, child& 
         p.exited = now;
         siginfo_t w{};
         rusage ru{};
-        if (waitid_raw(P_PID, tid, w, WEXITED | wait_flags, &ru) == 0 && ppid == ::getpid())
+        if (waitid_retrying(P_PID, tid, w, WEXITED | wait_flags, &ru) == 0 && ppid == ::getpid())
             orphans_rusage_ += to_ns(ru.ru_utime) + to_ns(ru.ru_stime);  // reaped here: an orphan
     } else {
         if (peeked) {
             siginfo_t w{};
-            (void)waitid_raw(P_PID, tid, w, WEXITED | wait_flags, nullptr);
+            (void)waitid_retrying(P_PID, tid, w, WEXITED | wait_flags, nullptr);
         }
         if (it != tasks_.end()) {
             auto& p = tree_.processes[it->second.proc];
@@ -284,7 +276,7 @@ void tree_tracer::run(child& command, result<child_exit>& command_exit) {
         if (command_done_ && !detaching_) detach_all();
         if (tasks_.empty()) break;
         siginfo_t si{};
-        if (waitid_raw(P_ALL, 0, si, WEXITED | WSTOPPED | WNOWAIT | wait_flags, nullptr) != 0) break;  // ECHILD
+        if (waitid_retrying(P_ALL, 0, si, WEXITED | WSTOPPED | WNOWAIT | wait_flags, nullptr) != 0) break;  // ECHILD
         const pid_t tid = si.si_pid;
         if (si.si_code == CLD_EXITED || si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED) {
             on_exited(tid, si, true, command, command_exit);

@@ -51,6 +51,23 @@ static __always_inline void submit(void* e) {
     bpf_ringbuf_submit(e, filled >= PT_TREE_WAKE_AT ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
+/* A fixed-size event, zeroed, with its kind, process and the instant now;
+ * NULL, counted in tree_dropped, when the ring buffer is full. */
+static __always_inline struct pt_tree_event* reserve(__u32 kind, __u32 tgid, __u32 ppid, __u64 start_boottime) {
+    struct pt_tree_event* e = bpf_ringbuf_reserve(&proctimes_tree_ring, sizeof *e, 0);
+    if (!e) {
+        __sync_fetch_and_add(&tree_dropped, 1);
+        return 0;
+    }
+    __builtin_memset(e, 0, sizeof *e);
+    e->kind = kind;
+    e->boottime = bpf_ktime_get_boot_ns();
+    e->start_boottime = start_boottime;
+    e->tgid = tgid;
+    e->ppid = ppid;
+    return e;
+}
+
 static __always_inline int tracked(__u32 tgid, __u64 start_boottime) {
     __u64* v = bpf_map_lookup_elem(&proctimes_tree_tracked, &tgid);
     if (!v) return 0;
@@ -88,34 +105,15 @@ int BPF_PROG(proctimes_tree_fork, struct task_struct* parent, struct task_struct
     if (!tracked(ptgid, parent->group_leader->start_boottime)) return 0;
     if (ctgid != child->pid) {
         /* A thread of a tracked process. */
-        e = bpf_ringbuf_reserve(&proctimes_tree_ring, sizeof *e, 0);
-        if (!e) {
-            __sync_fetch_and_add(&tree_dropped, 1);
-            return 0;
-        }
-        __builtin_memset(e, 0, sizeof *e);
-        e->kind = PT_TREE_THREAD;
-        e->boottime = bpf_ktime_get_boot_ns();
-        e->start_boottime = parent->group_leader->start_boottime;
-        e->tgid = ctgid;
-        e->ppid = ptgid;
-        submit(e);
+        e = reserve(PT_TREE_THREAD, ctgid, ptgid, parent->group_leader->start_boottime);
+        if (e) submit(e);
         return 0;
     }
     /* Before the child can run: it is woken after this tracepoint. */
     if (bpf_map_update_elem(&proctimes_tree_tracked, &ctgid, &start, BPF_ANY) != 0)
         __sync_fetch_and_add(&tree_untracked, 1);
-    e = bpf_ringbuf_reserve(&proctimes_tree_ring, sizeof *e, 0);
-    if (!e) {
-        __sync_fetch_and_add(&tree_dropped, 1);
-        return 0;
-    }
-    __builtin_memset(e, 0, sizeof *e);
-    e->kind = PT_TREE_FORK;
-    e->boottime = bpf_ktime_get_boot_ns();
-    e->start_boottime = start;
-    e->tgid = ctgid;
-    e->ppid = ptgid;
+    e = reserve(PT_TREE_FORK, ctgid, ptgid, start);
+    if (!e) return 0;
     BPF_CORE_READ_STR_INTO(&e->comm, child, comm);
     submit(e);
     return 0;
@@ -174,17 +172,8 @@ int BPF_PROG(proctimes_tree_exit) {
 
     if (!tracked(tgid, t->group_leader->start_boottime)) return 0;
     if (t->signal->live.counter != 0) return 0;
-    e = bpf_ringbuf_reserve(&proctimes_tree_ring, sizeof *e, 0);
-    if (!e) {
-        __sync_fetch_and_add(&tree_dropped, 1);
-        return 0;
-    }
-    __builtin_memset(e, 0, sizeof *e);
-    e->kind = PT_TREE_EXIT;
-    e->boottime = bpf_ktime_get_boot_ns();
-    e->start_boottime = t->group_leader->start_boottime;
-    e->tgid = tgid;
-    e->ppid = t->real_parent->tgid;
+    e = reserve(PT_TREE_EXIT, tgid, t->real_parent->tgid, t->group_leader->start_boottime);
+    if (!e) return 0;
     group_cpu_now(e, t);
     sigflags = t->signal->flags;
     e->exit_code = (sigflags & SIGNAL_GROUP_EXIT) ? t->signal->group_exit_code : t->exit_code;
@@ -206,17 +195,8 @@ int BPF_PROG(proctimes_tree_free, struct task_struct* t) {
 
     if (tgid != BPF_CORE_READ(t, pid) || !tracked(tgid, BPF_CORE_READ(t, start_boottime))) return 0;
     (void)bpf_map_delete_elem(&proctimes_tree_tracked, &tgid);
-    e = bpf_ringbuf_reserve(&proctimes_tree_ring, sizeof *e, 0);
-    if (!e) {
-        __sync_fetch_and_add(&tree_dropped, 1);
-        return 0;
-    }
-    __builtin_memset(e, 0, sizeof *e);
-    e->kind = PT_TREE_FREE;
-    e->boottime = bpf_ktime_get_boot_ns();
-    e->start_boottime = BPF_CORE_READ(t, start_boottime);
-    e->tgid = tgid;
-    e->ppid = BPF_CORE_READ(t, real_parent, tgid);
+    e = reserve(PT_TREE_FREE, tgid, BPF_CORE_READ(t, real_parent, tgid), BPF_CORE_READ(t, start_boottime));
+    if (!e) return 0;
     e->runtime = BPF_CORE_READ(t, signal, sum_sched_runtime);
     e->utime = BPF_CORE_READ(t, signal, utime);
     e->stime = BPF_CORE_READ(t, signal, stime);

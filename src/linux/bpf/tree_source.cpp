@@ -15,18 +15,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include <poll.h>
-#include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -34,7 +29,6 @@
 
 #include "clock_ns.hpp"
 #include "cpu_split.hpp"
-#include "fd.hpp"
 #include "linux/bpf/loader.hpp"
 #include "linux/sys.hpp"
 #include "linux/task.hpp"
@@ -48,30 +42,6 @@
 namespace proctimes::detail {
 
 using std::chrono::nanoseconds;
-
-namespace {
-
-long waitid_raw(idtype_t type, id_t id, siginfo_t& si, int flags, rusage* ru) noexcept {
-    long r;
-    do {
-        si = {};
-        r = ::syscall(SYS_waitid, type, id, &si, flags, ru);
-    } while (r < 0 && errno == EINTR);
-    return r;
-}
-
-std::optional<exit_status> status_of_wait(int st) noexcept {
-    exit_status s;
-    if ((st & 0x7f) == 0) {
-        s.code = (st >> 8) & 0xff;
-    } else {
-        s.signal = st & 0x7f;
-        s.core_dumped = (st & 0x80) != 0;
-    }
-    return s;
-}
-
-}  // namespace
 
 struct bpf_tree_recorder::impl {
     // What the recorder knows of one process besides its tree_process.
@@ -249,7 +219,7 @@ struct bpf_tree_recorder::impl {
                 p.exited = at(h.boottime);
                 if (!m.free_seen) {
                     set_cpu(i, h, cpu_source::bpf_task);  // a lower bound until its release
-                    p.status = status_of_wait(h.exit_code);
+                    p.status = parse::decode_wait_status(h.exit_code);
                 }
                 // An orphan of the tree, now this process's child: reaped here.
                 if (static_cast<pid_t>(h.ppid) == self && p.pid != command_pid) orphans.push_back(p.pid);
@@ -263,7 +233,7 @@ struct bpf_tree_recorder::impl {
                 if (!m.exit_seen) p.exited = at(h.boottime);  // its exit event lost: no later than this
                 set_cpu(i, h, cpu_source::bpf_exit);
                 p.final_times = true;
-                p.status = status_of_wait(h.exit_code);
+                p.status = parse::decode_wait_status(h.exit_code);
                 if (auto it = live.find(p.pid); it != live.end() && it->second == i)
                     live.erase(it);  // reaped: the pid may name another process now
                 return;
@@ -296,39 +266,40 @@ struct bpf_tree_recorder::impl {
         for (pid_t pid : orphans) {
             siginfo_t si{};
             rusage ru{};
-            if (waitid_raw(P_PID, static_cast<id_t>(pid), si, WEXITED, &ru) == 0 && si.si_pid == pid)
+            if (waitid_retrying(P_PID, pid, si, WEXITED, &ru) == 0 && si.si_pid == pid)
                 orphans_rusage += to_ns(ru.ru_utime) + to_ns(ru.ru_stime);
         }
         orphans.clear();
     }
 
+    // The CPU of member i as /proc shows it now, when its pid still names it
+    // (same start) and, with `ended`, it is a zombie with all its threads
+    // gone, whose values are final. false, with nothing set, otherwise.
+    bool read_now(std::size_t i, bool ended) {
+        auto& p = tree->processes[i];
+        tree_process cpu;
+        parse::stat_record st;
+        if (read_process_cpu(p.pid, cpu, nullptr, &st) || st.starttime != members[i].start_boottime / tick_ns ||
+            (ended && !parse::process_ended(st)))
+            return false;
+        p.kernel = cpu.kernel;
+        p.user = cpu.user;
+        p.precision = cpu.precision;
+        return true;
+    }
+
     // A process that ended before the command but is not released yet (its
     // parent has not waited): its zombie holds its final CPU.
     void read_zombie(std::size_t i) {
-        auto& p = tree->processes[i];
-        tree_process cpu;
-        parse::stat_record st;
-        if (read_process_cpu(p.pid, cpu, nullptr, &st)) return;
-        if (st.starttime != members[i].start_boottime / tick_ns || !parse::process_ended(st)) return;
-        p.kernel = cpu.kernel;
-        p.user = cpu.user;
-        p.precision = cpu.precision;
-        p.final_times = true;
+        if (!read_now(i, true)) return;
+        tree->processes[i].final_times = true;
         members[i].zombie_read = true;
     }
 
-    // What still runs when the recording ends: its CPU as read now.
+    // What still runs when the recording ends: its CPU as read now. One that
+    // is gone (its exit and free events lost) keeps no values: none claimed.
     void read_outlived(std::size_t i) {
-        auto& p = tree->processes[i];
-        tree_process cpu;
-        parse::stat_record st;
-        if (read_process_cpu(p.pid, cpu, nullptr, &st) || st.starttime != members[i].start_boottime / tick_ns) {
-            return;  // gone unseen (its exit and release events lost): no values, none claimed
-        }
-        p.kernel = cpu.kernel;
-        p.user = cpu.user;
-        p.precision = cpu.precision;
-        p.outlived_command = true;
+        if (read_now(i, false)) tree->processes[i].outlived_command = true;
     }
 };
 
