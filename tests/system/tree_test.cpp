@@ -44,6 +44,14 @@ std::vector<const tree_process*> running(const process_tree& t, const std::vecto
     return out;
 }
 
+// Shell text that waits (at most 20 s) until process PID runs the burner,
+// not the shell it was forked as: a signal sent before its exec would find
+// the shell, and on a busy machine the exec can come long after the fork.
+std::string wait_for_exec(const std::string& pid) {
+    return "b=$(readlink -f " + burner + "); i=0; while [ \"$(readlink /proc/" + pid +
+           "/exe)\" != \"$b\" ] && [ $i -lt 2000 ]; do sleep 0.01; i=$((i+1)); done; ";
+}
+
 const tree_process& parent_of(const process_tree& t, const tree_process& p) {
     return t.processes.at(static_cast<std::size_t>(p.parent_index));
 }
@@ -88,8 +96,8 @@ std::string shell_tree(proctimes::tree_source prefer) {
     write_file(d + "/level2.sh", "/bin/sh " + d + "/level3.sh\nexit 0\n");
     write_file(d + "/level1.sh", burner + " 20 0\n/bin/sh " + d + "/level2.sh\n" + threads_helper + " 3 30\n( " +
                                      burner + " 0 0 0 100 & )\n( " + burner + " 0 0 0 4000 & )\n" + burner +
-                                     " 0 0 0 20000 & " + burner + " 0 0 0 200; kill -9 $!; wait $! 2>/dev/null\n" +
-                                     burner + " 0 0 0 700\nexit 4\n");
+                                     " 0 0 0 20000 & " + burner + " 0 0 0 200; " + wait_for_exec("$!") +
+                                     "kill -9 $!; wait $! 2>/dev/null\n" + burner + " 0 0 0 700\nexit 4\n");
     const auto before = steady_clock::now();
     auto r = proctimes::run_tree({.argv = {"/bin/sh", d + "/level1.sh"}}, {.prefer = prefer});
     if (!r) return "run_tree: " + r.error().message();
@@ -182,8 +190,8 @@ std::string signals_and_exec(proctimes::tree_source prefer) {
     // the recorder) until SIGCONT: it sleeps 300 ms, and is still stopped
     // 500 ms after it was first seen stopped.
     const std::string state = "$(cut -d' ' -f3 /proc/$p/stat)";
-    const std::string stop = burner + " 0 0 0 300 & p=$!; kill -STOP $p; i=0; " + "while [ $i -lt 400 ]; do case " +
-                             state + " in [Tt]) break;; esac; " +
+    const std::string stop = burner + " 0 0 0 300 & p=$!; " + wait_for_exec("$p") + "kill -STOP $p; i=0; " +
+                             "while [ $i -lt 400 ]; do case " + state + " in [Tt]) break;; esac; " +
                              "sleep 0.05; i=$((i+1)); done; sleep 0.5; s=" + state +
                              "; kill -CONT $p; wait $p; r=$?; case $s in [Tt]) exit $r;; *) exit 9;; esac";
     r = proctimes::run_tree({.argv = {"/bin/sh", "-c", stop}}, {.prefer = prefer});
@@ -216,9 +224,22 @@ TEST(Tree, SignalsAndExecFromAThreadBpfAsRoot) {
 std::string stopped_orphan(proctimes::tree_source prefer) {
     const std::string d = tree_check::scratch_dir();
     if (d.empty()) return "no scratch directory";
-    const std::string script = "( " + burner + " 0 0 0 20000 & echo $! > " + d + "/pid ); p=$(cat " + d +
-                               "/pid); kill -STOP $p; i=0; while [ $i -lt 400 ]; do case $(cut -d' ' -f3 " +
-                               "/proc/$p/stat) in [Tt]) exit 0;; esac; sleep 0.05; i=$((i+1)); done; exit 9";
+    // Stopped once it runs the burner: a child stopped between its fork and
+    // its exec (a busy machine) would never become the burner.
+    const std::string script = "( " + burner + " 0 0 0 20000 & echo $! > " + d + "/pid ); p=$(cat " + d + "/pid); " +
+                               wait_for_exec("$p") + "kill -STOP $p; i=0; while [ $i -lt 400 ]; do " +
+                               "case $(cut -d' ' -f3 /proc/$p/stat) in [Tt]) exit 0;; esac; sleep 0.05; " +
+                               "i=$((i+1)); done; exit 9";
+    // However the check ends, the stopped orphan does not outlive it: it
+    // would hold the test's output open, and the test runner would wait.
+    struct killer {
+        std::string file;
+        ~killer() {
+            std::ifstream in(file);
+            pid_t pid = 0;
+            if (in >> pid && pid > 1) ::kill(pid, SIGKILL);
+        }
+    } const kill_orphan{d + "/pid"};
     const auto before = steady_clock::now();
     auto r = proctimes::run_tree({.argv = {"/bin/sh", "-c", script}}, {.prefer = prefer});
     if (!r) return "run_tree: " + r.error().message();
