@@ -339,10 +339,10 @@ TEST_F(SideBySide, DashboardAndAlertExpressionsReturnDataOnBoth) {
         ASSERT_NE(b, std::string::npos) << line;
         const std::string source = line.substr(0, a), check = line.substr(a + 3, b - a - 3);
         const std::string expr = line.substr(b + 3);
-        auto with_job = [&](bool serve) {
+        auto with_job = [&](bool serve, const char* config = "all") {
             std::string e = expr;
             for (auto at = e.find("$job"); at != std::string::npos; at = e.find("$job"))
-                e.replace(at, 4, "job=\"" + job("all", serve) + "\"");
+                e.replace(at, 4, "job=\"" + job(config, serve) + "\"");
             return e;
         };
         ++asked;
@@ -352,8 +352,24 @@ TEST_F(SideBySide, DashboardAndAlertExpressionsReturnDataOnBoth) {
         const auto sv = series(with_job(true), t);
         EXPECT_FALSE(sv.empty()) << source << ": no data on serve for " << with_job(true);
         if (check != "value") continue;
+        // A value of the whole machine (no groupname): all.yaml makes a group
+        // of every comm, and on a busy machine the short-lived ones (a build's
+        // compilers) are in one exporter's scrape and not in the other's. It
+        // is compared on the README config's job, whose groups (bash,
+        // postgres) live through the test.
+        if (pe.size() == 1 && pe.begin()->first.empty()) {
+            const auto pr = series(with_job(false, "readme"), t), sr = series(with_job(true, "readme"), t);
+            ASSERT_EQ(pr.size(), 1U) << source << ": " << with_job(false, "readme");
+            ASSERT_EQ(sr.size(), 1U) << source << ": " << with_job(true, "readme");
+            const double v = pr.begin()->second;
+            std::cout << "[ readme ] " << expr << ": process-exporter " << v << ", serve " << sr.begin()->second
+                      << " (all.yaml: " << pe.begin()->second << " and "
+                      << (sv.empty() ? std::string("none") : std::to_string(sv.begin()->second)) << ")\n";
+            EXPECT_NEAR(sr.begin()->second, v, std::max(0.10 * std::abs(v), 0.02)) << source << ": " << expr;
+            continue;
+        }
         for (const auto& [k, v] : pe) {
-            bool wanted = k.empty();
+            bool wanted = false;
             for (const auto& g : long_lived) wanted = wanted || k.find("groupname=" + g + ",") != std::string::npos;
             if (!wanted) continue;
             ASSERT_TRUE(sv.count(k)) << source << ": serve lacks " << k << " of " << expr;
