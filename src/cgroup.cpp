@@ -13,7 +13,7 @@
 #include "parse/cgroup.hpp"
 #include "proctimes/error.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 namespace {
 
 using std::chrono::nanoseconds;
@@ -142,4 +142,4 @@ result<nanoseconds> cgroup_cpu_usage(const std::string& cgroup_path) noexcept {
     }
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

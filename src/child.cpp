@@ -6,7 +6,7 @@
 
 #include "proctimes/spawn.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 child::child() noexcept = default;
 child::child(child&& o) noexcept
@@ -32,4 +32,4 @@ child& child::operator=(child&& o) noexcept {
 }
 child::~child() { release(); }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

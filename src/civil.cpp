@@ -10,7 +10,7 @@
 #include "clock_ns.hpp"
 #include "fd.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 result<std::chrono::seconds> current_utc_offset() noexcept {
     const std::time_t now = std::time(nullptr);
@@ -42,4 +42,4 @@ filetime system_time_now() noexcept {
     return filetime_from_time(t).value_or(filetime{0});
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

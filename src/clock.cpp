@@ -7,7 +7,7 @@
 
 #include "clock_ns.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 namespace {
 std::chrono::nanoseconds read(clockid_t id) noexcept {
     return std::chrono::nanoseconds{detail::now_ns(id)};  // cannot fail for these ids (clock_gettime(2))
@@ -18,4 +18,4 @@ process_cpu_clock::time_point process_cpu_clock::now() noexcept { return time_po
 
 thread_cpu_clock::time_point thread_cpu_clock::now() noexcept { return time_point{read(CLOCK_THREAD_CPUTIME_ID)}; }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

@@ -9,7 +9,7 @@
 #include <chrono>
 #include <cstdint>
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 /// A timespec as a count of nanoseconds. Exact for every value a clock of
 /// this system returns (int64 nanoseconds reach the year 2262).
@@ -30,4 +30,4 @@ inline std::int64_t now_ns(clockid_t c) noexcept {
     return to_ns(ts).count();
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

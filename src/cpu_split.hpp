@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <mutex>
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 __extension__ typedef unsigned __int128 uint128;
 
@@ -81,4 +81,4 @@ private:
     split_guard guard_;
 };
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

@@ -2,7 +2,7 @@
 // The portable part of cycles.hpp: the names of the rate sources.
 #include "proctimes/cycles.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 std::string_view to_string(tsc_rate_source s) noexcept {
     switch (s) {
@@ -24,4 +24,4 @@ std::string_view to_string(tsc_rate_source s) noexcept {
     return "unknown";
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

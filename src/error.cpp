@@ -5,7 +5,7 @@
 #include "proctimes/error.hpp"
 #include "proctimes/times.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 namespace {
 
 class category final : public std::error_category {
@@ -129,4 +129,4 @@ std::string boot_id::to_string() const {
     return out;
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "exit_bounds.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 std::string_view to_string(exit_source s) noexcept {
     switch (s) {
@@ -17,4 +17,4 @@ std::string_view to_string(exit_source s) noexcept {
     return "unknown";
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

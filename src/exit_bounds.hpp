@@ -20,7 +20,7 @@
 
 #include "proctimes/times.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 struct exit_evidence {
     instant creation{};                        ///< floored to its tick, as reported
@@ -66,4 +66,4 @@ inline exit_instant bound_exit(const exit_evidence& e) noexcept {
     return r;
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

@@ -9,7 +9,7 @@
 #include "proctimes/exit.hpp"
 #include "settings.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 namespace detail {
 namespace {
 
@@ -46,4 +46,4 @@ bool exit_records_use_bpf() noexcept {
     return detail::exit_records_backend_uses_bpf();
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

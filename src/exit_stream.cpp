@@ -4,7 +4,7 @@
 // no listener: it answers invalid_handle, -1, "" and nothing.
 #include "platform_exit_listener.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 exit_stream::exit_stream() noexcept = default;
 exit_stream::exit_stream(std::unique_ptr<impl> p) noexcept : impl_(std::move(p)) {}
@@ -37,4 +37,4 @@ std::optional<std::uint64_t> exit_stream::lost() const noexcept {
     return impl_ ? impl_->lost() : std::optional<std::uint64_t>{};
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

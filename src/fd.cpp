@@ -5,7 +5,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 ssize_t pread_small(int fd, char* buf, std::size_t cap) noexcept {
     ssize_t n;
@@ -65,4 +65,4 @@ std::error_code read_file(const char* path, std::string& out, std::size_t max_by
     }
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

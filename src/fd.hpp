@@ -16,7 +16,7 @@
 
 #include "proctimes/error.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 /// An owned file descriptor, closed on destruction.
 class unique_fd {
@@ -96,4 +96,4 @@ std::error_code file_error(int err) noexcept;
 /// exhaust memory. Errors as file_error().
 std::error_code read_file(const char* path, std::string& out, std::size_t max_bytes = 1 << 24) noexcept;
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

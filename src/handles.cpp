@@ -9,7 +9,7 @@
 #include "fd.hpp"
 #include "platform.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 namespace detail {
 namespace {
@@ -200,4 +200,4 @@ void handle_access::release_child(process& p) noexcept {
 
 }  // namespace detail
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

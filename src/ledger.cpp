@@ -10,7 +10,7 @@
 #include "proctimes/boot.hpp"
 #include "proctimes/error.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 namespace {
 
 using std::chrono::nanoseconds;
@@ -183,4 +183,4 @@ result<cpu_ledger> compute_ledger(const snapshot& before, const snapshot& after,
     }
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

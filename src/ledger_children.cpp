@@ -9,7 +9,7 @@
 #include "proctimes/error.hpp"
 #include "proctimes/ledger.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 namespace {
 
 using std::chrono::nanoseconds;
@@ -92,4 +92,4 @@ result<cpu_ledger> compute_ledger(const snapshot& before, const snapshot& after,
     }
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

@@ -47,7 +47,7 @@
 #include "proctimes/times.hpp"
 #include "task_state.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 /// A backend's state of one open task: what it keeps to read the same task
 /// again (Linux: a pidfd and /proc descriptors), and the task's lifecycle.
@@ -183,4 +183,4 @@ struct handle_access {
     static void release_child(process& p) noexcept;
 };
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 /// The backend's lookup of the environment variable `name`: its value, or
 /// null when it is not set. With `secure`, a backend ignores the environment
@@ -27,4 +27,4 @@ inline std::optional<std::string> platform_getenv(const char* name, bool secure)
     }
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

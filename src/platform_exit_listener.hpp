@@ -15,7 +15,7 @@
 #include "proctimes/ledger.hpp"
 #include "proctimes/result.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 /// One open listener. Used by one thread at a time (the public class's rule).
 /// Hidden like every implementation type (PROCTIMES_LOCAL): a shared
@@ -48,4 +48,4 @@ namespace detail {
 result<std::unique_ptr<exit_stream::impl>> open_exit_stream(exit_stream_source from) noexcept;
 
 }  // namespace detail
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

@@ -35,11 +35,11 @@
 #include "proctimes/snapshot.hpp"
 #include "proctimes/times.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 struct ended_task;  // proctimes/ledger.hpp
-}  // namespace proctimes
+}  // namespace proctimes::inline v1
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 /// One task's end.
 struct bpf_task_end {
@@ -154,4 +154,4 @@ private:
     std::chrono::nanoseconds load_time_{};
 };
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

@@ -31,7 +31,7 @@
 #include "proctimes/result.hpp"
 #include "proctimes/snapshot.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 /// One source of whole-system snapshots. A snapshotter owns one and calls it
 /// from one thread at a time; a source need not be thread-safe itself (it may
@@ -73,4 +73,4 @@ public:
 /// backend returns errc::not_supported.
 [[nodiscard]] result<std::unique_ptr<snapshot_source>> open_snapshot_source(const snapshot_options& options) noexcept;
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

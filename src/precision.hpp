@@ -9,7 +9,7 @@
 
 #include "proctimes/times.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 /// The resolutions that go with `s` when the system's tick (creation
 /// granularity, and the unit of tick-sampled splits) is `tick`. The exit
@@ -37,4 +37,4 @@ constexpr cpu_precision precision_for(cpu_source s, std::chrono::nanoseconds tic
     return {tick, tick, tick, s};
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

@@ -6,7 +6,7 @@
 
 #include "fd.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 result<std::unique_ptr<bpf_recent_exits>> bpf_recent_exits::start(std::size_t capacity) noexcept {
     std::unique_ptr<bpf_recent_exits> r(new (std::nothrow) bpf_recent_exits);
@@ -82,4 +82,4 @@ std::optional<bpf_task_end> bpf_recent_exits::find(pid_t tid, std::uint64_t star
     return std::nullopt;
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

@@ -16,7 +16,7 @@
 
 #include "platform_exit_stream.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 class bpf_recent_exits {
 public:
@@ -53,4 +53,4 @@ private:
     std::unique_ptr<bpf_exit_stream> stream_;
 };
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

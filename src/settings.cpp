@@ -9,7 +9,7 @@
 #include "platform_env.hpp"
 #include "proctimes/settings.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 namespace {
 
 bool same_word(std::string_view text, std::string_view word) noexcept {
@@ -101,9 +101,9 @@ bool switch_setting::invalid_value_ignored() const noexcept {
     return set_.load(std::memory_order_relaxed) < 0 && env() == flag_value::invalid;
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 std::vector<setting_problem> setting_problems() {
     using namespace detail;
@@ -119,4 +119,4 @@ std::vector<setting_problem> setting_problems() {
     return out;
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

@@ -22,7 +22,7 @@
 
 #include "proctimes/result.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 /// A flag's value as read.
 enum class flag_value : std::uint8_t { unset, off, on, invalid };
@@ -71,4 +71,4 @@ private:
     std::atomic<bool> default_;
 };
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

@@ -13,7 +13,7 @@
 
 #include "platform_snapshot.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 namespace {
 
@@ -129,4 +129,4 @@ result<snapshot> take_snapshot(const snapshot_options& options) noexcept {
     }
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

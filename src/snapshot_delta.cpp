@@ -8,7 +8,7 @@
 
 #include "proctimes/boot.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 using std::chrono::nanoseconds;
 
@@ -118,4 +118,4 @@ result<snapshot_delta> compute_delta(const snapshot& before, const snapshot& aft
     }
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

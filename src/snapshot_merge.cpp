@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 void merge_walks(snapshot& out, std::span<walk_output* const> parts) {
     out.vanished = 0;
@@ -71,4 +71,4 @@ void merge_walks(snapshot& out, std::span<walk_output* const> parts) {
     for (walk_output* w : parts) w->clear();
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

@@ -14,7 +14,7 @@
 
 #include "proctimes/snapshot.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 /// The threads of one process read after it, by every walker together (a
 /// process too big for one walker). slots[k] holds thread k once read;
@@ -75,4 +75,4 @@ void merge_walks(snapshot& out, std::span<walk_output* const> parts);
 bool copy_idle_threads(const snapshot& previous, snapshot_process& p, std::chrono::nanoseconds total, cpu_source exact,
                        std::span<const pid_t> tids, instant taken, walk_output& out);
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

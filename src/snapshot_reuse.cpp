@@ -4,7 +4,7 @@
 // src/snapshot_records.hpp.
 #include "snapshot_records.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 bool copy_idle_threads(const snapshot& previous, snapshot_process& p, std::chrono::nanoseconds total, cpu_source exact,
                        std::span<const pid_t> tids, instant taken, walk_output& out) {
@@ -29,4 +29,4 @@ bool copy_idle_threads(const snapshot& previous, snapshot_process& p, std::chron
     return true;
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

@@ -2,7 +2,7 @@
 // Names of the snapshot sources (always built, with or without PROCTIMES_BPF).
 #include "proctimes/snapshot.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 std::string_view to_string(snapshot_source s) noexcept {
     switch (s) {
@@ -18,4 +18,4 @@ std::string_view to_string(snapshot_source s) noexcept {
     return "unknown";
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

@@ -6,7 +6,7 @@
 #include "exit_bounds.hpp"
 #include "precision.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 using std::chrono::nanoseconds;
 
@@ -272,4 +272,4 @@ std::optional<task_times> task_lifecycle::last() const noexcept {
     return last_;
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

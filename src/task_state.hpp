@@ -30,7 +30,7 @@
 #include "proctimes/result.hpp"
 #include "proctimes/times.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 /// What the state machine asks of a backend, for one task. Implementations
 /// live on the caller's stack for the duration of one query.
@@ -192,4 +192,4 @@ private:
     bool final_awaited_ = false;
 };
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

@@ -2,7 +2,7 @@
 // The portable part of tree.hpp: the names of the sources.
 #include "proctimes/tree.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 std::string_view to_string(tree_source s) noexcept {
     switch (s) {
@@ -16,4 +16,4 @@ std::string_view to_string(tree_source s) noexcept {
     return "unknown";
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

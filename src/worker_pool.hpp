@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 /// Runs body(i) for i in [0, n): i = 0 on the calling thread, each other i on
 /// a helper thread, all joined before the call returns. An exception thrown
@@ -46,4 +46,4 @@ unsigned run_on_workers(std::size_t n, Body&& body, OnFailure&& on_failure) noex
     return static_cast<unsigned>(helpers.size() + 1);
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

@@ -28,7 +28,7 @@
 #include "proctimes/export.h"
 #include "proctimes/result.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 /// The cgroup of process `pid`, as a path inside its hierarchy ("/" for the
 /// root; it starts with '/'): the v2 (unified, "0::") path when the process
@@ -64,4 +64,4 @@ PROCTIMES_API result<std::string> process_cgroup(pid_t pid, const std::string& p
 /// group) is read for "/" instead.
 PROCTIMES_API result<std::chrono::nanoseconds> cgroup_cpu_usage(const std::string& cgroup_path) noexcept;
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

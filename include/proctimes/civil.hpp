@@ -25,7 +25,7 @@
 #include "proctimes/filetime.hpp"
 #include "proctimes/result.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 /// Calendar fields of an instant, in the layout of Win32's SYSTEMTIME but with
 /// plain ints. No time zone: the caller knows whether it is UTC or local.
@@ -211,4 +211,4 @@ PROCTIMES_API result<std::chrono::seconds> current_utc_offset() noexcept;
 /// to 100 ns. Returns 0 in the impossible case of a clock before 1601.
 PROCTIMES_API filetime system_time_now() noexcept;
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

@@ -21,7 +21,7 @@
 
 #include "proctimes/export.h"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 struct PROCTIMES_API process_cpu_clock {
     using rep = std::int64_t;
@@ -41,4 +41,4 @@ struct PROCTIMES_API thread_cpu_clock {
     static time_point now() noexcept;
 };
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

@@ -44,7 +44,7 @@
 #include "proctimes/export.h"
 #include "proctimes/result.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 enum class tsc_rate_source : std::uint8_t {
     cpuid_crystal,         ///< CPUID 0x15: crystal frequency × TSC/crystal ratio
@@ -125,4 +125,4 @@ namespace this_process {
 PROCTIMES_API std::uint64_t cycles() noexcept;
 }  // namespace this_process
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

@@ -18,7 +18,7 @@
 
 #include "proctimes/export.h"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 enum class errc : int {
     no_such_process = 1,  ///< The process does not exist, or has exited and been reaped.
@@ -56,7 +56,7 @@ PROCTIMES_API const std::error_category& error_category() noexcept;
 
 inline std::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), error_category()}; }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1
 
 template <>
 struct std::is_error_code_enum<proctimes::errc> : std::true_type {};

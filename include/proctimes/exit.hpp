@@ -27,7 +27,7 @@
 #include "proctimes/process.hpp"
 #include "proctimes/result.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 /// Turns exit tracking on or off for handles opened afterwards (default: on,
 /// unless PROCTIMES_EXIT_MONITOR is 0, off, false or no; the words every
@@ -106,4 +106,4 @@ PROCTIMES_API result<bool> wait_for_exit(const thread& t,
 PROCTIMES_API result<std::optional<std::size_t>> wait_for_any(
     std::span<const process* const> ps, std::optional<std::chrono::nanoseconds> timeout = std::nullopt) noexcept;
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

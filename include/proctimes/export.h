@@ -20,6 +20,15 @@
 #ifndef PROCTIMES_EXPORT_H
 #define PROCTIMES_EXPORT_H
 
+/* The ABI version. Every C++ declaration of the library is in the inline
+ * namespace proctimes::v1: programs name it proctimes::process as before, but
+ * its symbols carry the version, so that a program built against one ABI and
+ * run with a library of another fails to link instead of calling functions
+ * whose types changed underneath it. A release that changes the ABI moves to
+ * v2 together with the shared library's SONAME. The C functions of
+ * <proctimes/windows.h> are not in a namespace; their ABI is their SONAME. */
+#define PROCTIMES_ABI_VERSION 1
+
 #if defined(PROCTIMES_SHARED)
 #if defined(_WIN32)
 #if defined(PROCTIMES_BUILDING)

@@ -33,7 +33,7 @@
 #include <optional>
 #include <ratio>
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 /// One FILETIME tick: 100 ns.
 using filetime_duration = std::chrono::duration<std::int64_t, std::ratio<1, 10'000'000>>;
@@ -158,4 +158,4 @@ constexpr std::optional<D> duration_from_filetime(filetime ft) noexcept {
     return detail::from_ticks<D>(static_cast<detail::int128>(ft.ticks));
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

@@ -45,7 +45,7 @@
 #include "proctimes/result.hpp"
 #include "proctimes/snapshot.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 // ---- the system's CPU time (/proc/stat) ------------------------------------------
 
@@ -349,4 +349,4 @@ PROCTIMES_API result<cpu_ledger> compute_ledger(const snapshot& before, const sn
                                                 std::span<const ended_task> exits, const system_cpu_times& stat_before,
                                                 const system_cpu_times& stat_after, children_from_snapshots_t) noexcept;
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

@@ -52,7 +52,7 @@
 #include "proctimes/spawn.hpp"
 #include "proctimes/times.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 // ---- start ticks and the boot anchor ----------------------------------------------
 
@@ -116,4 +116,4 @@ PROCTIMES_API int native_pidfd(const child& c) noexcept;
 /// the top of proctimes/cycles.hpp for why counts never come from it.
 PROCTIMES_API result<void> hardware_cycle_counter_status() noexcept;
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

@@ -31,7 +31,7 @@
 #include "proctimes/result.hpp"
 #include "proctimes/times.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 namespace detail {
 struct handle_access;
@@ -167,4 +167,4 @@ PROCTIMES_API result<thread_times> times() noexcept;
 PROCTIMES_API pid_t id() noexcept;
 }  // namespace this_thread
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

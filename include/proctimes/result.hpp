@@ -10,7 +10,7 @@
 
 #include "proctimes/error.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 /// Holds either a T or a non-zero std::error_code.
 ///
@@ -86,4 +86,4 @@ private:
     std::error_code error_;
 };
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

@@ -15,7 +15,7 @@
 
 #include "proctimes/export.h"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 /// A variable of the environment whose value the library refuses.
 struct setting_problem {
@@ -28,4 +28,4 @@ struct setting_problem {
 /// refused (empty when none is). Throws std::bad_alloc only.
 PROCTIMES_API std::vector<setting_problem> setting_problems();
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

@@ -58,7 +58,7 @@
 #include "proctimes/result.hpp"
 #include "proctimes/times.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 /// A task's command name (comm) stored inline, so a snapshot allocates nothing
 /// per task. Up to 63 bytes: 15 for ordinary tasks (TASK_COMM_LEN), longer for
@@ -418,4 +418,4 @@ struct PROCTIMES_API snapshot_delta {
 /// ENOMEM.
 PROCTIMES_API result<snapshot_delta> compute_delta(const snapshot& before, const snapshot& after) noexcept;
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

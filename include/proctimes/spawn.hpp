@@ -35,7 +35,7 @@
 #include "proctimes/process.hpp"
 #include "proctimes/result.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 namespace detail {
 struct spawn_gate;  // the library's own hold before exec (run_tree's tracer attaches there)
@@ -166,4 +166,4 @@ private:
     std::optional<child_exit> result_;
 };
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

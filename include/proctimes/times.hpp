@@ -14,7 +14,7 @@
 #include "proctimes/export.h"
 #include "proctimes/filetime.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 /// A user's numeric id, as snapshots and exit records carry it: uid_t on
 /// POSIX systems. Windows names users by SID, not by number (and mingw-w64
@@ -217,4 +217,4 @@ struct task_identity {
 };
 using process_identity = task_identity;
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

@@ -15,7 +15,7 @@
 #include "proctimes/spawn.hpp"
 #include "proctimes/times.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 /// Where a tree's processes were seen.
 enum class tree_source : std::uint8_t {
@@ -165,4 +165,4 @@ PROCTIMES_API std::string_view to_string(tree_source s) noexcept;
 /// namespace), ptrace records and source_note says why.
 PROCTIMES_API result<tree_run> run_tree(const spawn_options& options, const tree_options& tree = {}) noexcept;
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

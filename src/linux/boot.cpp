@@ -18,7 +18,7 @@
 #include "parse/procfs.hpp"
 #include "settings.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 namespace {
 
 using std::chrono::nanoseconds;
@@ -212,4 +212,4 @@ result<instant> instant_from_start_ticks(std::uint64_t start_ticks) noexcept {
     return instant{nanoseconds{s.offset_ns + since_boot}};
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

@@ -27,7 +27,7 @@
 #include "linux/sys.hpp"
 #include "parse/cpuinfo.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 namespace {
 
 // A whole small file as a number (e.g. tsc_freq_khz), or 0.
@@ -219,4 +219,4 @@ result<void> hardware_cycle_counter_status() noexcept {
     return {};
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

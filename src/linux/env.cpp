@@ -4,10 +4,10 @@
 
 #include "platform_env.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 const char* platform_env_lookup(const char* name, bool secure) noexcept {
     return secure ? ::secure_getenv(name) : std::getenv(name);
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

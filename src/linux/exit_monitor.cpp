@@ -34,7 +34,7 @@
 #include "proctimes/linux.hpp"
 #include "recent_exits.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 namespace detail {
 namespace {
 
@@ -423,4 +423,4 @@ bool exit_records_backend_uses_bpf() noexcept {
 
 }  // namespace detail
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

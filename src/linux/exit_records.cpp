@@ -18,7 +18,7 @@
 #include "parse/procfs.hpp"
 #include "proctimes/error.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 namespace {
 
 constexpr std::size_t buffer_size = std::size_t{64} * 1024;  // one datagram; an exit record is about 450 bytes
@@ -189,4 +189,4 @@ bool exit_records::drain(std::vector<parse::taskstats_exit>& out) noexcept {
     }
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

@@ -18,7 +18,7 @@
 #include "linux/sys.hpp"
 #include "parse/netlink.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 class exit_records {
 public:
@@ -49,4 +49,4 @@ private:
 /// NSpid line of /proc/self/status has one id). False when neither can be read.
 bool in_initial_pid_namespace() noexcept;
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

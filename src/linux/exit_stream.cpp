@@ -18,7 +18,7 @@
 #include "platform_exit_listener.hpp"
 #include "proctimes/error.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 namespace {
 
 using std::chrono::nanoseconds;
@@ -137,4 +137,4 @@ result<std::unique_ptr<exit_stream::impl>> open_exit_stream(exit_stream_source f
 }
 
 }  // namespace detail
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

@@ -7,7 +7,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 ended_task to_ended_task(const bpf_task_end& e) noexcept {
     ended_task t;
@@ -95,4 +95,4 @@ std::uint64_t bpf_exit_queue::lost() const noexcept {
     return stream_->dropped() + over;
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

@@ -13,7 +13,7 @@
 #include "platform_exit_stream.hpp"
 #include "proctimes/ledger.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 class bpf_exit_queue {
 public:
@@ -44,4 +44,4 @@ private:
     std::unique_ptr<bpf_exit_stream> stream_;  // last: stopped first
 };
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

@@ -5,7 +5,7 @@
 
 #include <pthread.h>
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 namespace {
 std::atomic<std::uint64_t> generation{1};
@@ -20,4 +20,4 @@ std::uint64_t fork_generation() noexcept {
     return generation.load(std::memory_order_relaxed);
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

@@ -10,11 +10,11 @@
 
 #include <cstdint>
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 /// The number of forks this process descends from, counted from 1 in the
 /// process that first called it: incremented in the child of every fork(2)
 /// made after the first call (a pthread_atfork handler, registered once).
 std::uint64_t fork_generation() noexcept;
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

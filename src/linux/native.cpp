@@ -7,7 +7,7 @@
 #include "linux/sys.hpp"
 #include "platform.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 int native_pidfd(const process& p) noexcept {
     const auto* c = detail::handle_access::core(p);
@@ -35,4 +35,4 @@ std::error_code terminate_child(const child& c) noexcept {
 
 }  // namespace detail
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

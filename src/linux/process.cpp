@@ -26,7 +26,7 @@
 #include "platform.hpp"
 #include "proctimes/boot.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 namespace {
 
@@ -258,4 +258,4 @@ result<std::vector<pid_t>> core_thread_ids(const task_core& c) {
     return ids;
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

@@ -24,7 +24,7 @@
 #include "proctimes/boot.hpp"
 #include "proctimes/process.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 using detail::unique_fd;
 using std::chrono::nanoseconds;
@@ -157,4 +157,4 @@ result<thread_times> self_thread_times(bool with_creation) noexcept {
 
 }  // namespace detail
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

@@ -26,7 +26,7 @@
 #include "linux/sys.hpp"
 #include "snapshot_records.hpp"
 
-namespace proctimes::detail::proc_snapshot {
+namespace proctimes::inline v1::detail::proc_snapshot {
 
 inline constexpr std::size_t dents_buffer_size = std::size_t{64} * 1024;
 // A process with at least this many threads has them read by all walkers
@@ -94,4 +94,4 @@ void read_process(worker& w, const walk_config& c, pid_t pid, std::atomic<std::s
 // a failure is recorded in w.out.
 read_status read_thread(worker& w, const walk_config& c, int task_fd, pid_t pid, pid_t tid, snapshot_thread& t);
 
-}  // namespace proctimes::detail::proc_snapshot
+}  // namespace proctimes::inline v1::detail::proc_snapshot

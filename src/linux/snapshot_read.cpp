@@ -27,7 +27,7 @@
 #include "parse/procfs.hpp"
 #include "proctimes/boot.hpp"
 
-namespace proctimes::detail::proc_snapshot {
+namespace proctimes::inline v1::detail::proc_snapshot {
 
 using std::chrono::nanoseconds;
 
@@ -313,4 +313,4 @@ void read_process(worker& w, const walk_config& c, pid_t pid, std::atomic<std::s
     w.out.procs.push_back(p);
 }
 
-}  // namespace proctimes::detail::proc_snapshot
+}  // namespace proctimes::inline v1::detail::proc_snapshot

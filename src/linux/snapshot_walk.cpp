@@ -32,7 +32,7 @@
 #include "proctimes/boot.hpp"
 #include "worker_pool.hpp"
 
-namespace proctimes::detail::proc_snapshot {
+namespace proctimes::inline v1::detail::proc_snapshot {
 
 using std::chrono::nanoseconds;
 
@@ -298,9 +298,9 @@ result<void> proc_source::take(snapshot& out, const snapshot* reuse_from) noexce
 
 }  // namespace
 
-}  // namespace proctimes::detail::proc_snapshot
+}  // namespace proctimes::inline v1::detail::proc_snapshot
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 result<std::unique_ptr<snapshot_source>> open_snapshot_source(const snapshot_options& options) noexcept {
     std::unique_ptr<proc_snapshot::proc_source> s(new (std::nothrow) proc_snapshot::proc_source);
@@ -309,4 +309,4 @@ result<std::unique_ptr<snapshot_source>> open_snapshot_source(const snapshot_opt
     return std::unique_ptr<snapshot_source>(std::move(s));
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

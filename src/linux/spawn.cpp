@@ -27,7 +27,7 @@
 
 extern char** environ;
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 using detail::unique_fd;
 using std::chrono::microseconds;
@@ -482,4 +482,4 @@ result<std::optional<std::size_t>> wait_for_any(std::span<const process* const> 
     return std::optional<std::size_t>();
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

@@ -9,7 +9,7 @@
 
 #include "proctimes/spawn.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 struct spawn_gate {
     /// Called in the parent, on the spawning thread, right after the clone,
@@ -23,4 +23,4 @@ struct spawn_gate {
     }
 };
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

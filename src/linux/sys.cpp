@@ -17,7 +17,7 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 int pidfd_open(pid_t pid, unsigned flags) noexcept { return static_cast<int>(::syscall(SYS_pidfd_open, pid, flags)); }
 
@@ -107,4 +107,4 @@ std::error_code check_proc_pid_namespace() noexcept {
     return (v & 3) == 2 ? make_error_code(errc::foreign_pid_namespace) : std::error_code{};
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

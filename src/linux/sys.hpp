@@ -22,7 +22,7 @@
 #include "fd.hpp"
 #include "proctimes/error.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 /// The largest pid Linux can ever hand out (PID_MAX_LIMIT on 64-bit).
 inline constexpr pid_t pid_max_limit = 4 * 1024 * 1024;
@@ -82,4 +82,4 @@ std::error_code classify_proc_open_error(int err, int pidfd, bool thread) noexce
 /// keeps the first answer.
 std::error_code check_proc_pid_namespace() noexcept;
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

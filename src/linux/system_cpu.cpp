@@ -10,7 +10,7 @@
 #include "proctimes/boot.hpp"
 #include "proctimes/ledger.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 using std::chrono::nanoseconds;
 
@@ -45,4 +45,4 @@ result<system_cpu_times> read_system_cpu_times(const std::string& proc_root) noe
     }
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

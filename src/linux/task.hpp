@@ -19,7 +19,7 @@
 #include "proctimes/times.hpp"
 #include "task_state.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 /// The stat fields last read through a handle, keyed by the CPU total read
 /// just before that read. A stat read costs about 4x a schedstat read and 6x
@@ -108,4 +108,4 @@ inline constexpr std::chrono::milliseconds bpf_record_unnamed_loss_wait{250};
 /// The resolutions that go with each source (times.hpp, cpu_precision).
 cpu_precision precision_of(cpu_source s) noexcept;
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

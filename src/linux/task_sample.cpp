@@ -12,7 +12,7 @@
 #include "precision.hpp"
 #include "proctimes/boot.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 using std::chrono::nanoseconds;
 
@@ -155,4 +155,4 @@ result<task_times> sample(task_core& c, bool& dead) noexcept {
     return t;
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

@@ -18,7 +18,7 @@
 #include "parse/procfs.hpp"
 #include "proctimes/linux.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 using std::chrono::nanoseconds;
 
@@ -132,4 +132,4 @@ std::string ptrace_refusal_note(int err) {
     return note;
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

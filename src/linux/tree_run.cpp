@@ -20,7 +20,7 @@
 #include "platform.hpp"
 #include "proctimes/tree.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 namespace {
 
@@ -192,4 +192,4 @@ result<tree_run> run_tree(const spawn_options& options, const tree_options& tree
     return out;
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

@@ -31,7 +31,7 @@
 #include "linux/tree_trace.hpp"
 #include "platform.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 namespace {
 
@@ -321,4 +321,4 @@ void tree_tracer::detach_all() {
     }
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

@@ -18,11 +18,11 @@
 #include "proctimes/spawn.hpp"
 #include "proctimes/tree.hpp"
 
-namespace proctimes::parse {
+namespace proctimes::inline v1::parse {
 struct stat_record;
 }
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 /// What /proc says about a task the recorder has just met.
 struct task_kin {
@@ -91,4 +91,4 @@ private:
     std::chrono::nanoseconds orphans_rusage_{};
 };
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

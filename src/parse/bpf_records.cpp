@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstring>
 
-namespace proctimes::parse {
+namespace proctimes::inline v1::parse {
 
 static_assert(sizeof(bpf_task_record) == 120, "records.h layout changed: update both sides");
 static_assert(sizeof(bpf_exit_record) == 120, "records.h layout changed: update both sides");
@@ -96,4 +96,4 @@ char task_state_letter(std::uint32_t state, std::uint32_t exit_state) noexcept {
     return index < 8 ? letters[index] : '?';
 }
 
-}  // namespace proctimes::parse
+}  // namespace proctimes::inline v1::parse

@@ -17,7 +17,7 @@ extern "C" {
 #include "parse/bpf_record_layout.h"
 }
 
-namespace proctimes::parse {
+namespace proctimes::inline v1::parse {
 
 using bpf_task_record = ::pt_task_record;
 using bpf_exit_record = ::pt_exit_record;
@@ -59,4 +59,4 @@ inline constexpr std::uint32_t bpf_pf_kthread = 0x00200000;
 /// PF_FORKNOEXEC in task->flags: forked, and has not exec'd since.
 inline constexpr std::uint32_t bpf_pf_forknoexec = 0x00000040;
 
-}  // namespace proctimes::parse
+}  // namespace proctimes::inline v1::parse

@@ -4,7 +4,7 @@
 
 #include "parse/number.hpp"
 
-namespace proctimes::parse {
+namespace proctimes::inline v1::parse {
 
 namespace {
 
@@ -152,4 +152,4 @@ std::optional<std::string> cgroup_directory(const cgroup_mount& m, std::string_v
     return dir;
 }
 
-}  // namespace proctimes::parse
+}  // namespace proctimes::inline v1::parse

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace proctimes::parse {
+namespace proctimes::inline v1::parse {
 
 /// What /proc/<pid>/cgroup says about where a process is. Each line is
 /// "HIERARCHY-ID:CONTROLLER-LIST:PATH"; the v2 (unified) hierarchy's line is
@@ -63,4 +63,4 @@ std::optional<std::uint64_t> parse_cpuacct_usage(std::string_view text) noexcept
 /// is not under that root (the cgroup is not visible through this mount).
 std::optional<std::string> cgroup_directory(const cgroup_mount& m, std::string_view path);
 
-}  // namespace proctimes::parse
+}  // namespace proctimes::inline v1::parse

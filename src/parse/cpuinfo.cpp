@@ -2,7 +2,7 @@
 // /proc/cpuinfo flags: see src/parse/cpuinfo.hpp.
 #include "parse/cpuinfo.hpp"
 
-namespace proctimes::parse {
+namespace proctimes::inline v1::parse {
 
 std::optional<std::string_view> cpuinfo_flags_line(std::string_view text) noexcept {
     const auto pos = text.find("\nflags");
@@ -21,4 +21,4 @@ bool cpuinfo_has_flag(std::string_view line, std::string_view word) noexcept {
     return false;
 }
 
-}  // namespace proctimes::parse
+}  // namespace proctimes::inline v1::parse

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string_view>
 
-namespace proctimes::parse {
+namespace proctimes::inline v1::parse {
 
 /// The first line of `text` that begins with "flags" after a newline (so
 /// never the file's first line, which is "processor" on every architecture
@@ -20,4 +20,4 @@ std::optional<std::string_view> cpuinfo_flags_line(std::string_view text) noexce
 /// never matches (it has no space before it). An empty word never matches.
 bool cpuinfo_has_flag(std::string_view line, std::string_view word) noexcept;
 
-}  // namespace proctimes::parse
+}  // namespace proctimes::inline v1::parse

@@ -9,7 +9,7 @@
 
 #include "parse/netlink_walk.hpp"
 
-namespace proctimes::parse {
+namespace proctimes::inline v1::parse {
 namespace {
 
 using nl::load;
@@ -49,4 +49,4 @@ std::size_t parse_exit_tasks(std::string_view datagram, std::uint16_t family, st
         out);
 }
 
-}  // namespace proctimes::parse
+}  // namespace proctimes::inline v1::parse

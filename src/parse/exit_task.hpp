@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace proctimes::parse {
+namespace proctimes::inline v1::parse {
 
 struct exit_task_record {
     std::uint32_t tid = 0;  ///< ac_pid: the task (thread) id, initial pid namespace
@@ -36,4 +36,4 @@ struct exit_task_record {
 /// messages and attributes are skipped, never read past.
 std::size_t parse_exit_tasks(std::string_view datagram, std::uint16_t family, std::vector<exit_task_record>& out);
 
-}  // namespace proctimes::parse
+}  // namespace proctimes::inline v1::parse

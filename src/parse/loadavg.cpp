@@ -4,7 +4,7 @@
 
 #include "parse/procfs.hpp"
 
-namespace proctimes::parse {
+namespace proctimes::inline v1::parse {
 
 std::optional<task_load> parse_loadavg_tasks(std::string_view text) noexcept {
     std::string_view s = text;
@@ -22,4 +22,4 @@ std::optional<task_load> parse_loadavg_tasks(std::string_view text) noexcept {
     return task_load{static_cast<std::uint64_t>(*running), static_cast<std::uint64_t>(*total)};
 }
 
-}  // namespace proctimes::parse
+}  // namespace proctimes::inline v1::parse

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string_view>
 
-namespace proctimes::parse {
+namespace proctimes::inline v1::parse {
 
 /// Field 4 of /proc/loadavg, "running/total": the tasks runnable right now
 /// (the reader included) and all tasks (threads) of the system.
@@ -25,4 +25,4 @@ struct task_load {
 /// past int64 are refused).
 std::optional<task_load> parse_loadavg_tasks(std::string_view text) noexcept;
 
-}  // namespace proctimes::parse
+}  // namespace proctimes::inline v1::parse

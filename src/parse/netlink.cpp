@@ -9,7 +9,7 @@
 
 #include "parse/netlink_walk.hpp"
 
-namespace proctimes::parse {
+namespace proctimes::inline v1::parse {
 namespace {
 
 using nl::for_each_attr;
@@ -65,4 +65,4 @@ std::optional<int> parse_netlink_error(std::string_view datagram) {
     return err;
 }
 
-}  // namespace proctimes::parse
+}  // namespace proctimes::inline v1::parse

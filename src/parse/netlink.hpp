@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace proctimes::parse {
+namespace proctimes::inline v1::parse {
 
 /// What one exit record says about the task that ended.
 struct taskstats_exit {
@@ -39,4 +39,4 @@ std::optional<std::uint16_t> parse_genl_family_id(std::string_view datagram);
 /// otherwise a negative errno), or nullopt when the datagram has none.
 std::optional<int> parse_netlink_error(std::string_view datagram);
 
-}  // namespace proctimes::parse
+}  // namespace proctimes::inline v1::parse

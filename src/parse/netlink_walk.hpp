@@ -19,7 +19,7 @@
 #include <linux/netlink.h>
 #include <linux/taskstats.h>
 
-namespace proctimes::parse::nl {
+namespace proctimes::inline v1::parse::nl {
 
 /// NLMSG_ALIGN / NLA_ALIGN: messages and attributes start on 4-byte boundaries.
 constexpr std::size_t align4(std::size_t n) noexcept { return (n + 3) & ~std::size_t{3}; }
@@ -116,4 +116,4 @@ std::size_t collect_exit_records(std::string_view dgram, Accept&& accept, Read&&
     return out.size() - before;
 }
 
-}  // namespace proctimes::parse::nl
+}  // namespace proctimes::inline v1::parse::nl

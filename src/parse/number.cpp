@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <limits>
 
-namespace proctimes::parse {
+namespace proctimes::inline v1::parse {
 
 std::optional<std::chrono::nanoseconds> parse_decimal_seconds(std::string_view text) noexcept {
     constexpr std::int64_t max = std::numeric_limits<std::int64_t>::max();
@@ -41,4 +41,4 @@ std::optional<std::uint64_t> parse_whole_number(std::string_view text) noexcept 
     return v;
 }
 
-}  // namespace proctimes::parse
+}  // namespace proctimes::inline v1::parse

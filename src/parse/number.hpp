@@ -9,7 +9,7 @@
 #include <optional>
 #include <string_view>
 
-namespace proctimes::parse {
+namespace proctimes::inline v1::parse {
 
 /// Parses a decimal number of seconds, "DIGITS[.DIGITS]" or ".DIGITS" (no
 /// sign, exponent, spaces, "nan" or "inf"), into nanoseconds. Digits past the
@@ -23,4 +23,4 @@ std::optional<std::chrono::nanoseconds> parse_decimal_seconds(std::string_view t
 /// value does not fit.
 std::optional<std::uint64_t> parse_whole_number(std::string_view text) noexcept;
 
-}  // namespace proctimes::parse
+}  // namespace proctimes::inline v1::parse

@@ -3,7 +3,7 @@
 
 #include <limits>
 
-namespace proctimes::parse {
+namespace proctimes::inline v1::parse {
 
 std::optional<proc_stat_cpu> parse_proc_stat_cpu(std::string_view text) noexcept {
     // Find the aggregate line: "cpu" followed by a space (per-CPU lines are "cpuN").
@@ -61,4 +61,4 @@ std::optional<proc_stat_cpu> parse_proc_stat_cpu(std::string_view text) noexcept
     return r;
 }
 
-}  // namespace proctimes::parse
+}  // namespace proctimes::inline v1::parse

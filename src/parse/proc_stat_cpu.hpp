@@ -8,7 +8,7 @@
 #include <optional>
 #include <string_view>
 
-namespace proctimes::parse {
+namespace proctimes::inline v1::parse {
 
 /// The ten counters of the "cpu" line, in clock ticks (USER_HZ). Kernels
 /// before 2.6.11 print fewer fields; the missing ones are 0. `guest` and
@@ -27,4 +27,4 @@ struct proc_stat_cpu {
 /// spaces on it. More than ten counters (a future kernel) are ignored.
 std::optional<proc_stat_cpu> parse_proc_stat_cpu(std::string_view text) noexcept;
 
-}  // namespace proctimes::parse
+}  // namespace proctimes::inline v1::parse

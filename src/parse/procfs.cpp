@@ -5,7 +5,7 @@
 #include <charconv>
 #include <cstring>
 
-namespace proctimes::parse {
+namespace proctimes::inline v1::parse {
 namespace {
 
 template <class T>
@@ -322,4 +322,4 @@ std::optional<anchor_record> parse_anchor(std::string_view text) noexcept {
     return r;
 }
 
-}  // namespace proctimes::parse
+}  // namespace proctimes::inline v1::parse

@@ -11,7 +11,7 @@
 
 #include "proctimes/times.hpp"
 
-namespace proctimes::parse {
+namespace proctimes::inline v1::parse {
 
 /// Fields of /proc/<pid>/stat and /proc/<pid>/task/<tid>/stat that proctimes uses
 /// (numbering as in proc(5)).
@@ -110,4 +110,4 @@ std::optional<dirent_record> next_dirent(std::string_view& buf) noexcept;
 /// directory name; nullopt otherwise.
 std::optional<std::int64_t> parse_id(std::string_view text) noexcept;
 
-}  // namespace proctimes::parse
+}  // namespace proctimes::inline v1::parse

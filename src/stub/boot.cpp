@@ -6,7 +6,7 @@
 
 #include <unistd.h>
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 std::chrono::nanoseconds boot_anchor::clock_step() const noexcept { return std::chrono::nanoseconds{0}; }
 
@@ -19,4 +19,4 @@ std::int64_t clock_ticks_per_second() noexcept {
 
 result<instant> instant_from_start_ticks(std::uint64_t) noexcept { return errc::not_supported; }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

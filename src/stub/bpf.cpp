@@ -3,7 +3,7 @@
 #include "platform_exit_stream.hpp"
 #include "proctimes/snapshot.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 namespace detail {
 
 struct bpf_exit_stream::impl {};
@@ -29,4 +29,4 @@ bpf_source_status bpf_snapshot_status() noexcept {
     return st;
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

@@ -8,7 +8,7 @@
 
 #include "clock_ns.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 const tsc_rate& get_tsc_rate() noexcept {
     static const tsc_rate nominal{};
@@ -35,4 +35,4 @@ std::uint64_t cycles() noexcept {
 
 result<void> hardware_cycle_counter_status() noexcept { return errc::not_supported; }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

@@ -6,8 +6,8 @@
 
 #include "platform_env.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 const char* platform_env_lookup(const char* name, bool /*secure*/) noexcept { return std::getenv(name); }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

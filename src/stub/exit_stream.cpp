@@ -3,7 +3,7 @@
 // there is no listener for task ends and no system-wide CPU counter.
 #include "platform_exit_listener.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 namespace detail {
 result<std::unique_ptr<exit_stream::impl>> open_exit_stream(exit_stream_source) noexcept {
@@ -15,4 +15,4 @@ result<system_cpu_times> read_system_cpu_times(const std::string&) noexcept {
     return make_error_code(errc::not_supported);
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

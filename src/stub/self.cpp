@@ -6,7 +6,7 @@
 #include "clock_ns.hpp"
 #include "platform.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 pid_t self_process_id() noexcept { return ::getpid(); }
 // A thread id is a platform concept; the stub has none to give.
@@ -17,4 +17,4 @@ result<thread_times> self_thread_times(bool) noexcept { return make_error_code(e
 
 instant realtime_now() noexcept { return instant{std::chrono::nanoseconds{now_ns(CLOCK_REALTIME)}}; }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

@@ -4,10 +4,10 @@
 // portable snapshot code (src/snapshot*.cpp) builds and links unchanged.
 #include "platform_snapshot.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 result<std::unique_ptr<snapshot_source>> open_snapshot_source(const snapshot_options&) noexcept {
     return errc::not_supported;
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

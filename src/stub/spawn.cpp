@@ -10,7 +10,7 @@
 #include "platform.hpp"
 #include "proctimes/exit.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 void child::release() noexcept {}
 
@@ -53,12 +53,12 @@ result<std::optional<std::size_t>> wait_for_any(std::span<const process* const> 
     return errc::not_supported;
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 std::error_code terminate_process(const process&) noexcept { return make_error_code(errc::not_supported); }
 std::error_code terminate_child(const child&) noexcept { return make_error_code(errc::not_supported); }
 result<bool> wait_child_exit(const child&, std::optional<std::chrono::nanoseconds>) noexcept {
     return make_error_code(errc::not_supported);
 }
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

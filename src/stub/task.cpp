@@ -7,7 +7,7 @@
 
 #include "platform.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 struct task_core {
     task_identity identity;
@@ -48,4 +48,4 @@ void await_exit_record(task_core&) noexcept {}
 std::error_code exit_records_backend_status() noexcept { return unsupported(); }
 bool exit_records_backend_uses_bpf() noexcept { return false; }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

@@ -3,11 +3,11 @@
 // backend: errc::not_supported, after the argument checks Linux makes.
 #include "proctimes/tree.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 result<tree_run> run_tree(const spawn_options& options, const tree_options& tree) noexcept {
     if (options.argv.empty() || options.argv[0].empty() || tree.max_argv_bytes == 0) return errc::invalid_argument;
     return errc::not_supported;
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

@@ -13,7 +13,7 @@
 #include "proctimes/error.hpp"
 #include "proctimes/exit.hpp"
 
-namespace proctimes::win32 {
+namespace proctimes::inline v1::win32 {
 
 using std::chrono::nanoseconds;
 
@@ -219,4 +219,4 @@ result<bool> created_process::terminate(int code) noexcept {
     return true;
 }
 
-}  // namespace proctimes::win32
+}  // namespace proctimes::inline v1::win32

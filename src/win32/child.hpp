@@ -28,7 +28,7 @@
 #include "proctimes/process.hpp"
 #include "proctimes/spawn.hpp"
 
-namespace proctimes::win32 {
+namespace proctimes::inline v1::win32 {
 
 class created_process {
 public:
@@ -100,4 +100,4 @@ private:
     detail::monotonic_split process_guard_, thread_guard_;
 };
 
-}  // namespace proctimes::win32
+}  // namespace proctimes::inline v1::win32

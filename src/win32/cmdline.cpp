@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-namespace proctimes::win32 {
+namespace proctimes::inline v1::win32 {
 
 std::vector<std::string> split_command_line(std::string_view line) {
     std::vector<std::string> args;
@@ -91,4 +91,4 @@ std::optional<std::vector<std::string>> parse_environment_block(const char* bloc
     }
 }
 
-}  // namespace proctimes::win32
+}  // namespace proctimes::inline v1::win32

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace proctimes::win32 {
+namespace proctimes::inline v1::win32 {
 
 /// Splits a command line into arguments the way the Microsoft C runtime
 /// builds argv (and CommandLineToArgvW agrees):
@@ -26,4 +26,4 @@ std::vector<std::string> split_command_line(std::string_view line);
 /// `max_bytes` (a guard against unterminated blocks).
 std::optional<std::vector<std::string>> parse_environment_block(const char* block, std::size_t max_bytes = 1u << 24);
 
-}  // namespace proctimes::win32
+}  // namespace proctimes::inline v1::win32

@@ -8,7 +8,7 @@
 
 #include "proctimes/error.hpp"
 
-namespace proctimes::win32 {
+namespace proctimes::inline v1::win32 {
 
 DWORD& last_error() noexcept {
     thread_local DWORD value = 0;
@@ -93,4 +93,4 @@ DWORD error_from_current_exception() noexcept {
     }
 }
 
-}  // namespace proctimes::win32
+}  // namespace proctimes::inline v1::win32

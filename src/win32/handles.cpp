@@ -5,7 +5,7 @@
 
 #include "platform.hpp"
 
-namespace proctimes::win32 {
+namespace proctimes::inline v1::win32 {
 
 DWORD normalize_process_access(DWORD a) noexcept {
     if (a & (MAXIMUM_ALLOWED | GENERIC_ALL)) a |= PROCESS_ALL_ACCESS;
@@ -128,4 +128,4 @@ bool names_caller(const thread_ref& t) noexcept {
     return t.self || (t.object && !t.object->child && detail::core_is_self(t.object->other));
 }
 
-}  // namespace proctimes::win32
+}  // namespace proctimes::inline v1::win32

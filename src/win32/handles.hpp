@@ -27,7 +27,7 @@
 #include "win32/child.hpp"
 #include "win32/win32.hpp"
 
-namespace proctimes::win32 {
+namespace proctimes::inline v1::win32 {
 
 inline constexpr std::uintptr_t current_process_handle = ~std::uintptr_t{0};     // (HANDLE)-1
 inline constexpr std::uintptr_t current_thread_handle = ~std::uintptr_t{0} - 1;  // (HANDLE)-2
@@ -132,4 +132,4 @@ DWORD resolve_thread(HANDLE h, DWORD right, thread_ref& out) noexcept;
 bool names_caller(const process_ref& p) noexcept;
 bool names_caller(const thread_ref& t) noexcept;
 
-}  // namespace proctimes::win32
+}  // namespace proctimes::inline v1::win32

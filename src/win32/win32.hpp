@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <system_error>
 
-namespace proctimes::win32 {
+namespace proctimes::inline v1::win32 {
 
 /// The calling thread's last error (GetLastError/SetLastError).
 DWORD& last_error() noexcept;
@@ -41,4 +41,4 @@ DWORD error_from(std::error_code ec, error_context context) noexcept;
 /// The Win32 error for an exception caught at the C boundary.
 DWORD error_from_current_exception() noexcept;
 
-}  // namespace proctimes::win32
+}  // namespace proctimes::inline v1::win32

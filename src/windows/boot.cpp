@@ -21,7 +21,7 @@
 #include "proctimes/boot.hpp"
 #include "windows/task.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 namespace {
 
@@ -62,4 +62,4 @@ result<instant> instant_from_start_ticks(std::uint64_t start_ticks) noexcept {
     return *t;
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

@@ -10,7 +10,7 @@
 
 #include <windows.h>
 
-namespace proctimes::detail::win {
+namespace proctimes::inline v1::detail::win {
 
 namespace {
 
@@ -74,4 +74,4 @@ result<std::wstring> wide(const std::string& s) {
     return w;
 }
 
-}  // namespace proctimes::detail::win
+}  // namespace proctimes::inline v1::detail::win

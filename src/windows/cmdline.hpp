@@ -10,7 +10,7 @@
 
 #include "proctimes/result.hpp"
 
-namespace proctimes::detail::win {
+namespace proctimes::inline v1::detail::win {
 
 /// The command line for `argv` (UTF-16). argv[0] follows the program-name
 /// rule (quotes group, backslashes are literal): one containing a '"' cannot
@@ -20,4 +20,4 @@ result<std::wstring> command_line(const std::vector<std::wstring>& argv);
 /// UTF-8 → UTF-16; invalid_argument for invalid UTF-8 or an embedded NUL.
 result<std::wstring> wide(const std::string& s);
 
-}  // namespace proctimes::detail::win
+}  // namespace proctimes::inline v1::detail::win

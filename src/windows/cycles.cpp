@@ -12,7 +12,7 @@
 #include "proctimes/cycles.hpp"
 #include "windows/win.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 namespace {
 
@@ -78,4 +78,4 @@ result<void> hardware_cycle_counter_status() noexcept {
     return detail::win::last_error();  // Wine: ERROR_CALL_NOT_IMPLEMENTED → not_supported
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

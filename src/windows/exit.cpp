@@ -11,7 +11,7 @@
 #include "platform_env.hpp"
 #include "platform_exit_listener.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 std::error_code exit_records_backend_status() noexcept { return make_error_code(errc::not_supported); }
 bool exit_records_backend_uses_bpf() noexcept { return false; }
@@ -23,4 +23,4 @@ result<std::unique_ptr<exit_stream::impl>> open_exit_stream(exit_stream_source) 
 // Windows has no set-user-ID programs: a secure lookup is the plain one.
 const char* platform_env_lookup(const char* name, bool /*secure*/) noexcept { return std::getenv(name); }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

@@ -16,7 +16,7 @@
 #include "windows/ntdll.hpp"
 #include "windows/task.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 namespace win {
 
@@ -116,4 +116,4 @@ result<std::vector<pid_t>> core_thread_ids(const task_core& c) {
     return ids;
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

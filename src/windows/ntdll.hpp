@@ -6,7 +6,7 @@
 
 #include <windows.h>
 
-namespace proctimes::detail::win {
+namespace proctimes::inline v1::detail::win {
 
 using nt_status = LONG;
 
@@ -19,4 +19,4 @@ nt_query_information_process_fn nt_query_information_process() noexcept;
 
 constexpr nt_status status_info_length_mismatch = static_cast<nt_status>(0xC0000004L);
 
-}  // namespace proctimes::detail::win
+}  // namespace proctimes::inline v1::detail::win

@@ -8,7 +8,7 @@
 #include "precision.hpp"
 #include "windows/task.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 namespace win {
 
@@ -85,4 +85,4 @@ instant realtime_now() noexcept {
     return win::to_instant(f);
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

@@ -3,7 +3,7 @@
 // and GetProcessTimes/GetThreadTimes on the pseudo-handles.
 #include "windows/task.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 namespace {
 
@@ -31,4 +31,4 @@ result<thread_times> self_thread_times(bool with_creation) noexcept {
     return times_of(::GetCurrentThread(), true, with_creation);
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

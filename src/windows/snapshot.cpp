@@ -21,7 +21,7 @@
 #include "windows/ntdll.hpp"
 #include "windows/task.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 namespace win {
 
@@ -174,4 +174,4 @@ result<std::unique_ptr<snapshot_source>> open_snapshot_source(const snapshot_opt
     return s;
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

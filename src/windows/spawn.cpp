@@ -27,7 +27,7 @@
 #include "windows/cmdline.hpp"
 #include "windows/waits.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 namespace {
 
@@ -239,4 +239,4 @@ result<child_exit> child::wait() noexcept {
     return **r;
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

@@ -8,7 +8,7 @@
 
 #include "proctimes/boot.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 namespace {
 
@@ -119,4 +119,4 @@ void await_exit_record(task_core&) noexcept {}
 // The seam's int handle cannot carry a HANDLE (core_native_handle is -1).
 std::error_code kill_by_native_handle(int) noexcept { return make_error_code(errc::not_supported); }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

@@ -9,7 +9,7 @@
 #include "platform.hpp"
 #include "windows/win.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 struct task_core {
     bool is_thread = false;
@@ -36,4 +36,4 @@ result<task_core_ptr> make_core(unique_handle h, bool is_thread, pid_t id, pid_t
 task_identity identity_of(pid_t id, std::uint64_t creation) noexcept;
 }  // namespace win
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

@@ -10,7 +10,7 @@
 #include "proctimes/tree.hpp"
 #include "windows/win.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 result<std::string> process_cgroup(pid_t, const std::string&) noexcept { return errc::not_supported; }
 result<std::chrono::nanoseconds> cgroup_cpu_usage(const std::string&) noexcept { return errc::not_supported; }
@@ -41,4 +41,4 @@ result<system_cpu_times> read_system_cpu_times(const std::string&) noexcept {
     return t;
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

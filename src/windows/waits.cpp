@@ -13,7 +13,7 @@
 #include "windows/task.hpp"
 #include "windows/waits.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 
 namespace detail::win {
 
@@ -130,4 +130,4 @@ result<std::optional<std::size_t>> wait_for_any(std::span<const process* const> 
     }
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

@@ -8,7 +8,7 @@
 
 #include "windows/task.hpp"
 
-namespace proctimes::detail::win {
+namespace proctimes::inline v1::detail::win {
 
 /// The task's exit FILETIME as an instant (now, if it has none yet).
 instant exit_time(task_core& c) noexcept;
@@ -22,4 +22,4 @@ DWORD wait_ms(std::optional<std::chrono::steady_clock::time_point> deadline) noe
 /// Waits for the task's handle: true once ended (and stamped), false on timeout.
 result<bool> wait_one(task_core& c, std::optional<std::chrono::nanoseconds> timeout) noexcept;
 
-}  // namespace proctimes::detail::win
+}  // namespace proctimes::inline v1::detail::win

@@ -14,7 +14,7 @@
 #include "proctimes/error.hpp"
 #include "proctimes/times.hpp"
 
-namespace proctimes::detail::win {
+namespace proctimes::inline v1::detail::win {
 
 /// A FILETIME as its 64-bit count of 100 ns units.
 constexpr std::uint64_t ticks(const FILETIME& f) noexcept {
@@ -86,4 +86,4 @@ cpu_precision os_precision() noexcept;
 /// Whether an opened process or thread has ended: its handle is signalled.
 bool signalled(HANDLE h) noexcept;
 
-}  // namespace proctimes::detail::win
+}  // namespace proctimes::inline v1::detail::win

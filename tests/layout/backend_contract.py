@@ -72,9 +72,10 @@ def demangle(names):
 
 
 def plain(demangled):
-    """proctimes::detail::core_name[abi:cxx11](proctimes::detail::task_core const&) -> proctimes::detail::core_name"""
+    """proctimes::v1::detail::core_name[abi:cxx11](proctimes::v1::detail::task_core const&)
+    -> proctimes::detail::core_name (DESIGN.md names them without the ABI namespace)"""
     name = demangled.split("(", 1)[0]
-    return name.replace("[abi:cxx11]", "")
+    return re.sub(r"^proctimes::v[0-9]+::", "proctimes::", name.replace("[abi:cxx11]", ""))
 
 
 def symbols(nm, objs, undefined=False):

@@ -87,17 +87,21 @@ grep -qx "  eBPF sources: .*" <<<"$out" && grep -qx "  Python binding: .*" <<<"$
   || fail "--version does not name every optional part: $out"
 ldd "$root/usr/bin/proctimes" | has "$soname => $root$lib/$soname" || fail "proctimes does not use the packaged library: $(ldd "$root/usr/bin/proctimes")"
 
-# The exported symbols: the public API, and not the internals.
+# The exported symbols: the public API, in the ABI namespace
+# (include/proctimes/export.h), and not the internals.
 nm -D --defined-only -C "$root$lib/libproctimes.so.$version" > "$work/symbols"
-for s in 'proctimes_GetProcessTimes$' 'proctimes_KeQuerySystemTime$' 'proctimes::process::open(int)' \
-         'proctimes::filetime_from_duration\|proctimes::this_thread::times()' \
-         'proctimes::get_boot_anchor()' 'proctimes::native_pidfd(proctimes::child const&)' \
-         'proctimes::exit_records_status()' 'proctimes::snapshotter::take()'; do
+for s in 'proctimes_GetProcessTimes$' 'proctimes_KeQuerySystemTime$' 'proctimes::v1::process::open(int)' \
+         'proctimes::v1::filetime_from_duration\|proctimes::v1::this_thread::times()' \
+         'proctimes::v1::get_boot_anchor()' 'proctimes::v1::native_pidfd(proctimes::v1::child const&)' \
+         'proctimes::v1::exit_records_status()' 'proctimes::v1::snapshotter::take()'; do
   grep -q " T .*$s" "$work/symbols" || fail "libproctimes does not export $s"
 done
-# Nothing but the marked API (include/proctimes/export.h): no internal namespace,
-# and not the implementation types behind the handles.
-! grep -E ' [TBDVW] (proctimes::(parse|win32|detail|linux)::|proctimes::[a-z_]+::impl::)' "$work/symbols" \
+# Every C++ symbol carries the ABI version: none of proctimes outside v1.
+! grep -E ' [TBDVW] ([a-z ]+ for )?proctimes::' "$work/symbols" | grep -v ' proctimes::v1::' \
+  || fail "libproctimes exports C++ symbols outside the ABI namespace proctimes::v1"
+# Nothing but the marked API: no internal namespace, and not the
+# implementation types behind the handles.
+! grep -E ' [TBDVW] (proctimes::v1::(parse|win32|detail|linux)::|proctimes::v1::[a-z_]+::impl::)' "$work/symbols" \
   || fail "libproctimes exports internal symbols"
 
 # Man pages render without error and hold their text.

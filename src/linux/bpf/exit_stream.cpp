@@ -27,7 +27,7 @@
 #include "proctimes/boot.hpp"
 #include "settings.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 using std::chrono::nanoseconds;
 
@@ -303,4 +303,4 @@ std::uint64_t bpf_exit_stream::unstamped() const noexcept {
            recursion_misses(impl_->skel->progs.proctimes_exit);
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

@@ -13,7 +13,7 @@
 
 #include <bpf/libbpf.h>
 
-namespace proctimes::detail::bpf {
+namespace proctimes::inline v1::detail::bpf {
 
 namespace {
 
@@ -50,4 +50,4 @@ std::string load_failure(const char* what, int err) {
     return r;
 }
 
-}  // namespace proctimes::detail::bpf
+}  // namespace proctimes::inline v1::detail::bpf

@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <string>
 
-namespace proctimes::detail::bpf {
+namespace proctimes::inline v1::detail::bpf {
 
 /// Routes libbpf's log to nowhere, unless PROCTIMES_BPF_DEBUG is set in the
 /// environment (then to stderr). Done once per process.
@@ -19,4 +19,4 @@ std::string precheck();
 /// A one-line reason for a load or attach that failed with `err`.
 std::string load_failure(const char* what, int err);
 
-}  // namespace proctimes::detail::bpf
+}  // namespace proctimes::inline v1::detail::bpf

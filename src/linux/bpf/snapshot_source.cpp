@@ -41,7 +41,7 @@
 #include "task_walk.skel.h"
 #endif
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 namespace detail {
 
 using std::chrono::nanoseconds;
@@ -422,4 +422,4 @@ bpf_source_status bpf_snapshot_status() noexcept {
     return st;
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1

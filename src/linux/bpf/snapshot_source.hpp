@@ -10,7 +10,7 @@
 
 #include "proctimes/snapshot.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 /// The loaded and attached task iterator, shared by every snapshotter of the
 /// process (loaded by the first, unloaded with the last: the link and the
@@ -45,4 +45,4 @@ private:
     std::unique_ptr<buffers> buf_;
 };
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

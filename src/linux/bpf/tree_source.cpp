@@ -39,7 +39,7 @@
 #include "proctimes/linux.hpp"
 #include "tree.skel.h"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 using std::chrono::nanoseconds;
 
@@ -427,4 +427,4 @@ void bpf_tree_recorder::run(child& command, result<child_exit>& command_exit, pr
     if (const auto dropped = __atomic_load_n(&bss->tree_dropped, __ATOMIC_RELAXED)) tree.unseen_processes += dropped;
 }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

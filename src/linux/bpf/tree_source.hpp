@@ -14,7 +14,7 @@
 #include "proctimes/spawn.hpp"
 #include "proctimes/tree.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 class bpf_tree_recorder {
 public:
@@ -46,4 +46,4 @@ private:
     std::unique_ptr<impl> impl_;
 };
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail

@@ -4,7 +4,7 @@
 // /proc, and bpf_snapshot_status() says why.
 #include "linux/bpf/snapshot_source.hpp"
 
-namespace proctimes {
+namespace proctimes::inline v1 {
 namespace detail {
 
 struct bpf_task_iter {};
@@ -29,11 +29,11 @@ bpf_source_status bpf_snapshot_status() noexcept {
     return st;
 }
 
-}  // namespace proctimes
+}  // namespace proctimes::inline v1
 
 #include "platform_exit_stream.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 struct bpf_exit_stream::impl {};
 
@@ -48,11 +48,11 @@ std::uint64_t bpf_exit_stream::unnamed_lost() const noexcept { return 0; }
 std::uint64_t bpf_exit_stream::unstamped() const noexcept { return 0; }
 bpf_exit_stream::counters bpf_exit_stream::count() const noexcept { return {}; }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail
 
 #include "linux/bpf/tree_source.hpp"
 
-namespace proctimes::detail {
+namespace proctimes::inline v1::detail {
 
 struct bpf_tree_recorder::impl {};
 
@@ -69,4 +69,4 @@ bool bpf_tree_recorder::track(pid_t) noexcept { return false; }
 void bpf_tree_recorder::run(child&, result<child_exit>&, process_tree&, const tree_options&) {}
 std::chrono::nanoseconds bpf_tree_recorder::orphans_rusage() const noexcept { return {}; }
 
-}  // namespace proctimes::detail
+}  // namespace proctimes::inline v1::detail
