@@ -8,9 +8,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -19,6 +21,7 @@
 #include "bpf_skip.hpp"
 #include "burn.hpp"
 #include "platform_exit_stream.hpp"
+#include "proctimes/ledger.hpp"
 #include "proctimes/linux.hpp"
 #include "proctimes/process.hpp"
 
@@ -41,6 +44,23 @@ void storm(int n) {
     if (f > 0) ::waitpid(f, nullptr, 0);
 }
 
+// Whether `w` (a stream of the test's own, with a 4 MiB ring) gets the end of
+// `tid` within 5 s: under load the kernel now and then runs no program
+// attached to sched_process_free for a task (docs/BPF.md, Losses: every
+// stream misses the same task), and then no stream can deliver that end.
+bool witness_saw(exit_stream& w, pid_t tid) {
+    std::vector<ended_task> ends;
+    const auto until = std::chrono::steady_clock::now() + 5s;
+    while (std::chrono::steady_clock::now() < until) {
+        (void)w.wait(100ms);
+        ends.clear();
+        (void)w.read(ends);
+        for (const auto& e : ends)
+            if (e.tid == tid) return true;
+    }
+    return false;
+}
+
 }  // namespace
 
 TEST(HandleLosses, ThreadGetsItsRecordDespiteLossesOfOtherTasks) {
@@ -51,8 +71,9 @@ TEST(HandleLosses, ThreadGetsItsRecordDespiteLossesOfOtherTasks) {
     set_exit_records_enabled(true);
     set_exit_records_bpf(true);
     if (!exit_records_use_bpf()) GTEST_SKIP() << "exit records do not come from the eBPF exit stream here";
-    int exact = 0, runs_with_loss = 0;
-    for (int run = 0; run < 12; ++run) {
+    constexpr int wanted = 12;
+    int judged = 0, exact = 0, runs_with_loss = 0, unjudged = 0;
+    for (int run = 0; judged < wanted && run < 2 * wanted; ++run) {
         std::atomic<pid_t> tid{0};
         std::atomic<bool> go{false};
         std::thread th([&] {
@@ -67,8 +88,14 @@ TEST(HandleLosses, ThreadGetsItsRecordDespiteLossesOfOtherTasks) {
         const std::uint64_t lost0 = detail::exit_records_bpf_lost();
         for (int i = 0; i < 10 && detail::exit_records_bpf_lost() == lost0; ++i) storm(4000);
         const bool lost = detail::exit_records_bpf_lost() != lost0;
-        runs_with_loss += lost;
         std::this_thread::sleep_for(300ms);  // the ring drains: room for the thread's own record
+        // The witness: a stream with the default ring, opened after the storm.
+        ::unsetenv("PROCTIMES_BPF_EXIT_RING_KIB");
+        auto witness = exit_stream::open(exit_stream_source::bpf);
+        ::setenv("PROCTIMES_BPF_EXIT_RING_KIB", "16", 1);
+        ASSERT_TRUE(witness) << "the monitor could load the eBPF exit stream, the test could not: "
+                             << witness.error().message();
+        const std::uint64_t lost1 = detail::exit_records_bpf_lost();
         go = true;
         th.join();
         const std::string dir = "/proc/self/task/" + std::to_string(tid.load());
@@ -77,11 +104,33 @@ TEST(HandleLosses, ThreadGetsItsRecordDespiteLossesOfOtherTasks) {
         auto t = h->times();
         ASSERT_TRUE(t) << t.error().message();
         EXPECT_EQ(t->state, task_state::exited) << "run " << run << (lost ? " (losses of other tasks)" : "");
-        EXPECT_EQ(t->precision.source, cpu_source::bpf_exit) << "run " << run;
         EXPECT_GE(t->cpu(), 10ms);
+        if (t->precision.source != cpu_source::bpf_exit) {
+            // Not the handle's doing when the kernel ran no end program for
+            // the thread, or when the thread's own end did not fit in the
+            // ring (ends lost after the ring had drained): the run proves
+            // nothing and another is made.
+            const bool seen = witness_saw(*witness, tid);
+            const bool own_may_be_lost = detail::exit_records_bpf_lost() != lost1;
+            std::printf("run %d: no exact record for the handle; the witness %s it; %s\n", run,
+                        seen ? "saw" : "did not see",
+                        own_may_be_lost ? "ends were lost after the storm" : "no end was lost after the storm");
+            if (!seen || own_may_be_lost) {
+                ++unjudged;
+                continue;
+            }
+            ADD_FAILURE() << "run " << run << ": the kernel ended the thread and nothing was lost, yet the handle "
+                          << "has no exact record (source " << static_cast<int>(t->precision.source) << ")";
+        }
+        ++judged;
+        runs_with_loss += lost;
         exact += t->precision.source == cpu_source::bpf_exit;
     }
-    std::printf("12 runs, %d with losses of other tasks, %d with the thread's exact record\n", runs_with_loss, exact);
+    std::printf(
+        "%d runs judged (%d not: the kernel or the ring lost the thread's own end), %d with losses of "
+        "other tasks, %d with the thread's exact record\n",
+        judged, unjudged, runs_with_loss, exact);
+    EXPECT_EQ(judged, wanted) << "too many runs the kernel or the ring spoiled";
     EXPECT_GT(runs_with_loss, 0) << "no loss could be induced: the test proved nothing";
     set_exit_records_enabled(false);
 }
