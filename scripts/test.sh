@@ -12,8 +12,9 @@
 # cores busy) assert the same either way:
 #   main tests       beside  the AddressSanitizer build
 #   ASan tests       beside  the ThreadSanitizer build, then the tests labelled
-#                            build that compile (stub, packages, Windows cross build)
-#   TSan tests       beside  the fuzzers' build, then the lint tests (format, tidy)
+#                            build that compile (stub, install, Windows cross build)
+#   TSan tests       beside  the fuzzers' build, then the lint tests (format,
+#                            tidy) and the Debian package build
 #   the fuzzers, 15 s each.
 # Every stage runs even when an earlier one failed; each says how long it took
 # (CI allows 90 minutes; the goal is under 60).
@@ -49,14 +50,22 @@ took "installing and the main build" "$start"
 ctest_build() { echo "ctest --test-dir build --output-on-failure --timeout 1500 -L build -R '$1'"; }
 stage "the main tests" "scripts/sanitize.sh --build-only asan" \
   ctest --test-dir build --output-on-failure --timeout 900 -LE build
-stage "the ASan tests" "scripts/sanitize.sh --build-only tsan && $(ctest_build '^(stub|windows|packaging)\.')" \
+stage "the ASan tests" "scripts/sanitize.sh --build-only tsan && $(ctest_build '^(stub|windows)\.|^packaging\.install')" \
   scripts/sanitize.sh --test-only asan
-stage "the TSan tests" "scripts/fuzz.sh --build-only 15 && $(ctest_build '^layout\.')" \
+stage "the TSan tests" "scripts/fuzz.sh --build-only 15 && $(ctest_build '^layout\.|^packaging\.deb$')" \
   scripts/sanitize.sh --test-only tsan
 start=$SECONDS
 scripts/fuzz.sh 15 2>&1 | tee -a "$log" || status=1
 took "the fuzzers" "$start"
 echo "test.sh: the whole run took $SECONDS s" | tee -a "$log"
+# What the failing tests said, at the end where a short view of the output
+# shows it: each GoogleTest failure with the lines after it, pytest's E lines,
+# CTest's timeouts (the whole output of each is above).
+if [ "$status" -ne 0 ]; then
+  echo "test.sh: what the failing tests said:"
+  grep -a -A8 -E ': Failure$|^E  |\*\*\*Timeout|Exception: |ERROR: [A-Za-z]*Sanitizer|runtime error:' "$log" |
+    head -n 120 || true
+fi
 # Sum the "N% tests passed, F tests failed out of T" lines of every run.
 awk '/tests passed, [0-9]+ tests failed out of/ { f += $4; t += $NF } END { printf "all runs: %d passed, %d failed\n", t - f, f }' "$log"
 exit $status
