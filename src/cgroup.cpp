@@ -4,6 +4,7 @@
 // on a FIFO planted in a cgroup directory) and parsed by src/parse/cgroup.
 #include "proctimes/cgroup.hpp"
 
+#include <sys/stat.h>
 #include <cerrno>
 #include <new>
 #include <optional>
@@ -49,6 +50,18 @@ bool has_dotdot(std::string_view path) {
     return false;
 }
 
+// A "." or ".." step: find_cgroup names cgroups by plain paths only.
+bool has_step(std::string_view path) {
+    for (std::string_view rest = path; !rest.empty();) {
+        const auto slash = rest.find('/');
+        const auto step = rest.substr(0, slash);
+        if (step == "." || step == "..") return true;
+        if (slash == std::string_view::npos) break;
+        rest.remove_prefix(slash + 1);
+    }
+    return false;
+}
+
 // The v2 counter of the cgroup directory `dir`: usage_usec, in ns.
 result<nanoseconds> read_unified(const std::string& dir) {
     std::string text;
@@ -82,6 +95,64 @@ result<std::string> process_cgroup(pid_t pid, const std::string& proc_root) noex
         if (paths->unified) return std::string(*paths->unified);
         if (paths->cpuacct) return std::string(*paths->cpuacct);
         return std::string(paths->first);
+    } catch (const std::bad_alloc&) {
+        return detail::errno_code(ENOMEM);
+    }
+}
+
+result<std::string> process_cgroup(pid_t pid, cgroup_hierarchy in, const std::string& proc_root) noexcept {
+    if (pid <= 0) return make_error_code(errc::invalid_argument);
+    try {
+        std::string text;
+        if (auto e = detail::read_file((proc_root + "/" + std::to_string(pid) + "/cgroup").c_str(), text, 1 << 16)) {
+            if (e.value() == ENOENT || e.value() == ESRCH) return make_error_code(errc::no_such_process);
+            return e;
+        }
+        const auto paths = parse::parse_proc_cgroup(text);
+        if (!paths) return make_error_code(errc::malformed_data);
+        const auto& path = in == cgroup_hierarchy::unified ? paths->unified : paths->cpuacct;
+        if (!path) return make_error_code(errc::not_supported);
+        return std::string(*path);
+    } catch (const std::bad_alloc&) {
+        return detail::errno_code(ENOMEM);
+    }
+}
+
+result<cgroup_location> find_cgroup(const std::string& cgroup_path) noexcept {
+    try {
+        std::string a = cgroup_path;
+        while (a.size() > 1 && a.back() == '/') a.pop_back();
+        if (a.empty() || a.front() != '/' || has_step(a)) return make_error_code(errc::invalid_argument);
+        std::string text;
+        if (auto e = detail::read_file("/proc/self/mountinfo", text, 1 << 22)) return e;
+        const auto mounts = parse::parse_cgroup_mounts(text);
+        if (!mounts) return make_error_code(errc::malformed_data);
+        if (!mounts->unified && !mounts->cpuacct) return make_error_code(errc::not_supported);
+        const auto is_directory = [](const std::string& p) {
+            struct stat st {};
+            return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+        };
+        const auto no_such = [] { return make_error_code(std::errc::no_such_file_or_directory); };
+        constexpr cgroup_hierarchy order[] = {cgroup_hierarchy::unified, cgroup_hierarchy::cpuacct};
+        // A directory of a mount: its hierarchy path is the mount's root + the rest.
+        for (const auto h : order) {
+            const auto& m = h == cgroup_hierarchy::unified ? mounts->unified : mounts->cpuacct;
+            if (!m || !under_mount(a, *m)) continue;
+            if (!is_directory(a)) return no_such();
+            std::string_view point = m->mount_point;
+            while (point.size() > 1 && point.back() == '/') point.remove_suffix(1);
+            const std::string rest = a.substr(point.size());
+            std::string path = m->root == "/" ? rest : m->root + rest;
+            return cgroup_location{a, path.empty() ? "/" : path, h};
+        }
+        // A path inside a hierarchy.
+        for (const auto h : order) {
+            const auto& m = h == cgroup_hierarchy::unified ? mounts->unified : mounts->cpuacct;
+            if (!m) continue;
+            if (const auto dir = parse::cgroup_directory(*m, a); dir && is_directory(*dir))
+                return cgroup_location{*dir, a, h};
+        }
+        return no_such();
     } catch (const std::bad_alloc&) {
         return detail::errno_code(ENOMEM);
     }

@@ -35,8 +35,9 @@ public:
             case errc::invalid_handle:
                 return "invalid (empty) handle";
             case errc::foreign_pid_namespace:
-                return "/proc shows another pid namespace than the caller's (mount a procfs of this namespace on "
-                       "/proc): its pids would name other processes";
+                return "another pid namespace than the one needed: /proc shows another than the caller's (mount a "
+                       "procfs of this namespace on /proc), or exit records, which name tasks by the initial "
+                       "namespace's ids, were asked for outside it";
             case errc::boot_id_unavailable:
                 return "/proc/sys/kernel/random/boot_id cannot be read (is /proc mounted with subset=pid?): "
                        "creation times and identities need the boot id";

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 
 #include <sys/types.h>
@@ -41,6 +42,34 @@ namespace proctimes::inline v1 {
 /// file does not have the format of cgroups(7); errc::access_denied; the
 /// native errno of the read.
 PROCTIMES_API result<std::string> process_cgroup(pid_t pid, const std::string& proc_root = "/proc") noexcept;
+
+/// The two hierarchies that hold a CPU counter: the v2 (unified) one, and
+/// the v1 one with the cpuacct controller.
+enum class cgroup_hierarchy : std::uint8_t { unified, cpuacct };
+
+/// The cgroup of process `pid` in one hierarchy (its "0::" line, or the line
+/// of the v1 hierarchy with cpuacct). Errors: those of process_cgroup, and
+/// errc::not_supported when the file has no line for that hierarchy.
+PROCTIMES_API result<std::string> process_cgroup(pid_t pid, cgroup_hierarchy in,
+                                                 const std::string& proc_root = "/proc") noexcept;
+
+/// A cgroup found on the cgroup file systems this process sees mounted.
+struct PROCTIMES_API cgroup_location {
+    std::string directory;  ///< its directory: "/sys/fs/cgroup/build"
+    std::string path;       ///< inside its hierarchy, as process_cgroup gives it: "/build"
+    cgroup_hierarchy hierarchy = cgroup_hierarchy::unified;
+};
+
+/// Finds a cgroup by `cgroup_path`: a directory of a mounted v2 or v1
+/// cpuacct cgroup file system ("/sys/fs/cgroup/build"), or a path inside a
+/// hierarchy ("/build"), looked for in the v2 hierarchy first, then in v1
+/// cpuacct; a trailing '/' is ignored. Errors: errc::invalid_argument for a
+/// path that is not absolute or has a "." or ".." step;
+/// errc::not_supported when neither hierarchy is mounted;
+/// std::errc::no_such_file_or_directory when no such cgroup exists in one
+/// that is; errc::malformed_data when the mount table cannot be parsed; the
+/// native errno of its read. Reads the mount table on every call.
+PROCTIMES_API result<cgroup_location> find_cgroup(const std::string& cgroup_path) noexcept;
 
 /// CPU time used by every task that ever ran in the cgroup or its
 /// descendants since the cgroup was made, exited tasks included: the v2

@@ -35,8 +35,10 @@ enum class errc : int {
     /// pid namespace that still sees its parent's /proc, e.g. `unshare -p -f`
     /// without --mount-proc): /proc/<pid> would name another process, so no
     /// handle is opened by pid. Mount a procfs of the namespace on /proc.
+    /// Also the answer of exit_stream::open and exit_records_status() outside
+    /// the initial pid namespace: exit records name tasks by its ids.
     /// Compares equal to std::errc::no_such_file_or_directory, as
-    /// proc_unavailable does: the /proc this caller needs is not there.
+    /// proc_unavailable does: the namespace this caller needs is not there.
     foreign_pid_namespace,
     /// /proc/sys/kernel/random/boot_id cannot be read (a /proc mounted with
     /// subset=pid has no /proc/sys): creation instants rest on a boot anchor

@@ -60,9 +60,9 @@ PROCTIMES_API void set_exit_records_default(bool on) noexcept;
 /// registered; otherwise why not: errc::invalid_argument when records are off
 /// because PROCTIMES_EXIT_RECORDS has a value that is not an on/off word
 /// (settings.hpp); errc::not_supported when records or the monitor are off,
-/// or outside the initial pid namespace, or without taskstats, or on a
-/// backend without exit records; std::errc::operation_not_permitted without
-/// CAP_NET_ADMIN.
+/// or without taskstats, or on a backend without exit records;
+/// errc::foreign_pid_namespace outside the initial pid namespace;
+/// std::errc::operation_not_permitted without CAP_NET_ADMIN.
 PROCTIMES_API std::error_code exit_records_status() noexcept;
 /// Where enabled exit records come from. With set_exit_records_bpf(true) (or
 /// PROCTIMES_EXIT_RECORDS_BPF=1; off by default) the eBPF exit stream is

@@ -13,6 +13,8 @@
 namespace proctimes::inline v1 {
 
 result<std::string> process_cgroup(pid_t, const std::string&) noexcept { return errc::not_supported; }
+result<std::string> process_cgroup(pid_t, cgroup_hierarchy, const std::string&) noexcept { return errc::not_supported; }
+result<cgroup_location> find_cgroup(const std::string&) noexcept { return errc::not_supported; }
 result<std::chrono::nanoseconds> cgroup_cpu_usage(const std::string&) noexcept { return errc::not_supported; }
 
 bpf_source_status bpf_snapshot_status() noexcept {

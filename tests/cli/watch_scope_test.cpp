@@ -492,14 +492,24 @@ TEST(WatchScope, CgroupMembershipByHierarchy) {
     using proctimes::cli::in_cgroup;
     const proctimes::cli::cgroup_target v2{"/sys/fs/cgroup/unified/x", "/x", true};
     const proctimes::cli::cgroup_target v1{"/sys/fs/cgroup/cpuacct/a", "/a", false};
+    // A captured table (--proc-root): pid 7's cgroup file says what each
+    // case gives.
+    const std::string root = ::testing::TempDir() + "/watch-cgroup-" + std::to_string(::getpid());
+    std::filesystem::create_directories(root + "/7");
+    const auto member = [&](const std::string& text, const proctimes::cli::cgroup_target& t) {
+        std::ofstream(root + "/7/cgroup", std::ios::trunc) << text;
+        return in_cgroup(root, 7, t);
+    };
     const std::string text = "2:cpuacct:/a/b\n1:cpu:/c\n0::/x/y\n";
-    EXPECT_TRUE(in_cgroup(text, v2));
-    EXPECT_TRUE(in_cgroup(text, v1));
-    EXPECT_FALSE(in_cgroup("2:cpuacct:/ab\n0::/xy\n", v2));
-    EXPECT_FALSE(in_cgroup("2:cpuacct:/ab\n0::/xy\n", v1));
-    EXPECT_FALSE(in_cgroup("1:cpu:/a\n", v1)) << "only the cpuacct line places it in that hierarchy";
-    EXPECT_FALSE(in_cgroup("garbage\n", v2));
-    EXPECT_FALSE(in_cgroup("", v2));
+    EXPECT_TRUE(member(text, v2));
+    EXPECT_TRUE(member(text, v1));
+    EXPECT_FALSE(member("2:cpuacct:/ab\n0::/xy\n", v2));
+    EXPECT_FALSE(member("2:cpuacct:/ab\n0::/xy\n", v1));
+    EXPECT_FALSE(member("1:cpu:/a\n", v1)) << "only the cpuacct line places it in that hierarchy";
+    EXPECT_FALSE(member("garbage\n", v2));
+    EXPECT_FALSE(member("", v2));
+    EXPECT_FALSE(in_cgroup(root, 8, v2)) << "no such process";
+    std::filesystem::remove_all(root);
     EXPECT_TRUE(cgroup_path_under("/a/b", "/a"));
     EXPECT_TRUE(cgroup_path_under("/a", "/a"));
     EXPECT_FALSE(cgroup_path_under("/ab", "/a"));

@@ -6,7 +6,9 @@
 #  2. the portable code (src/ outside src/linux/ and src/parse/) includes no
 #     kernel header (<linux/...>, <sys/syscall.h>): kernel headers belong to
 #     the Linux backend and to the parsers of kernel formats;
-#  3. no source file in src/ or tools/ is over 500 lines.
+#  3. no source file in src/ or tools/ is over 500 lines;
+#  4. tools/ names no /proc path: the command reads the system through the
+#     library (a --proc-root given to it is passed on as the user gave it).
 # Prints every offence and exits 1 if there is one.
 set -u
 root=${1:?usage: check_layout.sh <source dir>}
@@ -28,6 +30,13 @@ hits=$(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*<(linux/|sys/sysc
        grep -vE '^src/(linux|parse)/')
 if [ -n "$hits" ]; then
     echo "Portable code includes a kernel header:"
+    echo "$hits"
+    status=1
+fi
+
+hits=$(grep -rnE '"/proc(/|")' --include='*.cpp' --include='*.hpp' tools 2>/dev/null)
+if [ -n "$hits" ]; then
+    echo "tools/ names a /proc path (read it through the library):"
     echo "$hits"
     status=1
 fi

@@ -147,6 +147,67 @@ TEST(Cgroup, ClearErrors) {
     }
 }
 
+TEST(Cgroup, OneHierarchyOfAProcess) {
+    using proctimes::cgroup_hierarchy;
+    const std::string root = ::testing::TempDir() + "/cgroup-proc-" + std::to_string(::getpid());
+    ASSERT_EQ(::mkdir(root.c_str(), 0700), 0);
+    ASSERT_EQ(::mkdir((root + "/7").c_str(), 0700), 0);
+    const auto of = [&](const std::string& text, cgroup_hierarchy h) {
+        std::ofstream(root + "/7/cgroup", std::ios::trunc) << text;
+        return proctimes::process_cgroup(7, h, root);
+    };
+    const std::string hybrid = "3:cpu,cpuacct:/v1/job\n2:memory:/m\n0::/user.slice/x\n";
+    EXPECT_EQ(of(hybrid, cgroup_hierarchy::unified).value(), "/user.slice/x");
+    EXPECT_EQ(of(hybrid, cgroup_hierarchy::cpuacct).value(), "/v1/job");
+    EXPECT_EQ(of("2:memory:/m\n0::/x\n", cgroup_hierarchy::cpuacct).error(), proctimes::errc::not_supported);
+    EXPECT_EQ(of("3:cpu,cpuacct:/j\n", cgroup_hierarchy::unified).error(), proctimes::errc::not_supported);
+    EXPECT_EQ(of("garbage\n", cgroup_hierarchy::unified).error(), proctimes::errc::malformed_data);
+    EXPECT_EQ(proctimes::process_cgroup(8, cgroup_hierarchy::unified, root).error(), proctimes::errc::no_such_process);
+    EXPECT_EQ(proctimes::process_cgroup(0, cgroup_hierarchy::unified, root).error(), proctimes::errc::invalid_argument);
+    // The live table: this process's own line, the one process_cgroup gives first.
+    const auto mine = proctimes::process_cgroup(::getpid());
+    const auto v2 = proctimes::process_cgroup(::getpid(), cgroup_hierarchy::unified);
+    if (mine && v2) {
+        EXPECT_EQ(*v2, *mine);
+    }
+    ::unlink((root + "/7/cgroup").c_str());
+    ::rmdir((root + "/7").c_str());
+    ::rmdir(root.c_str());
+}
+
+TEST(Cgroup, FindByDirectoryOrHierarchyPath) {
+    using proctimes::errc;
+    EXPECT_EQ(proctimes::find_cgroup("").error(), errc::invalid_argument);
+    EXPECT_EQ(proctimes::find_cgroup("relative").error(), errc::invalid_argument);
+    EXPECT_EQ(proctimes::find_cgroup("/a/../b").error(), errc::invalid_argument);
+    EXPECT_EQ(proctimes::find_cgroup("/a/./b").error(), errc::invalid_argument);
+    EXPECT_EQ(proctimes::find_cgroup("/..").error(), errc::invalid_argument);
+    const auto root = proctimes::find_cgroup("/");
+    if (!root && root.error() == errc::not_supported) GTEST_SKIP() << "no v2 or v1 cpuacct hierarchy is mounted";
+    ASSERT_TRUE(root) << root.error().message();
+    EXPECT_EQ(root->path, "/");
+    // Its directory names the same cgroup, with or without a trailing slash,
+    // and the counter of either form is the same one.
+    for (const std::string& form : {root->directory, root->directory + "/"}) {
+        const auto again = proctimes::find_cgroup(form);
+        ASSERT_TRUE(again) << form << ": " << again.error().message();
+        EXPECT_EQ(again->directory, root->directory);
+        EXPECT_EQ(again->path, "/");
+        EXPECT_EQ(again->hierarchy, root->hierarchy);
+    }
+    // This process's own cgroup, by its hierarchy path.
+    const auto h = root->hierarchy;
+    const auto mine = proctimes::process_cgroup(::getpid(), h);
+    ASSERT_TRUE(mine) << mine.error().message();
+    if (mine->starts_with("/..")) GTEST_SKIP() << "this cgroup is outside the cgroup namespace's root";
+    const auto found = proctimes::find_cgroup(*mine);
+    ASSERT_TRUE(found) << *mine << ": " << found.error().message();
+    EXPECT_EQ(found->path, *mine);
+    struct stat st {};
+    EXPECT_EQ(::stat(found->directory.c_str(), &st), 0) << found->directory;
+    EXPECT_EQ(proctimes::find_cgroup("/proctimes-no-such-cgroup-7f3a").error(), std::errc::no_such_file_or_directory);
+}
+
 TEST(Cgroup, DirectoryFormNamesTheSameCounter) {
     // The root of whichever hierarchy is mounted, named by its directory.
     for (const char* dir : {"/sys/fs/cgroup/unified", "/sys/fs/cgroup", "/sys/fs/cgroup/cpuacct"}) {

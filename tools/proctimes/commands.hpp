@@ -21,6 +21,13 @@ class App;
 
 namespace proctimes::cli {
 
+/// Where the system's process table is read by default: the library's own
+/// choice (snapshot_options::proc_root), which --proc-root replaces.
+inline std::string default_proc_root() { return snapshot_options{}.proc_root; }
+/// Whether `root` is that live table: exit records and the system's clocks
+/// describe it, and no captured copy.
+inline bool is_live_proc_root(const std::string& root) { return root == default_proc_root(); }
+
 /// A registered subcommand: its CLI11 app (owned by the root app) and what to
 /// do once the command line has been parsed into its options.
 struct subcommand {
@@ -82,7 +89,7 @@ struct ps_options {
     /// With an interval and threads: copy the threads of processes that did
     /// not run since the previous frame (snapshot_options::reuse_idle_threads_for).
     std::optional<double> reuse_idle;
-    std::string proc_root = "/proc";
+    std::string proc_root = default_proc_root();
     /// --source: auto, proc or bpf (snapshot_options::source).
     std::string source = "auto";
     redraw_mode redraw = redraw_mode::automatic;
@@ -149,7 +156,7 @@ struct watch_options {
     std::optional<double> duration;     ///< --duration SECONDS; empty: until SIGINT/SIGTERM
     double interval = 1.0;              ///< --interval SECONDS between snapshots
     std::string end_source = "auto";    ///< --end-source auto|exit-stream|snapshot
-    std::string proc_root = "/proc";
+    std::string proc_root = default_proc_root();
 
     [[nodiscard]] bool scoped() const { return all || name || user || cgroup; }
 };

@@ -32,8 +32,9 @@ int run_doctor(std::ostream& out) {
     if (!st.reason.empty()) out << fmt::format("  why: {}\n", st.reason);
     if (st.usable) out << fmt::format("  program: {}\n", st.program);
     if (st.built) out << fmt::format("  load and attach: {:.1f} ms\n", static_cast<double>(st.load_time.count()) / 1e6);
-    out << fmt::format("  ps (one snapshot), --source auto: /proc (one snapshot never pays the load)\n");
-    out << fmt::format("  ps --interval, --source auto: {}\n", st.usable ? "eBPF" : "/proc");
+    const auto procfs = to_string(snapshot_source::procfs);
+    out << fmt::format("  ps (one snapshot), --source auto: {} (one snapshot never pays the load)\n", procfs);
+    out << fmt::format("  ps --interval, --source auto: {}\n", st.usable ? "eBPF" : procfs);
     return 0;
 }
 

@@ -36,27 +36,19 @@ nanoseconds boottime_now() {
 
 double seconds(nanoseconds d) { return std::chrono::duration<double>(d).count(); }
 
-// Exit records name tasks by their ids in the initial pid namespace, so no
-// source gives them elsewhere (PROC_PID_INIT_INO is that namespace's inode).
-bool in_initial_pid_namespace() {
-    char link[64];
-    const ssize_t n = ::readlink("/proc/self/ns/pid", link, sizeof link - 1);
-    return n <= 0 || std::string_view(link, static_cast<std::size_t>(n)) == "pid:[4026531836]";
-}
-
 }  // namespace
 
 void ledger_sources::open(const ps_options& opts) {
     // Exit records describe this system's tasks: they match only snapshots
     // of the live /proc.
-    if (opts.proc_root != "/proc") {
+    if (!is_live_proc_root(opts.proc_root)) {
         why_none_ = "the snapshots are not of the live /proc";
         return;
     }
     auto s = exit_stream::open();
     if (s) {
         stream_.emplace(std::move(*s));
-    } else if (!in_initial_pid_namespace()) {
+    } else if (s.error() == errc::foreign_pid_namespace) {
         why_none_ = "exit records are not available inside a pid namespace other than the initial one";
     } else {
         why_none_ = s.error() == std::errc::operation_not_permitted

@@ -247,7 +247,7 @@ subcommand add_watch(CLI::App& root) {
                 if (cgroup->count() > 0) o.cgroup = st->cgroup;
                 if (duration->count() > 0) o.duration = st->duration;
                 if (!o.scoped() && (duration->count() > 0 || interval->count() > 0 || o.end_source != "auto" ||
-                                    o.proc_root != "/proc")) {
+                                    !is_live_proc_root(o.proc_root))) {
                     err << "proctimes: watch: --duration, --interval, --end-source and --proc-root need a scope "
                            "(--all, --name, --user or --cgroup)\n";
                     return exit_usage;

@@ -14,19 +14,9 @@
 
 #include <fmt/format.h>
 
-#include "parse/cgroup.hpp"
 #include "proctimes/cgroup.hpp"
 
 namespace proctimes::cli {
-
-namespace {
-
-bool is_directory(const std::string& p) {
-    struct stat st {};
-    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-}  // namespace
 
 std::optional<cgroup_target> resolve_cgroup(const std::string& arg, std::string& why) {
     if (arg.empty() || arg.front() != '/') {
@@ -34,48 +24,21 @@ std::optional<cgroup_target> resolve_cgroup(const std::string& arg, std::string&
                           escape_for_table(arg));
         return std::nullopt;
     }
-    std::string a = arg;
-    while (a.size() > 1 && a.back() == '/') a.pop_back();
-    if (a.find("/../") != std::string::npos || a.ends_with("/..") || a.find("/./") != std::string::npos) {
+    auto found = find_cgroup(arg);
+    if (found) return cgroup_target{found->directory, found->path, found->hierarchy == cgroup_hierarchy::unified};
+    if (found.error() == errc::invalid_argument)
         why = fmt::format("'{}': a cgroup path may not contain '.' or '..' steps", escape_for_table(arg));
-        return std::nullopt;
-    }
-    const auto text = read_small_file("/proc/self/mountinfo");
-    const auto mounts = text ? parse::parse_cgroup_mounts(*text) : std::nullopt;
-    if (!mounts || (!mounts->unified && !mounts->cpuacct)) {
-        why = "no cgroup v2 or v1 cpuacct file system is mounted (/proc/self/mountinfo)";
-        return std::nullopt;
-    }
-    const auto no_such = [&] {
-        why = fmt::format("no such cgroup: {} (in the v2 hierarchy{})", escape_for_table(arg),
-                          mounts->cpuacct ? " or the v1 cpuacct one" : "");
-        return std::nullopt;
-    };
-    // A directory of a mount: its hierarchy path is the mount's root + the rest.
-    for (const bool v2 : {true, false}) {
-        const auto& m = v2 ? mounts->unified : mounts->cpuacct;
-        if (!m) continue;
-        const std::string& mp = m->mount_point;
-        if (a != mp && !(a.starts_with(mp) && a.size() > mp.size() && a[mp.size()] == '/')) continue;
-        if (!is_directory(a)) return no_such();
-        std::string rest = a.substr(mp.size());
-        std::string path = m->root == "/" ? rest : m->root + rest;
-        return cgroup_target{a, path.empty() ? "/" : path, v2};
-    }
-    // A path inside a hierarchy.
-    for (const bool v2 : {true, false}) {
-        const auto& m = v2 ? mounts->unified : mounts->cpuacct;
-        if (!m) continue;
-        if (const auto dir = parse::cgroup_directory(*m, a); dir && is_directory(*dir))
-            return cgroup_target{*dir, a, v2};
-    }
-    return no_such();
+    else if (found.error() == errc::not_supported)
+        why = "no cgroup v2 or v1 cpuacct file system is mounted";
+    else if (found.error() == std::errc::no_such_file_or_directory)
+        why = fmt::format("no such cgroup: {} (in the v2 or the v1 cpuacct hierarchy)", escape_for_table(arg));
+    else
+        why = fmt::format("cannot find cgroup {}: {}", escape_for_table(arg), found.error().message());
+    return std::nullopt;
 }
 
-bool in_cgroup(std::string_view text, const cgroup_target& t) {
-    const auto paths = parse::parse_proc_cgroup(text);
-    if (!paths) return false;
-    const auto& path = t.v2 ? paths->unified : paths->cpuacct;
+bool in_cgroup(const std::string& proc_root, pid_t pid, const cgroup_target& t) {
+    const auto path = process_cgroup(pid, t.v2 ? cgroup_hierarchy::unified : cgroup_hierarchy::cpuacct, proc_root);
     return path && cgroup_path_under(*path, t.path);
 }
 

@@ -25,19 +25,19 @@ namespace proctimes::cli {
 /// the cpuacct controller (the two proctimes::cgroup_cpu_usage can read).
 struct cgroup_target {
     std::string directory;  ///< e.g. /sys/fs/cgroup/unified/build
-    std::string path;       ///< inside its hierarchy, as /proc/<pid>/cgroup shows it: "/build"
+    std::string path;       ///< inside its hierarchy, as proctimes::process_cgroup gives it: "/build"
     bool v2 = false;        ///< in the unified (v2) hierarchy; else v1 cpuacct
 };
 
 /// Resolves --cgroup PATH: a directory of the v2 or v1 cpuacct mount
 /// (/sys/fs/cgroup/unified/build), or a path inside a hierarchy (/build),
-/// looked for in the v2 hierarchy first, then in v1 cpuacct. Reads
-/// /proc/self/mountinfo. Empty, with `why` set, when there is no such cgroup.
+/// looked for in the v2 hierarchy first, then in v1 cpuacct
+/// (proctimes::find_cgroup). Empty, with `why` set, when there is no such cgroup.
 std::optional<cgroup_target> resolve_cgroup(const std::string& arg, std::string& why);
 
-/// Whether the process whose /proc/<pid>/cgroup text is given is in `t` or
-/// below it: its path in t's hierarchy (the "0::" line, or the cpuacct line).
-bool in_cgroup(std::string_view proc_pid_cgroup, const cgroup_target& t);
+/// Whether process `pid` of <proc_root> is in `t` or below it: its path in
+/// t's hierarchy (proctimes::process_cgroup). False when it cannot be read.
+bool in_cgroup(const std::string& proc_root, pid_t pid, const cgroup_target& t);
 
 /// `path` is `under` or below it ("/a/b" is under "/a", "/ab" is not). Pure.
 bool cgroup_path_under(std::string_view path, std::string_view under);

@@ -106,7 +106,7 @@ int run_watch_scoped(const watch_options& opts, std::ostream& out, std::ostream&
 
     // The stream tells of this system's tasks, by the pids of the initial
     // namespace: it matches only the live /proc.
-    const bool live_proc = opts.proc_root == "/proc";
+    const bool live_proc = is_live_proc_root(opts.proc_root);
     if (opts.end_source == "exit-stream" && !live_proc) {
         err << "proctimes: watch: --end-source exit-stream needs the live /proc (no --proc-root)\n";
         return exit_usage;

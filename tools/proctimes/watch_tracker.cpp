@@ -57,8 +57,7 @@ bool scope_tracker::in_scope(const snapshot_process& p) {
     auto& f = facts_[p.pid()];
     if (f.start_ticks != p.identity.start_ticks) f = facts{p.identity.start_ticks, {}, {}};
     if (!f.in_cgroup) {
-        const auto text = read_small_file(fmt::format("{}/{}/cgroup", proc_root_, p.pid()));
-        f.in_cgroup = text && in_cgroup(*text, *scope_.cgroup);
+        f.in_cgroup = in_cgroup(proc_root_, p.pid(), *scope_.cgroup);
     }
     return *f.in_cgroup;
 }

@@ -21,6 +21,7 @@
 #include "exits.skel.h"
 #include "fd.hpp"
 #include "linux/bpf/loader.hpp"
+#include "linux/exit_records.hpp"
 #include "linux/sys.hpp"
 #include "parse/bpf_records.hpp"
 #include "parse/procfs.hpp"
@@ -207,7 +208,8 @@ result<std::unique_ptr<bpf_exit_stream>> bpf_exit_stream::start(callback cb, los
     try {
         auto anchor = get_boot_anchor();
         if (!anchor) return anchor.error();
-        if (auto why = bpf::precheck(); !why.empty()) return make_error_code(errc::not_supported);
+        if (auto why = bpf::precheck(); !why.empty())
+            return make_error_code(in_initial_pid_namespace() ? errc::not_supported : errc::foreign_pid_namespace);
         bpf::quiet_libbpf();
         std::unique_ptr<bpf_exit_stream> s(new bpf_exit_stream);
         s->impl_ = std::make_unique<impl>();

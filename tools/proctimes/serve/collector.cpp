@@ -46,7 +46,7 @@ std::unique_ptr<collector> collector::make(const serve_options& opts, std::strin
         return nullptr;
     }
     c->snap_ = std::move(*s);
-    if (opts.exit_records && opts.proc_root == "/proc") {
+    if (opts.exit_records && is_live_proc_root(opts.proc_root)) {
         auto es = exit_stream::open(opts.exit_from);
         if (es) {
             c->exits_ = std::move(*es);

@@ -40,15 +40,6 @@ std::string read_small(const std::string& path, bool* ok = nullptr) {
     return s;
 }
 
-// The "btime N" line of <proc>/stat: the boot instant in whole seconds.
-std::optional<std::int64_t> read_boot_seconds(const std::string& proc_root) {
-    std::string text;
-    if (detail::read_file((proc_root + "/stat").c_str(), text)) return std::nullopt;
-    const auto v = parse::parse_proc_stat_btime(text);
-    if (!v || *v > std::uint64_t{1} << 40) return std::nullopt;
-    return static_cast<std::int64_t>(*v);
-}
-
 std::vector<std::string> string_list(const YAML::Node& n, const char* key, std::string& error) {
     std::vector<std::string> v;
     const YAML::Node list = n[key];
@@ -62,6 +53,15 @@ std::vector<std::string> string_list(const YAML::Node& n, const char* key, std::
 }
 
 }  // namespace
+
+// The "btime N" line of <proc>/stat: the boot instant in whole seconds.
+std::optional<std::int64_t> read_boot_seconds(const std::string& proc_root) {
+    std::string text;
+    if (detail::read_file((proc_root + "/stat").c_str(), text)) return std::nullopt;
+    const auto v = parse::parse_proc_stat_btime(text);
+    if (!v || *v > std::uint64_t{1} << 40) return std::nullopt;
+    return static_cast<std::int64_t>(*v);
+}
 
 std::string go_base(std::string_view path) {
     if (path.empty()) return ".";

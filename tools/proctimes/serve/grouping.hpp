@@ -73,8 +73,8 @@ std::vector<pe_rule> parse_pe_config(std::string_view yaml, std::string& error);
 /// What a classifier needs to know about a process beyond its snapshot entry;
 /// read from /proc only when the grouping uses it.
 struct process_facts {
-    std::string exe;                   ///< readlink of /proc/<pid>/exe ("" when unreadable)
-    std::string argv0;                 ///< first word of /proc/<pid>/cmdline
+    std::string exe;                   ///< the path of its executable ("" when unreadable)
+    std::string argv0;                 ///< first word of its command line
     std::string cmdline;               ///< the command line, words joined by spaces
     std::string cgroup;                ///< the v2 path (the "0::" line), else the first line's path
     std::vector<std::string> cgroups;  ///< the path of every line, in order ({{.Cgroups}})
@@ -147,10 +147,14 @@ private:
     std::vector<pe_rule> rules_;
     bool need_facts_ = false;
     bool need_cgroups_ = false;
-    std::int64_t boot_seconds_ = 0;  ///< btime of /proc/stat, read once, as process-exporter does
+    std::int64_t boot_seconds_ = 0;  ///< read_boot_seconds(), once, as process-exporter does
     long ticks_per_second_ = 100;
     std::unordered_map<uid_t, std::string> users_;
     std::unordered_map<std::string, std::optional<std::string>> filtered_;
 };
+
+/// The "btime N" line of <proc_root>/stat: the boot instant in whole
+/// seconds, as process-exporter and the Go client read it.
+std::optional<std::int64_t> read_boot_seconds(const std::string& proc_root);
 
 }  // namespace proctimes::cli::serve

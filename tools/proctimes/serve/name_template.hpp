@@ -26,7 +26,7 @@ struct name_values {
     std::string_view user;
     pid_t pid = 0;
     std::string_view start_time;              ///< as go_time_string writes it
-    const std::vector<std::string>* cgroups;  ///< the path of each /proc/<pid>/cgroup line, in order
+    const std::vector<std::string>* cgroups;  ///< the path of each line of its cgroup file, in order
     const std::vector<std::pair<std::string, std::string>>* matches;  ///< named groups of the cmdline regexes
 };
 

@@ -48,7 +48,7 @@ struct serve_options {
     /// Where they come from: eBPF where it can be used, else taskstats
     /// (automatic); the tests force each source.
     exit_stream_source exit_from = exit_stream_source::automatic;
-    std::string proc_root = "/proc";
+    std::string proc_root = default_proc_root();
     unsigned http_threads = 4;  ///< worker threads serving requests
     /// Seconds without any byte received or sent after which a connection is closed.
     unsigned connection_deadline = 15;
