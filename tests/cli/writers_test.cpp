@@ -104,7 +104,7 @@ task_record synthetic(std::mt19937_64& rng, int i) {
     if (i % 3)
         r.ps = ps_values{1, i % 2 ? std::optional<std::uint32_t>(1000) : std::nullopt, random_bytes(rng, 6), 'S'};
     const double percents[] = {0.0, 12.5, 1e20, std::nan(""), 100.0 / 3.0, -0.0};
-    if (i % 2 == 0) r.used = interval_values{1s, 2ms, 3ms, percents[i % 6], "both"};
+    if (i % 2 == 0) r.used = interval_values{1s, 2ms, 3ms, percents[i % 6], interval_basis::both};
     return r;
 }
 

@@ -71,6 +71,11 @@ enum class redraw_mode {
     never,      ///< append frames, separated by a blank line
 };
 
+/// `ps --group-by`: one row per process (none), or per comm, owner or cgroup.
+enum class ps_grouping : std::uint8_t { none, name, user, cgroup };
+/// "name", "user", "cgroup" ("" for none): the group_by field.
+std::string_view to_string(ps_grouping g) noexcept;
+
 struct ps_options {
     bool threads = false;
     /// cpu, kernel, user, start, pid or name; empty: pid (one snapshot), cpu
@@ -90,14 +95,14 @@ struct ps_options {
     /// not run since the previous frame (snapshot_options::reuse_idle_threads_for).
     std::optional<double> reuse_idle;
     std::string proc_root = default_proc_root();
-    /// --source: auto, proc or bpf (snapshot_options::source).
-    std::string source = "auto";
+    /// --source: auto, proc or bpf.
+    snapshot_source source = snapshot_source::automatic;
     redraw_mode redraw = redraw_mode::automatic;
     /// --ledger: JSON and CSV frames carry the children fields and end with
     /// a ledger record (the table always shows both).
     bool ledger = false;
-    /// --group-by: name, user or cgroup; empty: one row per process.
-    std::string group_by;
+    /// --group-by; none: one row per process.
+    ps_grouping group_by = ps_grouping::none;
 };
 
 subcommand add_ps(CLI::App& root);
@@ -105,10 +110,8 @@ subcommand add_ps(CLI::App& root);
 // ---- doctor (doctor.cpp) ----------------------------------------------------------
 
 subcommand add_doctor(CLI::App& root);
-/// "auto", "proc" or "bpf" as a snapshot_source.
-snapshot_source snapshot_source_of(const std::string& name);
-/// One line on `err` when `asked` is "bpf" and `s` came from /proc, saying why.
-void note_snapshot_source(const snapshot& s, const std::string& asked, std::ostream& err);
+/// One line on `err` when `asked` is bpf and `s` came from /proc, saying why.
+void note_snapshot_source(const snapshot& s, snapshot_source asked, std::ostream& err);
 
 /// The whole `ps` command once its options are known.
 int run_ps(const ps_options& opts, std::ostream& out, std::ostream& err);
@@ -144,18 +147,22 @@ int run_run_tree(const run_options& opts, std::ostream& out, std::ostream& err);
 
 // ---- watch ---------------------------------------------------------------------
 
+/// `watch --end-source`: the exit stream where permitted, else snapshots
+/// (automatic); the exit stream or nothing; snapshots only.
+enum class end_choice : std::uint8_t { automatic, exit_stream, snapshot };
+
 struct watch_options {
     std::vector<std::string> pids;
     output_options output;
     // A scope instead of pids (watch_scoped.cpp): every process, or those the
     // given conditions select (all of them).
     bool all = false;
-    std::optional<std::string> name;    ///< --name REGEX (RE2, searched in the comm)
-    std::optional<std::string> user;    ///< --user NAME|UID (real uid)
-    std::optional<std::string> cgroup;  ///< --cgroup PATH
-    std::optional<double> duration;     ///< --duration SECONDS; empty: until SIGINT/SIGTERM
-    double interval = 1.0;              ///< --interval SECONDS between snapshots
-    std::string end_source = "auto";    ///< --end-source auto|exit-stream|snapshot
+    std::optional<std::string> name;                ///< --name REGEX (RE2, searched in the comm)
+    std::optional<std::string> user;                ///< --user NAME|UID (real uid)
+    std::optional<std::string> cgroup;              ///< --cgroup PATH
+    std::optional<double> duration;                 ///< --duration SECONDS; empty: until SIGINT/SIGTERM
+    double interval = 1.0;                          ///< --interval SECONDS between snapshots
+    end_choice end_source = end_choice::automatic;  ///< --end-source auto|exit-stream|snapshot
     std::string proc_root = default_proc_root();
 
     [[nodiscard]] bool scoped() const { return all || name || user || cgroup; }

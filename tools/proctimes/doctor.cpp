@@ -12,14 +12,8 @@
 
 namespace proctimes::cli {
 
-snapshot_source snapshot_source_of(const std::string& name) {
-    if (name == "proc") return snapshot_source::procfs;
-    if (name == "bpf") return snapshot_source::bpf;
-    return snapshot_source::automatic;
-}
-
-void note_snapshot_source(const snapshot& s, const std::string& asked, std::ostream& err) {
-    if (asked != "bpf" || s.source == snapshot_source::bpf) return;
+void note_snapshot_source(const snapshot& s, snapshot_source asked, std::ostream& err) {
+    if (asked != snapshot_source::bpf || s.source == snapshot_source::bpf) return;
     err << fmt::format("proctimes: the eBPF source cannot be used ({}); read /proc instead\n",
                        bpf_snapshot_status().reason);
 }

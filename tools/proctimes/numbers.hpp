@@ -2,7 +2,8 @@
 // tools/proctimes/numbers.hpp — one check for every numeric option: a strict
 // parse (parse/number.hpp: no "nan", "inf" or exponent, no overflow) and a
 // range named in human terms, so a bad value is a one-line usage error
-// (exit 2) before any conversion can overflow.
+// (exit 2) before any conversion can overflow. And one way to take a word
+// from a fixed set into an enum.
 #pragma once
 
 #include <chrono>
@@ -10,6 +11,8 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <sys/types.h>
 
@@ -30,5 +33,23 @@ CLI::Validator whole_number_in(std::uint64_t min, std::uint64_t max);
 /// message goes to `err` when one is given. Numbers a pid cannot be (0,
 /// negative) are left to process::open, which answers invalid_argument.
 std::optional<pid_t> pid_argument(const std::string& arg, std::ostream* err);
+
+/// Option `name` of `app` takes one word of `choices` into `into` (which
+/// must outlive the parse): any other word is a usage error that lists them.
+template <class E>
+CLI::Option* add_choice(CLI::App* app, const std::string& name, E& into,
+                        const std::vector<std::pair<std::string, E>>& choices, const std::string& help) {
+    std::vector<std::string> words;
+    for (const auto& [word, value] : choices) words.push_back(word);
+    return app
+        ->add_option_function<std::string>(
+            name,
+            [&into, choices](const std::string& word) {
+                for (const auto& [w, value] : choices)
+                    if (w == word) into = value;
+            },
+            help)
+        ->check(CLI::IsMember(words));
+}
 
 }  // namespace proctimes::cli

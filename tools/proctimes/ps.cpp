@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -42,16 +43,16 @@ namespace ps_detail {
 
 using std::chrono::nanoseconds;
 
-std::string_view basis_name(delta_basis b) {
+interval_basis basis_of(delta_basis b) {
     switch (b) {
         case delta_basis::both:
-            return "both";
+            return interval_basis::both;
         case delta_basis::created:
-            return "created";
+            return interval_basis::created;
         case delta_basis::unseen:
-            return "unseen";
+            return interval_basis::unseen;
     }
-    return "?";
+    return interval_basis::unseen;
 }
 
 interval_values used_of(const cpu_delta& d, nanoseconds interval) {
@@ -60,7 +61,7 @@ interval_values used_of(const cpu_delta& d, nanoseconds interval) {
     u.kernel = d.kernel;
     u.user = d.user;
     u.cpu_percent = d.cpu_percent;
-    u.basis = std::string(basis_name(d.basis));
+    u.basis = basis_of(d.basis);
     return u;
 }
 
@@ -149,7 +150,7 @@ snapshot_options snapshot_options_of(const ps_options& opts) {
     snapshot_options so;
     so.threads = opts.threads;
     so.proc_root = opts.proc_root;
-    so.source = snapshot_source_of(opts.source);
+    so.source = opts.source;
     so.cpu = opts.precise ? snapshot_cpu::precise : snapshot_cpu::precise_processes;
     if (opts.reuse_idle)
         so.reuse_idle_threads_for =
@@ -257,19 +258,19 @@ subcommand add_ps(CLI::App& root) {
                       ->needs(threads)
                       ->type_name("SECONDS");
     app->add_option("--proc-root", st->opts.proc_root, "Where procfs is mounted (default /proc)")->type_name("DIR");
-    app->add_option("--source", st->opts.source,
-                    "Where the snapshot comes from: auto (default: /proc for one snapshot, eBPF with --interval "
-                    "where permitted), proc, or bpf (falls back to /proc, saying why; docs/BPF.md)")
-        ->check(CLI::IsMember({"auto", "proc", "bpf"}))
+    add_choice(app, "--source", st->opts.source,
+               {{"auto", snapshot_source::automatic}, {"proc", snapshot_source::procfs}, {"bpf", snapshot_source::bpf}},
+               "Where the snapshot comes from: auto (default: /proc for one snapshot, eBPF with --interval "
+               "where permitted), proc, or bpf (falls back to /proc, saying why; docs/BPF.md)")
         ->type_name("SOURCE");
     app->add_flag("--ledger", st->opts.ledger,
                   "With --interval, JSON and CSV: add the children columns and end each frame with "
                   "the ledger record (the table always shows both; docs/CLI.md)")
         ->needs(interval);
-    app->add_option("--group-by", st->opts.group_by,
-                    "With --interval: one row per group (name, user or cgroup) summing its processes, the ones "
-                    "that ended and the children they reaped; cgroup rows add the cgroup's own counter")
-        ->check(CLI::IsMember({"name", "user", "cgroup"}))
+    add_choice(app, "--group-by", st->opts.group_by,
+               {{"name", ps_grouping::name}, {"user", ps_grouping::user}, {"cgroup", ps_grouping::cgroup}},
+               "With --interval: one row per group (name, user or cgroup) summing its processes, the ones "
+               "that ended and the children they reaped; cgroup rows add the cgroup's own counter")
         ->needs(interval)
         ->type_name("KEY");
     app->footer(

@@ -106,7 +106,7 @@ int run_interval(const ps_options& opts, std::optional<uid_t> only_uid, std::ost
     user_names users;
     ledger_sources sources;
     sources.open(opts);
-    const bool by_cgroup = opts.group_by == "cgroup";
+    const bool by_cgroup = opts.group_by == ps_grouping::cgroup;
     cgroup_readings groups_prev, groups_cur;
     snapshot prev, cur;
     if (auto r = taker->take(prev); !r) {
@@ -146,7 +146,7 @@ int run_interval(const ps_options& opts, std::optional<uid_t> only_uid, std::ost
         o.interval = true;
         o.children = opts.ledger || o.format == output_format::table;
         std::ostringstream text;
-        if (!opts.group_by.empty()) {
+        if (opts.group_by != ps_grouping::none) {
             const cpu_ledger* l = ledger ? &*ledger : nullptr;
             const auto rows =
                 group_rows(records, l, opts, by_cgroup ? &groups_prev : nullptr, by_cgroup ? &groups_cur : nullptr);

@@ -55,11 +55,12 @@ std::vector<group_row> group_rows(const std::vector<task_record>& records, const
     std::map<std::string, group_row> groups;
     for (const auto& r : records) {
         // Ended in the interval (the ledger's records); a zombie is alive here.
-        const bool ended = r.used && (r.used->basis == "ended" || r.used->basis == "ended_earlier");
+        const bool ended =
+            r.used && (r.used->basis == interval_basis::ended || r.used->basis == interval_basis::ended_earlier);
         std::string key;
-        if (opts.group_by == "user") {
+        if (opts.group_by == ps_grouping::user) {
             key = r.ps ? r.ps->user_name : "?";
-        } else if (opts.group_by == "cgroup") {
+        } else if (opts.group_by == ps_grouping::cgroup) {
             // A process that ended: the cgroup `before` saw it in, if any.
             const std::string* live = nullptr;
             if (after && !ended)
@@ -91,7 +92,7 @@ std::vector<group_row> group_rows(const std::vector<task_record>& records, const
     std::vector<group_row> rows;
     rows.reserve(groups.size());
     for (auto& [k, g] : groups) rows.push_back(g);
-    if (opts.group_by == "cgroup" && before && after) {
+    if (opts.group_by == ps_grouping::cgroup && before && after) {
         for (auto& g : rows) {
             const auto b = before->usage.find(g.key), a = after->usage.find(g.key);
             if (b != before->usage.end() && a != after->usage.end()) g.cgroup_usage = a->second - b->second;
@@ -112,7 +113,7 @@ void write_groups(std::ostream& out, const std::vector<group_row>& rows, const c
                    ? 100.0 * std::chrono::duration<double>(v).count() / std::chrono::duration<double>(interval).count()
                    : 0.0;
     };
-    const bool cg = opts.group_by == "cgroup";
+    const bool cg = opts.group_by == ps_grouping::cgroup;
     const auto fmt_opt = [](const std::optional<nanoseconds>& v) { return v ? std::to_string(v->count()) : ""; };
     switch (opts.output.format) {
         case output_format::json: {
@@ -120,7 +121,7 @@ void write_groups(std::ostream& out, const std::vector<group_row>& rows, const c
             for (const auto& g : rows) {
                 nlohmann::ordered_json j;
                 j["record"] = "group";
-                j["group_by"] = opts.group_by;
+                j["group_by"] = std::string(to_string(opts.group_by));
                 j["group"] = to_valid_utf8(g.key);
                 j["processes"] = g.processes;
                 j["ended"] = g.ended;
@@ -146,7 +147,7 @@ void write_groups(std::ostream& out, const std::vector<group_row>& rows, const c
                    "interval_children_ns,cpu_ns,cpu_percent"
                 << (cg ? ",cgroup_usage_ns,subtree_cpu_ns,cgroup_minus_subtree_ns" : "") << '\n';
             for (const auto& g : rows) {
-                out << fmt::format("group,{},{},{},{},{},{},{},{},{},{:.3f}", opts.group_by,
+                out << fmt::format("group,{},{},{},{},{},{},{},{},{},{:.3f}", to_string(opts.group_by),
                                    csv_field(to_valid_utf8(g.key)), g.processes, g.ended, interval.count(),
                                    g.kernel.count(), g.user.count(), g.children.count(), g.cpu().count(), pct(g.cpu()));
                 if (cg)
@@ -185,12 +186,30 @@ void write_groups(std::ostream& out, const std::vector<group_row>& rows, const c
         for (std::size_t i = 0; i < cells[r].size(); ++i)
             out << (i ? " " : "") << std::string(width[i] - display_width(cells[r][i]), ' ') << cells[r][i];
         out << ' '
-            << (r == 0 ? (cg                        ? "CGROUP"
-                          : opts.group_by == "user" ? "OWNER"
-                                                    : "NAME")
+            << (r == 0 ? (cg                                   ? "CGROUP"
+                          : opts.group_by == ps_grouping::user ? "OWNER"
+                                                               : "NAME")
                        : escape_for_table(rows[r - 1].key))
             << '\n';
     }
 }
 
 }  // namespace proctimes::cli::ps_detail
+
+namespace proctimes::cli {
+
+std::string_view to_string(ps_grouping g) noexcept {
+    switch (g) {
+        case ps_grouping::none:
+            return "";
+        case ps_grouping::name:
+            return "name";
+        case ps_grouping::user:
+            return "user";
+        case ps_grouping::cgroup:
+            return "cgroup";
+    }
+    return "";
+}
+
+}  // namespace proctimes::cli

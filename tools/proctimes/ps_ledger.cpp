@@ -157,7 +157,7 @@ void add_ledger_records(std::vector<task_record>& records, const cpu_ledger& l, 
     // Processes that ended in the interval, with their final times; and
     // those whose end came too late for the frame of their interval, with
     // nothing used in this one (basis "ended_earlier").
-    const auto add_ended = [&](const ended_process& e, const char* basis) {
+    const auto add_ended = [&](const ended_process& e, interval_basis basis) {
         if (only_uid && e.uid != *only_uid) return;
         task_record r;
         r.pid = e.pid;
@@ -185,7 +185,7 @@ void add_ledger_records(std::vector<task_record>& records, const cpu_ledger& l, 
         u.cpu_percent = l.interval.count() > 0 ? 100.0 * seconds(e.cpu()) / seconds(l.interval) : 0.0;
         u.basis = basis;
         r.used = u;
-        if (opts.threads && std::string_view(basis) == "ended") {
+        if (opts.threads && basis == interval_basis::ended) {
             // Its threads' records of this life (received up to its end).
             for (const auto& t : src.exits())
                 if (t.pid == e.pid && t.received_since_boot > from && t.received_since_boot <= e.ended_since_boot &&
@@ -194,8 +194,8 @@ void add_ledger_records(std::vector<task_record>& records, const cpu_ledger& l, 
         }
         records.push_back(std::move(r));
     };
-    for (const auto& e : l.processes) add_ended(e, "ended");
-    for (const auto& e : src.ended_earlier()) add_ended(e, "ended_earlier");
+    for (const auto& e : l.processes) add_ended(e, interval_basis::ended);
+    for (const auto& e : src.ended_earlier()) add_ended(e, interval_basis::ended_earlier);
 
     // Threads that ended in the interval inside processes still running.
     if (opts.threads) {

@@ -224,10 +224,11 @@ subcommand add_watch(CLI::App& root) {
     app->add_option("--proc-root", st->opts.proc_root,
                     "With a scope: where procfs is mounted (default /proc; another one means ends from snapshots)")
         ->type_name("DIR");
-    app->add_option("--end-source", st->opts.end_source,
-                    "With a scope: where ends come from: auto (default: the exit stream where permitted, else "
-                    "snapshots), exit-stream, snapshot")
-        ->check(CLI::IsMember({"auto", "exit-stream", "snapshot"}))
+    add_choice(
+        app, "--end-source", st->opts.end_source,
+        {{"auto", end_choice::automatic}, {"exit-stream", end_choice::exit_stream}, {"snapshot", end_choice::snapshot}},
+        "With a scope: where ends come from: auto (default: the exit stream where permitted, else "
+        "snapshots), exit-stream, snapshot")
         ->type_name("SOURCE");
     app->footer(
         "With pids: one record per process, written and flushed as it exits. Ctrl-C (SIGINT) or SIGTERM\n"
@@ -246,8 +247,8 @@ subcommand add_watch(CLI::App& root) {
                 if (user->count() > 0) o.user = st->user;
                 if (cgroup->count() > 0) o.cgroup = st->cgroup;
                 if (duration->count() > 0) o.duration = st->duration;
-                if (!o.scoped() && (duration->count() > 0 || interval->count() > 0 || o.end_source != "auto" ||
-                                    !is_live_proc_root(o.proc_root))) {
+                if (!o.scoped() && (duration->count() > 0 || interval->count() > 0 ||
+                                    o.end_source != end_choice::automatic || !is_live_proc_root(o.proc_root))) {
                     err << "proctimes: watch: --duration, --interval, --end-source and --proc-root need a scope "
                            "(--all, --name, --user or --cgroup)\n";
                     return exit_usage;

@@ -56,8 +56,8 @@ const field record{"record", "", align::left, 0, true,
                    [](const task_record& r, field_value& v) { v.set_text(r.totals ? "totals" : "exit"); }, nullptr};
 const field end_source{"end_source", "", align::left, 0, true,
                        [](const task_record& r, field_value& v) {
-                           if (r.scope) return v.set_text(r.scope->end_source);
-                           if (r.totals) return v.set_text(r.totals->source);
+                           if (r.scope) return v.set_text(to_string(r.scope->end_source));
+                           if (r.totals) return v.set_text(to_string(r.totals->source));
                            v.set_absent();
                        },
                        nullptr};

@@ -75,7 +75,7 @@ std::string human(nanoseconds d) { return human_duration(d); }
 
 void write_totals_table(std::ostream& out, const scope_totals& t, const watch_scope& scope) {
     out << fmt::format("-- {:.3f} s watched, {}, ends from {} --\n", std::chrono::duration<double>(t.interval).count(),
-                       scope.describe(), t.source == "exit_stream" ? "the exit stream" : "snapshots");
+                       scope.describe(), t.source == end_seen_by::exit_stream ? "the exit stream" : "snapshots");
     out << fmt::format("ended:  {} processes ({} partial): kernel {}, user {}, total {}\n", t.ended, t.ended_partial,
                        human(t.ended_kernel), human(t.ended_user), human(t.ended_kernel + t.ended_user));
     out << fmt::format("        of which used while watched: {}\n", human(t.ended_during));
@@ -107,7 +107,7 @@ int run_watch_scoped(const watch_options& opts, std::ostream& out, std::ostream&
     // The stream tells of this system's tasks, by the pids of the initial
     // namespace: it matches only the live /proc.
     const bool live_proc = is_live_proc_root(opts.proc_root);
-    if (opts.end_source == "exit-stream" && !live_proc) {
+    if (opts.end_source == end_choice::exit_stream && !live_proc) {
         err << "proctimes: watch: --end-source exit-stream needs the live /proc (no --proc-root)\n";
         return exit_usage;
     }
@@ -134,13 +134,13 @@ int run_watch_scoped(const watch_options& opts, std::ostream& out, std::ostream&
     std::string no_stream;
     if (!live_proc) {
         no_stream = "--proc-root is not the live /proc";
-    } else if (opts.end_source != "snapshot") {
+    } else if (opts.end_source != end_choice::snapshot) {
         auto s = exit_stream::open();
         if (s) {
             stream = std::move(*s);
         } else {
             no_stream = s.error().message();
-            if (opts.end_source == "exit-stream") {
+            if (opts.end_source == end_choice::exit_stream) {
                 err << fmt::format("proctimes: watch: the exit stream cannot be opened: {}\n", no_stream);
                 return exit_failure;
             }

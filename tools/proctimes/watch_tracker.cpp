@@ -40,7 +40,7 @@ std::pair<nanoseconds, nanoseconds> used_since(nanoseconds kernel, nanoseconds u
 
 scope_tracker::scope_tracker(const watch_scope& scope, std::string proc_root, bool with_stream)
     : scope_(scope), proc_root_(std::move(proc_root)), with_stream_(with_stream) {
-    totals_.source = with_stream ? "exit_stream" : "snapshot";
+    totals_.source = with_stream ? end_seen_by::exit_stream : end_seen_by::snapshot;
 }
 
 uid_t scope_tracker::real_uid(const snapshot_process& p) {
@@ -88,7 +88,7 @@ void scope_tracker::begin(const snapshot& s, nanoseconds stream_opened_since_boo
 }
 
 task_record scope_tracker::record_of(pid_t pid, const std::string& name, uid_t uid, pid_t ppid, const task_times& t,
-                                     std::string_view end_source) {
+                                     end_seen_by end_source) {
     task_record r = make_record(pid, std::nullopt, name, t);
     ps_values v;
     v.ppid = ppid;
@@ -96,7 +96,7 @@ task_record scope_tracker::record_of(pid_t pid, const std::string& name, uid_t u
     v.user_name = users_.name(uid);
     v.proc_state = 'X';
     r.ps = std::move(v);
-    r.scope = scope_values{std::string(end_source), {}, {}};
+    r.scope = scope_values{end_source, {}, {}};
     return r;
 }
 
@@ -120,7 +120,7 @@ void scope_tracker::vanished(pid_t pid, const seen& s, const walk_time& now, std
     t.exit_earliest = std::clamp(s.last.sampled_at, t.creation, *t.exit);
     t.precision.exit_source = exit_source::observed;
     t.precision.exit_resolution = *t.exit - *t.exit_earliest;
-    auto r = record_of(pid, s.name, s.uid, s.ppid, t, "snapshot");
+    auto r = record_of(pid, s.name, s.uid, s.ppid, t, end_seen_by::snapshot);
     count(r, s.base_kernel, s.base_user);
     ended.push_back(std::move(r));
 }
@@ -190,7 +190,7 @@ void scope_tracker::take(const snapshot& s, std::vector<task_record>& ended) {
                 t.exit_earliest = t.creation;
                 t.precision.exit_source = exit_source::observed;
                 t.precision.exit_resolution = *t.exit - *t.exit_earliest;
-                auto r = record_of(p.pid(), w.name, w.uid, w.ppid, t, "snapshot");
+                auto r = record_of(p.pid(), w.name, w.uid, w.ppid, t, end_seen_by::snapshot);
                 count(r, w.base_kernel, w.base_user);
                 ended.push_back(std::move(r));
                 w.reported = true;
@@ -327,7 +327,7 @@ void scope_tracker::emit(const ended_task& e, const threads_ended& te, std::opti
             t.sampled_at = w->last.sampled_at;
         }
     }
-    auto r = record_of(tgid, name, e.uid, w ? w->ppid : e.parent_pid, t, "exit_stream");
+    auto r = record_of(tgid, name, e.uid, w ? w->ppid : e.parent_pid, t, end_seen_by::exit_stream);
     if (e.status) {
         if (e.status->signaled()) {
             r.scope->signal = e.status->signal;

@@ -82,7 +82,7 @@ private:
     };
     void lose(pid_t pid, seen&& w, const snapshot& now, std::vector<task_record>& ended);
     task_record record_of(pid_t pid, const std::string& name, uid_t uid, pid_t ppid, const task_times& t,
-                          std::string_view end_source);
+                          end_seen_by end_source);
     void vanished(pid_t pid, const seen& s, const walk_time& now, std::vector<task_record>& ended);
     void ended_record(const ended_task& e, std::vector<task_record>& ended);
     void emit(const ended_task& e, const threads_ended& te, std::optional<std::chrono::nanoseconds> start,

@@ -222,7 +222,7 @@ const field cpu_percent{
         return r.used ? fmt::format("{:.1f}", r.used->cpu_percent) : std::string("-");
     }};
 const field basis{"basis", "", align::left, 0, true,
-                  [](const task_record& r, field_value& v) { v.set_text(used_of(r).basis); }, nullptr};
+                  [](const task_record& r, field_value& v) { v.set_text(to_string(used_of(r).basis)); }, nullptr};
 
 // ps --interval: the children a process reaped in the interval (the growth of
 // its cutime/cstime); null where the snapshot source does not read them, and

@@ -25,6 +25,20 @@
 
 namespace proctimes::cli {
 
+/// What a process's interval CPU rests on: the library's delta_basis (both
+/// snapshots, created in between, not seen before) or, from the exit
+/// records, an end in the interval or one that came too late for the frame
+/// of its own interval (nothing used in this one).
+enum class interval_basis : std::uint8_t { both, created, unseen, ended, ended_earlier };
+/// "both", "created", "unseen", "ended", "ended_earlier": the basis field.
+std::string_view to_string(interval_basis b) noexcept;
+
+/// How `watch` over a scope saw an end: the kernel's exit record (the exit
+/// stream), or gone from (or a zombie in) a periodic snapshot.
+enum class end_seen_by : std::uint8_t { exit_stream, snapshot };
+/// "exit_stream" or "snapshot": the end_source field.
+std::string_view to_string(end_seen_by s) noexcept;
+
 /// What `proctimes ps` adds to a record (docs/CLI.md, "proctimes ps").
 struct ps_values {
     pid_t ppid = 0;                    ///< parent process id (the process's, on thread records)
@@ -39,7 +53,7 @@ struct interval_values {
     std::chrono::nanoseconds kernel{};    ///< kernel time used in it
     std::chrono::nanoseconds user{};      ///< user time used in it
     double cpu_percent = 0;               ///< 100 × (kernel + user) / interval; N CPUs: up to N × 100
-    std::string basis;                    ///< "both", "created", "unseen" (proctimes::delta_basis), or "ended"
+    interval_basis basis = interval_basis::both;
     /// Growth of the process's children times (stat fields 17 and 16) over the
     /// interval: the final CPU of the children it reaped. Empty on threads and
     /// where the snapshot source does not read them.
@@ -66,19 +80,17 @@ struct run_values {
 /// What `watch` over a scope (--all, --name, --user, --cgroup) adds to the
 /// record of a process that ended (docs/CLI.md, "proctimes watch").
 struct scope_values {
-    /// How the end was seen: "exit_stream" (the kernel's exit record) or
-    /// "snapshot" (gone from, or a zombie in, a periodic snapshot).
-    std::string end_source;
-    std::optional<int> exit_code;  ///< empty when unknown, or a signal ended it
-    std::optional<int> signal;     ///< the signal that ended it; empty when unknown or none
+    end_seen_by end_source = end_seen_by::snapshot;  ///< how the end was seen
+    std::optional<int> exit_code;                    ///< empty when unknown, or a signal ended it
+    std::optional<int> signal;                       ///< the signal that ended it; empty when unknown or none
 };
 
 /// The totals `watch` over a scope writes when it stops (docs/CLI.md).
 struct scope_totals {
-    std::chrono::nanoseconds interval{};  ///< how long it watched
-    std::string source;                   ///< "exit_stream" or "snapshot"
-    std::uint64_t ended = 0;              ///< processes in scope that ended
-    std::uint64_t ended_partial = 0;      ///< of which only last-seen values (lower bounds) are known
+    std::chrono::nanoseconds interval{};         ///< how long it watched
+    end_seen_by source = end_seen_by::snapshot;  ///< where ends came from
+    std::uint64_t ended = 0;                     ///< processes in scope that ended
+    std::uint64_t ended_partial = 0;             ///< of which only last-seen values (lower bounds) are known
     /// Summed final CPU (last-seen values for the partial ones) of `ended`.
     std::chrono::nanoseconds ended_kernel{}, ended_user{};
     /// The part of ended_kernel + ended_user used while watch ran.
