@@ -82,25 +82,11 @@ result<nanoseconds> read_cpuacct(const std::string& dir) {
 
 }  // namespace
 
-result<std::string> process_cgroup(pid_t pid, const std::string& proc_root) noexcept {
-    if (pid <= 0) return make_error_code(errc::invalid_argument);
-    try {
-        std::string text;
-        if (auto e = detail::read_file((proc_root + "/" + std::to_string(pid) + "/cgroup").c_str(), text, 1 << 16)) {
-            if (e.value() == ENOENT || e.value() == ESRCH) return make_error_code(errc::no_such_process);
-            return e;
-        }
-        const auto paths = parse::parse_proc_cgroup(text);
-        if (!paths) return make_error_code(errc::malformed_data);
-        if (paths->unified) return std::string(*paths->unified);
-        if (paths->cpuacct) return std::string(*paths->cpuacct);
-        return std::string(paths->first);
-    } catch (const std::bad_alloc&) {
-        return detail::errno_code(ENOMEM);
-    }
-}
+namespace {
 
-result<std::string> process_cgroup(pid_t pid, cgroup_hierarchy in, const std::string& proc_root) noexcept {
+// The path of <proc_root>/<pid>/cgroup that `in` names; without `in`, the v2
+// path, else the v1 cpuacct one, else the first line's.
+result<std::string> cgroup_of(pid_t pid, std::optional<cgroup_hierarchy> in, const std::string& proc_root) noexcept {
     if (pid <= 0) return make_error_code(errc::invalid_argument);
     try {
         std::string text;
@@ -110,12 +96,23 @@ result<std::string> process_cgroup(pid_t pid, cgroup_hierarchy in, const std::st
         }
         const auto paths = parse::parse_proc_cgroup(text);
         if (!paths) return make_error_code(errc::malformed_data);
-        const auto& path = in == cgroup_hierarchy::unified ? paths->unified : paths->cpuacct;
+        if (!in) return std::string(paths->unified ? *paths->unified : paths->cpuacct ? *paths->cpuacct : paths->first);
+        const auto& path = *in == cgroup_hierarchy::unified ? paths->unified : paths->cpuacct;
         if (!path) return make_error_code(errc::not_supported);
         return std::string(*path);
     } catch (const std::bad_alloc&) {
         return detail::errno_code(ENOMEM);
     }
+}
+
+}  // namespace
+
+result<std::string> process_cgroup(pid_t pid, const std::string& proc_root) noexcept {
+    return cgroup_of(pid, std::nullopt, proc_root);
+}
+
+result<std::string> process_cgroup(pid_t pid, cgroup_hierarchy in, const std::string& proc_root) noexcept {
+    return cgroup_of(pid, in, proc_root);
 }
 
 result<cgroup_location> find_cgroup(const std::string& cgroup_path) noexcept {
