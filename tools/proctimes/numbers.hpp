@@ -40,6 +40,7 @@ template <class E>
 CLI::Option* add_choice(CLI::App* app, const std::string& name, E& into,
                         const std::vector<std::pair<std::string, E>>& choices, const std::string& help) {
     std::vector<std::string> words;
+    words.reserve(choices.size());
     for (const auto& [word, value] : choices) words.push_back(word);
     return app
         ->add_option_function<std::string>(
