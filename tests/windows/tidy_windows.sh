@@ -1,9 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# clang-tidy (the tree's .clang-tidy) over the Windows backend and its tests,
-# with mingw-w64's headers (the Linux build's tidy check, scripts/lint.sh
-# tidy, skips src/windows/: no Linux compile command has Windows headers).
-#   tests/windows/tidy_windows.sh [files...]   (default: src/windows and tests/windows)
+# clang-tidy (the tree's .clang-tidy) over the Windows backend, the command's
+# Windows files and the tests, with mingw-w64's headers (the Linux build's
+# tidy check, scripts/lint.sh tidy, skips them: no Linux compile command has
+# Windows headers).
+#   tests/windows/tidy_windows.sh [files...]
+#   (default: src/windows, tools/proctimes/*windows.cpp and tests/windows)
 # Needs a configured cross build for the generated version header:
 # build-windows (cmake --preset windows), or PROCTIMES_WINDOWS_BUILD.
 # Exit status: 0 clean, 1 a finding.
@@ -13,15 +15,16 @@ cd "$root"
 gcc_dir=$(dirname "$(x86_64-w64-mingw32-g++-posix -print-libgcc-file-name)")
 tidy=${CLANG_TIDY:-clang-tidy}
 if [ $# -eq 0 ]; then
-  set -- src/windows/*.cpp tests/windows/*.cpp
+  set -- src/windows/*.cpp tools/proctimes/*windows.cpp tools/proctimes/tree/*windows.cpp tests/windows/*.cpp
 fi
 status=0
 for f in "$@"; do
   out=$("$tidy" --quiet "$f" -- --target=x86_64-w64-mingw32 -std=c++20 -nostdinc++ \
         -isystem "$gcc_dir/include/c++" -isystem "$gcc_dir/include/c++/x86_64-w64-mingw32" \
         -isystem "$gcc_dir/include/c++/backward" -isystem /usr/src/googletest/googletest/include \
-        -Iinclude -Isrc -Itests/windows -I"${PROCTIMES_WINDOWS_BUILD:-build-windows}/generated" \
-        -D_WIN32_WINNT=0x0602 -DWINVER=0x0602 -DUNICODE -D_UNICODE -DNOMINMAX -DWIN32_LEAN_AND_MEAN 2>/dev/null) || status=1
+        -Iinclude -Isrc -Itests/windows -Itools/proctimes -Itools/proctimes/output \
+        -I"${PROCTIMES_WINDOWS_BUILD:-build-windows}/generated" -I"${PROCTIMES_WINDOWS_BUILD:-build-windows}/windows-deps/include" \
+        -DFMT_HEADER_ONLY=1 -D_WIN32_WINNT=0x0602 -DWINVER=0x0602 -DUNICODE -D_UNICODE -DNOMINMAX -DWIN32_LEAN_AND_MEAN 2>/dev/null) || status=1
   if printf '%s\n' "$out" | grep -qE '(warning|error):'; then
     printf '%s\n' "$out"
     status=1

@@ -4,21 +4,20 @@
 // subcommand reports about the system is exit 1 (see cli.hpp).
 #include "cli.hpp"
 
-#include <csignal>
 #include <cstdlib>
 #include <exception>
 #include <functional>
 #include <ostream>
 
-#include <sys/resource.h>
-
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
 #include "proctimes/exit.hpp"
-#include "proctimes/linux.hpp"
-#include "serve/serve.hpp"
+#include "system.hpp"
 #include "version_info.hpp"
+#if PROCTIMES_BUILT_EXPORTER
+#include "serve/serve.hpp"
+#endif
 
 namespace proctimes::cli {
 
@@ -37,18 +36,7 @@ namespace {
 std::optional<std::uint64_t> g_inherited_nofile;
 }  // namespace
 
-void prepare_process() noexcept {
-    struct sigaction sa {};
-    sa.sa_handler = SIG_DFL;  // also clears SA_NOCLDWAIT
-    sigemptyset(&sa.sa_mask);
-    ::sigaction(SIGCHLD, &sa, nullptr);
-    rlimit rl{};
-    if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-        const rlim_t was = rl.rlim_cur;
-        rl.rlim_cur = rl.rlim_max;
-        if (::setrlimit(RLIMIT_NOFILE, &rl) == 0) g_inherited_nofile = static_cast<std::uint64_t>(was);
-    }
-}
+void prepare_process() noexcept { g_inherited_nofile = sys::prepare_process(); }
 
 std::optional<std::uint64_t> inherited_open_files_soft_limit() noexcept { return g_inherited_nofile; }
 
@@ -71,8 +59,10 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         subcommands.push_back(add_ps(app));
         subcommands.push_back(add_run(app));
         subcommands.push_back(add_watch(app));
+#if PROCTIMES_BUILT_EXPORTER
         subcommands.push_back(add_serve(app));
         subcommands.push_back(add_doctor(app));
+#endif
 
         // CLI11 consumes its argument vector from the back.
         std::vector<std::string> reversed(args.rbegin(), args.rend());

@@ -7,7 +7,6 @@
 // refreshing view of the CPU each process used over the last interval
 // (proctimes::compute_delta between successive snapshots). Records go to the
 // shared writers (output/writers.hpp) with the ps field list (record_fields).
-#include <time.h>
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -24,8 +23,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include <sys/ioctl.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -68,7 +65,7 @@ interval_values used_of(const cpu_delta& d, nanoseconds interval) {
 // The records of one snapshot (and, with a delta, of the interval before it),
 // filtered by user.
 std::vector<task_record> build_records(const snapshot& s, const snapshot_delta* delta, const ps_options& opts,
-                                       std::optional<uid_t> only_uid, user_names& users) {
+                                       std::optional<user_id> only_uid, user_names& users) {
     std::vector<task_record> out;
     out.reserve(s.processes.size());
     for (std::size_t i = 0; i < s.processes.size(); ++i) {
@@ -163,7 +160,7 @@ void keep_top(std::vector<task_record>& records, std::optional<std::size_t> n) {
     if (n && records.size() > *n) records.resize(*n);
 }
 
-int run_once(const ps_options& opts, std::optional<uid_t> only_uid, std::ostream& out, std::ostream& err) {
+int run_once(const ps_options& opts, std::optional<user_id> only_uid, std::ostream& out, std::ostream& err) {
     auto s = take_snapshot(snapshot_options_of(opts));
     if (!s) {
         err << fmt::format("proctimes: cannot take a snapshot of {}: {}\n", opts.proc_root, s.error().message());
@@ -189,7 +186,7 @@ int run_once(const ps_options& opts, std::optional<uid_t> only_uid, std::ostream
 using std::chrono::nanoseconds;
 
 int run_ps(const ps_options& opts, std::ostream& out, std::ostream& err) {
-    std::optional<uid_t> only_uid;
+    std::optional<user_id> only_uid;
     if (opts.user) {
         only_uid = user_argument(*opts.user);
         if (!only_uid) {

@@ -6,13 +6,13 @@
 // record is placed by what the two snapshots saw of its process, not by when
 // it arrived: every end read is listed in exactly one frame, and the ledger's
 // terms stay those of the snapshots.
-#include <time.h>
 #include <algorithm>
 #include <chrono>
 #include <vector>
 
 #include "proctimes/boot.hpp"
 #include "ps_internal.hpp"
+#include "system.hpp"
 
 namespace proctimes::cli::ps_detail {
 
@@ -24,11 +24,7 @@ using std::chrono::nanoseconds;
 // and its second did not (they come a few ms after; this bounds a lost one).
 constexpr nanoseconds gone_wait = std::chrono::milliseconds{250};
 
-nanoseconds boottime_now() {
-    timespec ts{};
-    ::clock_gettime(CLOCK_BOOTTIME, &ts);
-    return std::chrono::seconds{ts.tv_sec} + nanoseconds{ts.tv_nsec};
-}
+nanoseconds boottime_now() { return sys::since_boot_now(); }
 
 nanoseconds tick_length() {
     const std::int64_t hz = clock_ticks_per_second();

@@ -3,7 +3,6 @@
 // process used in the interval, the processes that ended in it, the children
 // their parents reaped, and the ledger that adds it all up to what /proc/stat
 // says the machine was busy (ps_ledger.cpp); redrawn in place on a terminal.
-#include <time.h>
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -14,8 +13,6 @@
 #include <thread>
 #include <vector>
 
-#include <sys/ioctl.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -25,6 +22,7 @@
 #include "proctimes/ledger.hpp"
 #include "proctimes/snapshot.hpp"
 #include "ps_internal.hpp"
+#include "system.hpp"
 
 namespace proctimes::cli::ps_detail {
 
@@ -40,13 +38,11 @@ struct terminal {
 };
 terminal terminal_of(const std::ostream& out) {
     terminal t;
-    if (out.rdbuf() != std::cout.rdbuf() || !::isatty(STDOUT_FILENO)) return t;
+    const auto size = sys::terminal_of(out);
+    if (!size) return t;
     t.is_tty = true;
-    winsize ws{};
-    if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0) {
-        t.rows = ws.ws_row;
-        t.cols = ws.ws_col;
-    }
+    t.rows = size->rows;
+    t.cols = size->cols;
     return t;
 }
 
@@ -94,7 +90,7 @@ std::string header_line(const snapshot& s, const snapshot_delta& d, const ps_opt
 
 }  // namespace
 
-int run_interval(const ps_options& opts, std::optional<uid_t> only_uid, std::ostream& out, std::ostream& err) {
+int run_interval(const ps_options& opts, std::optional<user_id> only_uid, std::ostream& out, std::ostream& err) {
     auto taker = snapshotter::open(snapshot_options_of(opts));
     if (!taker) {
         err << fmt::format("proctimes: cannot take a snapshot of {}: {}\n", opts.proc_root, taker.error().message());

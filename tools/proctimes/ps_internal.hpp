@@ -31,15 +31,15 @@ interval_values used_of(const cpu_delta& d, std::chrono::nanoseconds interval);
 // The records of one snapshot (and, with a delta, of the interval before it),
 // filtered by user.
 std::vector<task_record> build_records(const snapshot& s, const snapshot_delta* delta, const ps_options& opts,
-                                       std::optional<uid_t> only_uid, user_names& users);
+                                       std::optional<user_id> only_uid, user_names& users);
 // Orders records (and the threads of each) by `key`; ties by pid, then tid.
 void sort_records(std::vector<task_record>& records, const std::string& key);
 void keep_top(std::vector<task_record>& records, std::optional<std::size_t> n);
 void report_failures(const snapshot& s, std::ostream& err);
 snapshot_options snapshot_options_of(const ps_options& opts);
 
-int run_once(const ps_options& opts, std::optional<uid_t> only_uid, std::ostream& out, std::ostream& err);
-int run_interval(const ps_options& opts, std::optional<uid_t> only_uid, std::ostream& out, std::ostream& err);
+int run_once(const ps_options& opts, std::optional<user_id> only_uid, std::ostream& out, std::ostream& err);
+int run_interval(const ps_options& opts, std::optional<user_id> only_uid, std::ostream& out, std::ostream& err);
 
 // ---- the ledger of a frame (ps_ledger.cpp) ----------------------------------------
 
@@ -113,7 +113,7 @@ private:
 /// interval (state "exited", its final times), and with --threads the threads
 /// that ended.
 void add_ledger_records(std::vector<task_record>& records, const cpu_ledger& l, const ledger_sources& src,
-                        const snapshot& after, const ps_options& opts, std::optional<uid_t> only_uid,
+                        const snapshot& after, const ps_options& opts, std::optional<user_id> only_uid,
                         user_names& users);
 
 /// The ledger after a frame's records: lines of at most 80 columns (table),

@@ -3,7 +3,6 @@
 // stream read while waiting for the next frame, /proc/stat next to each
 // snapshot, the records of what ended, the children columns, and the ledger's
 // own line (table) or record (--ledger: JSON, CSV).
-#include <time.h>
 #include <algorithm>
 #include <chrono>
 #include <ostream>
@@ -13,7 +12,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include <unistd.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -21,6 +19,7 @@
 #include "output/writers.hpp"
 #include "proctimes/boot.hpp"
 #include "ps_internal.hpp"
+#include "system.hpp"
 
 namespace proctimes::cli::ps_detail {
 
@@ -28,11 +27,7 @@ namespace {
 
 using std::chrono::nanoseconds;
 
-nanoseconds boottime_now() {
-    timespec ts{};
-    ::clock_gettime(CLOCK_BOOTTIME, &ts);
-    return std::chrono::seconds{ts.tv_sec} + nanoseconds{ts.tv_nsec};
-}
+nanoseconds boottime_now() { return sys::since_boot_now(); }
 
 double seconds(nanoseconds d) { return std::chrono::duration<double>(d).count(); }
 
@@ -98,7 +93,7 @@ void ledger_sources::read_stat(const std::string& proc_root) {
 }
 
 void add_ledger_records(std::vector<task_record>& records, const cpu_ledger& l, const ledger_sources& src,
-                        const snapshot& after, const ps_options& opts, std::optional<uid_t> only_uid,
+                        const snapshot& after, const ps_options& opts, std::optional<user_id> only_uid,
                         user_names& users) {
     // Children columns: every live process whose source reads children times.
     std::unordered_map<pid_t, const children_account*> grew;

@@ -11,7 +11,6 @@
 // thread seen is reported with its own times.
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <map>
 #include <memory>
 #include <optional>
@@ -27,13 +26,12 @@
 #include "output/writers.hpp"
 #include "proctimes/error.hpp"
 #include "proctimes/exit.hpp"
-#include "proctimes/linux.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/spawn.hpp"
 #include "proctimes/tree.hpp"
 #include "run_report.hpp"
-#include "shield_signals.hpp"
 #include "thread_tracker.hpp"
+#include "system.hpp"
 
 namespace proctimes::cli {
 
@@ -76,8 +74,8 @@ std::string shell_quote(const std::string& a) {
 }
 
 std::string signal_name(int sig) {
-    const char* d = ::sigabbrev_np(sig);
-    return d ? fmt::format("SIG{}", d) : fmt::format("signal {}", sig);
+    const std::string d = sys::signal_abbreviation(sig);
+    return d.empty() ? fmt::format("signal {}", sig) : fmt::format("SIG{}", d);
 }
 
 // What the exit instant promises (docs/CLI.md, "Exit instants").
@@ -101,6 +99,18 @@ struct run_report {
     std::vector<std::string> warnings;        // what the report lacks, and why
     bool threads_incomplete = false;          // --threads: some could not be listed or read
 };
+
+// Where the report's creation instant, descendants' CPU and peak memory come
+// from on this system (the library's spawn, docs/CLI.md and docs/WINDOWS.md).
+#ifdef _WIN32
+constexpr std::string_view creation_tick_source = "the system's creation time at its clock tick";
+constexpr std::string_view children_source = "its job's CPU less its own (job accounting, clock ticks)";
+constexpr std::string_view max_rss_source = "peak working set of the command itself";
+#else
+constexpr std::string_view creation_tick_source = "the kernel's start tick";
+constexpr std::string_view children_source = "1 µs; descendants it waited for (wait rusage)";
+constexpr std::string_view max_rss_source = "ru_maxrss: it and its waited-for descendants";
+#endif
 
 // The exit status line of the table: a code, a signal, or unknown.
 std::string status_text(const std::optional<exit_status>& st) {
@@ -127,17 +137,17 @@ void write_table_report(std::ostream& o, const run_report& r, const output_optio
     line("pid", fmt::format("{} ({})", p.pid, escape_for_table(p.name)), "");
     const bool own = !e.times_error;  // its own values, not only the wait's
     line("exit status", status_text(e.status), e.status ? "" : "reaped before proctimes could wait: SIGCHLD ignored?");
+    const auto creation_res = e.times.precision.creation_resolution;
+    const bool ticked = own || creation_res == std::chrono::milliseconds{10};
     line("created", precise_time(p.creation, opts.utc),
-         own || e.times.precision.creation_resolution == std::chrono::milliseconds{10}
-             ? "10 ms: the kernel's start tick, floored"
-             : "bracketed by clock reads around clone3: no /proc");
+         ticked ? fmt::format("{}: {}, floored", human_duration(creation_res), creation_tick_source)
+                : "bracketed by clock reads around clone3: no /proc");
     line("exited",
          p.exit ? (p.exit_source == exit_source::observed ? "<= " : "") + precise_time(*p.exit, opts.utc) : "-",
          exit_note(p, opts.utc));
     line("elapsed", human_duration(r.elapsed),
-         e.times.precision.creation_resolution == std::chrono::milliseconds{10}
-             ? "exit - created; 10 ms, from the creation tick"
-             : "exit - created; within the creation bracket");
+         ticked ? fmt::format("exit - created; {}, from the creation tick", human_duration(creation_res))
+                : "exit - created; within the creation bracket");
     line("wall", human_duration(r.wall), "steady clock around spawn -> wait; 1 ns");
     const std::string src = fmt::format("{} each, {} total; {}", human_duration(p.resolution),
                                         human_duration(p.total_resolution), source_text(p));
@@ -145,11 +155,10 @@ void write_table_report(std::ostream& o, const run_report& r, const output_optio
     line("kernel", human_duration(p.kernel), own_src);
     line("user", human_duration(p.user), own_src);
     line("cpu", fmt::format("{:.1f} %", r.cpu_percent), "(kernel + user) / wall");
-    const std::string_view children_note =
-        own ? "1 µs; descendants it waited for (wait rusage)" : "not told apart without /proc: in kernel and user";
+    const std::string_view children_note = own ? children_source : "not told apart without /proc: in kernel and user";
     line("children kernel", own ? human_duration(e.children_kernel) : std::string("-"), children_note);
     line("children user", own ? human_duration(e.children_user) : std::string("-"), children_note);
-    line("max rss", fmt::format("{} KiB", e.max_rss_kib), "ru_maxrss: it and its waited-for descendants");
+    line("max rss", fmt::format("{} KiB", e.max_rss_kib), max_rss_source);
     if (opts.threads) {
         o << fmt::format("\nthreads (thread list polled every {}):\n", human_duration(thread_poll_interval));
         const field_list fields = record_fields(opts);
@@ -230,7 +239,7 @@ int run_run(const run_options& opts, std::ostream& out, std::ostream& err) {
     spawn_options so;
     so.argv = opts.command;
     so.open_files_soft_limit = inherited_open_files_soft_limit();  // the command gets the limit proctimes got
-    std::optional<shield_terminal_signals> shield;
+    std::optional<sys::interrupt_shield> shield;
     shield.emplace();
     const auto start = steady_clock::now();
     auto c = child::spawn(so);

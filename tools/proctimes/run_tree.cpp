@@ -17,9 +17,9 @@
 #include "output/output.hpp"
 #include "proctimes/tree.hpp"
 #include "run_report.hpp"
-#include "shield_signals.hpp"
 #include "tree/files.hpp"
 #include "tree/render.hpp"
+#include "system.hpp"
 
 namespace proctimes::cli {
 
@@ -50,7 +50,7 @@ int run_run_tree(const run_options& opts, std::ostream& out, std::ostream& err) 
     spawn_options so;
     so.argv = opts.command;
     so.open_files_soft_limit = inherited_open_files_soft_limit();
-    std::optional<shield_terminal_signals> shield;
+    std::optional<sys::interrupt_shield> shield;
     shield.emplace();
     const auto start = std::chrono::steady_clock::now();
     tree_options to;

@@ -10,7 +10,6 @@
 #include <ostream>
 #include <system_error>
 
-#include <unistd.h>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -21,6 +20,7 @@
 #include "output/writers.hpp"
 #include "proctimes/error.hpp"
 #include "proctimes/process.hpp"
+#include "system.hpp"
 
 namespace proctimes::cli {
 
@@ -90,7 +90,24 @@ std::optional<task_record> collect_process(pid_t pid, bool threads, std::ostream
 
 std::vector<task_record> collect_show(const show_options& opts, std::ostream& err, bool& failed) {
     std::vector<std::string> pids = opts.pids;
-    if (pids.empty()) pids.push_back(std::to_string(::getppid()));
+    if (pids.empty()) {
+        // The parent of proctimes: the shell that ran it, as Windows' own
+        // tools take the calling process.
+        auto self = process::open_self();
+        auto parent = self ? self->parent_id() : result<pid_t>(self.error());
+        if (!parent) {
+            err << fmt::format("proctimes: the parent of proctimes: {}\n", parent.error().message());
+            failed = true;
+            return {};
+        }
+        if (*parent <= 0) {
+            // Pid 1 on Linux; under Wine, a program started from Linux.
+            err << "proctimes: proctimes has no parent process to show: give a pid\n";
+            failed = true;
+            return {};
+        }
+        pids.push_back(std::to_string(*parent));
+    }
 
     std::vector<task_record> records;
     for (const auto& arg : pids) {

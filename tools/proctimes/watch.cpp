@@ -2,8 +2,9 @@
 // proctimes watch PID... [--format table|json|csv] [--utc]
 // (with --all, --name, --user or --cgroup instead of pids: watch_scoped.cpp)
 //
-// Opens a handle for each pid, then waits for them to exit (poll(2) over their
-// pidfds and a self-pipe fed by the SIGINT/SIGTERM handler) and prints one
+// Opens a handle for each pid, then waits for them to exit (Linux: poll(2)
+// over their pidfds and a self-pipe fed by the SIGINT/SIGTERM handler;
+// Windows: WaitForMultipleObjects through wait_for_any) and prints one
 // record per process as it exits, flushed at once: its exit instant and final
 // times, or the last sample (exited_partial) when its parent reaped it before
 // the final values could be read.
@@ -14,9 +15,12 @@
 #include <ostream>
 #include <set>
 
-#include <fcntl.h>
+#ifndef _WIN32
 #include <poll.h>
-#include <unistd.h>
+
+#include "proctimes/linux.hpp"
+#include "watch_signals.hpp"
+#endif
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -27,9 +31,8 @@
 #include "output/writers.hpp"
 #include "proctimes/error.hpp"
 #include "proctimes/exit.hpp"
-#include "proctimes/linux.hpp"
 #include "proctimes/process.hpp"
-#include "watch_signals.hpp"
+#include "system.hpp"
 
 namespace proctimes::cli {
 
@@ -59,16 +62,12 @@ result<task_times> final_times(const process& p) {
 // through the handles' parent_id() up to init; where /proc cannot be read
 // the chain stops and the open below reports the reason.
 std::set<pid_t> pids_that_wait_for_watch() {
-    std::set<pid_t> out{::getpid()};
-    bool background = false;
-    const int tty = ::open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
-    if (tty >= 0) {
-        const pid_t fg = ::tcgetpgrp(tty);
-        background = fg > 0 && fg != ::getpgrp();
-        ::close(tty);
-    }
-    if (background) return out;
-    pid_t pid = ::getppid();
+    auto self = process::open_self();
+    if (!self) return {};
+    std::set<pid_t> out{self->id()};
+    if (sys::in_background_job()) return out;
+    auto first = self->parent_id();
+    pid_t pid = first ? *first : 0;
     for (int depth = 0; pid > 0 && depth < 4096 && out.insert(pid).second; ++depth) {
         auto p = process::open(pid);
         if (!p) break;
@@ -89,10 +88,12 @@ int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err) {
     }
     // A pid that cannot end before watch would make it wait forever: a usage error.
     const auto waiting = pids_that_wait_for_watch();
+    const auto self = process::open_self();
+    const pid_t self_pid = self ? self->id() : 0;
     for (const auto& arg : opts.pids) {
         const auto pid = pid_argument(arg, nullptr);  // a bad one is reported below
         if (!pid || !waiting.count(*pid)) continue;
-        err << (*pid == ::getpid()
+        err << (*pid == self_pid
                     ? fmt::format("proctimes: watch: pid {} is proctimes itself: it cannot end while it watches\n",
                                   *pid)
                     : fmt::format("proctimes: watch: pid {} is an ancestor of proctimes, which waits for it to end: "
@@ -101,11 +102,6 @@ int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err) {
         return exit_usage;
     }
     prefer_exit_records();
-    stop_signals signals;
-    if (signals.fd() < 0) {
-        err << fmt::format("proctimes: watch: cannot create a pipe: {}\n", std::strerror(errno));
-        return exit_failure;
-    }
     bool failed = false;
     std::vector<watched> procs;
     for (const auto& arg : opts.pids) {
@@ -121,11 +117,13 @@ int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err) {
             failed = true;
             continue;
         }
+#ifndef _WIN32
         if (proctimes::native_pidfd(*p) < 0) {
             err << fmt::format("proctimes: pid {}: {}\n", pid, make_error_code(errc::not_supported).message());
             failed = true;
             continue;
         }
+#endif
         std::string name = p->name().value_or(std::string());
         procs.push_back({std::move(*p), std::move(name)});
     }
@@ -138,7 +136,41 @@ int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err) {
     const field_list fields = watch_fields(o);
     const auto writer = open_writer(out, o.format, fields, o, layout::stream);
     writer->flush();
-
+    const auto report = [&](watched& w) {
+        auto t = final_times(w.handle);
+        if (auto name = w.handle.name()) w.name = std::move(*name);  // a zombie's comm is still readable
+        if (!t) {
+            err << fmt::format("proctimes: pid {}: {}\n", w.handle.id(), t.error().message());
+            failed = true;
+            return;
+        }
+        writer->write(make_record(w.handle.id(), std::nullopt, w.name, *t));
+        writer->flush();
+    };
+#ifdef _WIN32
+    // A process handle keeps the ended process's times readable until it is
+    // closed, so there is nothing to resample: one wait for any of them
+    // (WaitForMultipleObjects), as long as it takes. Ctrl+C ends proctimes
+    // the Windows way, with what was written already flushed.
+    while (!procs.empty()) {
+        std::vector<const process*> handles;
+        handles.reserve(procs.size());
+        for (const auto& w : procs) handles.push_back(&w.handle);
+        auto which = wait_for_any(handles);
+        if (!which || !*which || **which >= procs.size()) {
+            err << fmt::format("proctimes: watch: {}\n",
+                               which ? "the wait returned no process" : which.error().message());
+            return exit_failure;
+        }
+        report(procs[**which]);
+        procs.erase(procs.begin() + static_cast<std::ptrdiff_t>(**which));
+    }
+#else
+    stop_signals signals;
+    if (signals.fd() < 0) {
+        err << fmt::format("proctimes: watch: cannot create a pipe: {}\n", std::strerror(errno));
+        return exit_failure;
+    }
     while (!procs.empty()) {
         std::vector<pollfd> fds;
         fds.push_back({signals.fd(), POLLIN, 0});
@@ -164,23 +196,14 @@ int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err) {
         }
         std::vector<watched> remaining;
         for (std::size_t i = 0; i < procs.size(); ++i) {
-            if (!(fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR))) {
+            if (fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR))
+                report(procs[i]);
+            else
                 remaining.push_back(std::move(procs[i]));
-                continue;
-            }
-            auto& w = procs[i];
-            auto t = final_times(w.handle);
-            if (auto name = w.handle.name()) w.name = std::move(*name);  // a zombie's comm is still readable
-            if (!t) {
-                err << fmt::format("proctimes: pid {}: {}\n", w.handle.id(), t.error().message());
-                failed = true;
-                continue;
-            }
-            writer->write(make_record(w.handle.id(), std::nullopt, w.name, *t));
-            writer->flush();
         }
         procs = std::move(remaining);
     }
+#endif
     writer->finish();
     return finish_output(out, err, failed);
 }

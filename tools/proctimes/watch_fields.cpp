@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "output/fields.hpp"
+#include "system.hpp"
 
 namespace proctimes::cli {
 
@@ -41,7 +42,8 @@ std::string time_of_day(const task_record& r, const output_options& o) {
     const auto ms = std::chrono::floor<std::chrono::milliseconds>(*r.exit);
     const std::time_t secs = std::chrono::system_clock::to_time_t(std::chrono::floor<std::chrono::seconds>(ms));
     std::tm tm{};
-    if ((o.utc ? ::gmtime_r(&secs, &tm) : ::localtime_r(&secs, &tm)) == nullptr) return "?";
+    long offset = 0;
+    if (!sys::civil_fields(secs, o.utc, tm, offset)) return "?";
     const auto frac = (ms.time_since_epoch() % std::chrono::seconds{1}).count();
     return fmt::format("{:02}:{:02}:{:02}.{:03}", tm.tm_hour, tm.tm_min, tm.tm_sec, frac < 0 ? frac + 1000 : frac);
 }

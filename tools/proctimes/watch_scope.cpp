@@ -73,7 +73,7 @@ std::optional<std::chrono::nanoseconds> read_cgroup_counter(const cgroup_target&
     return *r;
 }
 
-std::optional<uid_t> read_real_uid(const std::string& proc_root, pid_t pid) {
+std::optional<user_id> read_real_uid(const std::string& proc_root, pid_t pid) {
     const auto text = read_small_file(fmt::format("{}/{}/status", proc_root, pid));
     if (!text) return std::nullopt;
     const auto at = text->find("\nUid:");
@@ -83,11 +83,11 @@ std::optional<uid_t> read_real_uid(const std::string& proc_root, pid_t pid) {
     while (p < end && (*p == '\t' || *p == ' ')) ++p;
     unsigned long v = 0;
     const auto [q, ec] = std::from_chars(p, end, v);
-    if (ec != std::errc{} || q == p || v >= static_cast<uid_t>(-1)) return std::nullopt;
-    return static_cast<uid_t>(v);
+    if (ec != std::errc{} || q == p || v >= static_cast<user_id>(-1)) return std::nullopt;
+    return static_cast<user_id>(v);
 }
 
-bool watch_scope::matches(std::string_view comm, uid_t real_uid) const {
+bool watch_scope::matches(std::string_view comm, user_id real_uid) const {
     if (uid && real_uid != *uid) return false;
     if (name && !name->search(comm)) return false;
     return true;

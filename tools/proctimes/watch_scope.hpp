@@ -48,7 +48,7 @@ std::optional<std::chrono::nanoseconds> read_cgroup_counter(const cgroup_target&
 
 /// The real uid of a process (the first field of "Uid:" in
 /// <proc_root>/<pid>/status); empty when it cannot be read.
-std::optional<uid_t> read_real_uid(const std::string& proc_root, pid_t pid);
+std::optional<user_id> read_real_uid(const std::string& proc_root, pid_t pid);
 
 /// A whole small file, opened without blocking (O_NONBLOCK: a FIFO put where
 /// a file was expected answers at once) and only if it is a regular file or a
@@ -60,12 +60,12 @@ struct watch_scope {
     bool all = false;
     std::shared_ptr<const pattern> name;  ///< RE2 (Go's syntax), searched in the comm
     std::string name_text;
-    std::optional<uid_t> uid;  ///< real uid
+    std::optional<user_id> uid;  ///< real uid
     std::optional<cgroup_target> cgroup;
 
     /// Whether a process with this comm and real uid is in scope, as far as
     /// name and user decide (the cgroup is decided apart).
-    [[nodiscard]] bool matches(std::string_view comm, uid_t real_uid) const;
+    [[nodiscard]] bool matches(std::string_view comm, user_id real_uid) const;
     /// One line describing it: "--name '^make$' --user 1000".
     [[nodiscard]] std::string describe() const;
 };

@@ -4,6 +4,7 @@
 // it, a process seen alive that a later snapshot no longer lists (its
 // last-seen values, exited_partial) or lists as a zombie (final values).
 #include "watch_tracker.hpp"
+#include "system.hpp"
 
 #include <algorithm>
 #include <unordered_set>
@@ -43,7 +44,7 @@ scope_tracker::scope_tracker(const watch_scope& scope, std::string proc_root, bo
     totals_.source = with_stream ? end_seen_by::exit_stream : end_seen_by::snapshot;
 }
 
-uid_t scope_tracker::real_uid(const snapshot_process& p) {
+user_id scope_tracker::real_uid(const snapshot_process& p) {
     auto& f = facts_[p.pid()];
     if (f.start_ticks != p.identity.start_ticks) f = facts{p.identity.start_ticks, {}, {}};
     if (!f.real_uid) f.real_uid = read_real_uid(proc_root_, p.pid()).value_or(p.uid);
@@ -87,7 +88,7 @@ void scope_tracker::begin(const snapshot& s, nanoseconds stream_opened_since_boo
     }
 }
 
-task_record scope_tracker::record_of(pid_t pid, const std::string& name, uid_t uid, pid_t ppid, const task_times& t,
+task_record scope_tracker::record_of(pid_t pid, const std::string& name, user_id uid, pid_t ppid, const task_times& t,
                                      end_seen_by end_source) {
     task_record r = make_record(pid, std::nullopt, name, t);
     ps_values v;
@@ -343,10 +344,7 @@ void scope_tracker::records(const std::vector<ended_task>& exits, bool complete,
     if (!complete) {
         ++totals_.lost_reports;
         // Records were lost before these: a process that had begun by then may lack some of its threads.
-        timespec now{};
-        ::clock_gettime(CLOCK_BOOTTIME, &now);
-        last_lost_ = exits.empty() ? std::chrono::seconds{now.tv_sec} + nanoseconds{now.tv_nsec}
-                                   : exits.front().received_since_boot;
+        last_lost_ = exits.empty() ? sys::since_boot_now() : exits.front().received_since_boot;
     }
     for (const auto& e : exits) ended_record(e, ended);
 }

@@ -52,7 +52,7 @@ private:
     struct seen {
         std::uint64_t start_ticks = 0;
         std::string name;
-        uid_t uid = 0;  // real
+        user_id uid = 0;  // real
         pid_t ppid = 0;
         task_times last{};  // the last sample
         // Its CPU when the watch began (0 if created after).
@@ -69,19 +69,19 @@ private:
     // and .../cgroup are read once per process.
     struct facts {
         std::uint64_t start_ticks = 0;
-        std::optional<uid_t> real_uid;
+        std::optional<user_id> real_uid;
         std::optional<bool> in_cgroup;
     };
 
     bool in_scope(const snapshot_process& p);
-    uid_t real_uid(const snapshot_process& p);
+    user_id real_uid(const snapshot_process& p);
     seen make_seen(const snapshot_process& p, bool at_begin);
     struct walk_time {
         instant taken{};
         std::chrono::nanoseconds since_boot{};
     };
     void lose(pid_t pid, seen&& w, const snapshot& now, std::vector<task_record>& ended);
-    task_record record_of(pid_t pid, const std::string& name, uid_t uid, pid_t ppid, const task_times& t,
+    task_record record_of(pid_t pid, const std::string& name, user_id uid, pid_t ppid, const task_times& t,
                           end_seen_by end_source);
     void vanished(pid_t pid, const seen& s, const walk_time& now, std::vector<task_record>& ended);
     void ended_record(const ended_task& e, std::vector<task_record>& ended);

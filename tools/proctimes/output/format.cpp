@@ -4,6 +4,7 @@
 // themselves are table.cpp, json.cpp and csv.cpp.
 #include "cli.hpp"
 #include "output.hpp"
+#include "system.hpp"
 
 #include <ctime>
 #include <iterator>
@@ -63,9 +64,9 @@ std::string table_time(instant t, bool utc) {
     const auto millis = duration_cast<milliseconds>(t - secs).count();
     const std::time_t tt = static_cast<std::time_t>(secs.time_since_epoch().count());
     std::tm tm{};
-    const bool ok = utc ? ::gmtime_r(&tt, &tm) != nullptr : ::localtime_r(&tt, &tm) != nullptr;
-    if (!ok) return "?";
-    const long off_min = utc ? 0 : tm.tm_gmtoff / 60;
+    long offset = 0;
+    if (!sys::civil_fields(tt, utc, tm, offset)) return "?";
+    const long off_min = offset / 60;
     const long abs_off = off_min < 0 ? -off_min : off_min;
     return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:03} {}{:02}:{:02}", tm.tm_year + 1900, tm.tm_mon + 1,
                        tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, millis, off_min < 0 ? '-' : '+', abs_off / 60,

@@ -193,7 +193,7 @@ std::size_t display_width(std::string_view s);
 std::string human_duration(std::chrono::nanoseconds d);
 
 /// "2026-11-22 03:41:07.123 +01:00": milliseconds floored; local time (the
-/// offset in force at that instant, from localtime_r(3)) or UTC.
+/// offset in force at that instant, from the system's calendar: system.hpp) or UTC.
 std::string table_time(instant t, bool utc);
 
 /// A record's exit instant for the table: "-" while running; table_time,

@@ -4,13 +4,13 @@
 #include "model.hpp"
 
 #include <algorithm>
-#include <csignal>
 #include <cstring>
 #include <map>
 
 #include <fmt/format.h>
 
 #include "output/output.hpp"
+#include "system.hpp"
 
 namespace proctimes::cli::tree {
 
@@ -90,8 +90,8 @@ std::string exit_text(const tree_process& p) {
     if (!p.status) return p.exited ? "?" : "-";
     const auto& st = *p.status;
     if (!st.signaled()) return std::to_string(st.code);
-    const char* abbrev = ::sigabbrev_np(st.signal);
-    std::string s = abbrev ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", st.signal);
+    const std::string abbrev = sys::signal_abbreviation(st.signal);
+    std::string s = abbrev.empty() ? fmt::format("signal {}", st.signal) : fmt::format("SIG{}", abbrev);
     if (st.core_dumped) s += " (core)";
     return s;
 }
