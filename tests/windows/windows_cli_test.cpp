@@ -130,7 +130,8 @@ TEST(WindowsCli, RunReportsExitCodeInstantsAndCpu) {
     EXPECT_GE(created + tick, before);
     EXPECT_LE(created, exited);
     EXPECT_LE(exited, after);
-    const auto cpu = std::chrono::nanoseconds{j.at("kernel_ns").get<std::int64_t>() + j.at("user_ns").get<std::int64_t>()};
+    const auto cpu =
+        std::chrono::nanoseconds{j.at("kernel_ns").get<std::int64_t>() + j.at("user_ns").get<std::int64_t>()};
     if (wintest::under_wine()) {
         // Wine 8 answers GetProcessTimes on another process with the caller's
         // own times: the report holds proctimes.exe's CPU, not the child's
@@ -182,7 +183,8 @@ TEST(WindowsCli, PsListsEveryThreadOfAFiftyThreadProcess) {
     for (const auto& t : threads) {
         EXPECT_EQ(t.at("pid"), pid);
         tids.insert(t.at("tid").get<std::int64_t>());
-        before_process += t.at("creation_filetime").get<std::uint64_t>() < proc->at("creation_filetime").get<std::uint64_t>();
+        before_process +=
+            t.at("creation_filetime").get<std::uint64_t>() < proc->at("creation_filetime").get<std::uint64_t>();
     }
     // Wine stamps a process's creation after its main thread's
     // (windows_snapshot_test.cpp); on Windows no thread precedes its process.

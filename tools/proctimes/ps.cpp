@@ -23,7 +23,6 @@
 #include <unordered_map>
 #include <vector>
 
-
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 

@@ -13,7 +13,6 @@
 #include <thread>
 #include <vector>
 
-
 #include <fmt/format.h>
 
 #include "cli.hpp"

@@ -12,7 +12,6 @@
 #include <unordered_map>
 #include <vector>
 
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 

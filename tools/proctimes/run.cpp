@@ -30,8 +30,8 @@
 #include "proctimes/spawn.hpp"
 #include "proctimes/tree.hpp"
 #include "run_report.hpp"
-#include "thread_tracker.hpp"
 #include "system.hpp"
+#include "thread_tracker.hpp"
 
 namespace proctimes::cli {
 

@@ -17,9 +17,9 @@
 #include "output/output.hpp"
 #include "proctimes/tree.hpp"
 #include "run_report.hpp"
+#include "system.hpp"
 #include "tree/files.hpp"
 #include "tree/render.hpp"
-#include "system.hpp"
 
 namespace proctimes::cli {
 

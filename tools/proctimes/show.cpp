@@ -10,7 +10,6 @@
 #include <ostream>
 #include <system_error>
 
-
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 

@@ -12,8 +12,8 @@
 
 #include <fcntl.h>
 #include <pwd.h>
-#include <sys/resource.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -82,8 +82,7 @@ std::optional<user_id> user_by_name(const std::string& name) {
     passwd* res = nullptr;
     std::vector<char> buf(4096);
     int rc = 0;
-    while ((rc = ::getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &res)) == ERANGE &&
-           buf.size() < max_buffer)
+    while ((rc = ::getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &res)) == ERANGE && buf.size() < max_buffer)
         buf.resize(buf.size() * 2);
     if (rc == 0 && res) return static_cast<user_id>(res->pw_uid);
     return std::nullopt;

@@ -18,7 +18,8 @@ namespace {
 
 std::wstring wide(const std::string& s) {
     if (s.empty()) return {};
-    const int n = ::MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s.data(), static_cast<int>(s.size()), nullptr, 0);
+    const int n =
+        ::MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s.data(), static_cast<int>(s.size()), nullptr, 0);
     if (n <= 0) return {};
     std::wstring w(static_cast<std::size_t>(n), L'\0');
     ::MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s.data(), static_cast<int>(s.size()), w.data(), n);
@@ -56,7 +57,8 @@ std::atomic<unsigned> g_serial{0};
 HANDLE temporary_beside(const std::string& path, std::wstring& tmp, std::string& error) {
     for (int attempt = 0; attempt < 100; ++attempt) {
         tmp = wide(fmt::format("{}.{}-{}-{}", path, ::GetCurrentProcessId(), ::GetTickCount64(), g_serial++));
-        const HANDLE h = ::CreateFileW(tmp.c_str(), GENERIC_WRITE, 0, nullptr, CREATE_NEW, FILE_ATTRIBUTE_NORMAL, nullptr);
+        const HANDLE h =
+            ::CreateFileW(tmp.c_str(), GENERIC_WRITE, 0, nullptr, CREATE_NEW, FILE_ATTRIBUTE_NORMAL, nullptr);
         if (h != INVALID_HANDLE_VALUE) return h;
         if (::GetLastError() != ERROR_FILE_EXISTS) break;
     }
