@@ -16,7 +16,7 @@ jobs=$(( $(nproc) < 2 ? $(nproc) : 2 ))
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DPROCTIMES_BUILD_BENCH=ON -DPROCTIMES_BUILD_TESTS=OFF >/dev/null
 targets=(snapshot_bench)
 cli_args=()
-if grep -q '^PROCTIMES_BUILD_TOOLS:BOOL=ON' "$build/CMakeCache.txt" && [ -f tools/proctimes/ps.cpp ]; then
+if grep -q '^PROCTIMES_BUILD_TOOLS:BOOL=ON' "$build/CMakeCache.txt" && [ -f tools/proctimes/ps/ps.cpp ]; then
   targets+=(proctimes_tool)
   cli_args=(--cli "$build/bin/proctimes")
 fi

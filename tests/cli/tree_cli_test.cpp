@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `run --tree` options and output files, in-process: the options that need
 // --tree, --top's strict parse, files that are not regular refused before the
-// command starts, and the atomic writer (tree/files.hpp).
+// command starts, and the atomic writer (run/tree/files.hpp).
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "run_cli.hpp"
-#include "tree/files.hpp"
+#include "run/tree/files.hpp"
 
 namespace {
 

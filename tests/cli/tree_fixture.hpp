@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tree/model.hpp"
+#include "run/tree/model.hpp"
 
 namespace tree_testing {
 

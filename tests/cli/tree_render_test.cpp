@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "output/output.hpp"
-#include "tree/render.hpp"
+#include "run/tree/render.hpp"
 #include "tree_fixture.hpp"
 
 namespace {

@@ -33,8 +33,8 @@
 #include "burn.hpp"
 #include "proctimes/ledger.hpp"
 #include "run_cli.hpp"
-#include "watch_scope.hpp"
-#include "watch_tracker.hpp"
+#include "watch/scope.hpp"
+#include "watch/tracker.hpp"
 
 namespace {
 

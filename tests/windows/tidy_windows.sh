@@ -5,7 +5,7 @@
 # tidy check, scripts/lint.sh tidy, skips them: no Linux compile command has
 # Windows headers).
 #   tests/windows/tidy_windows.sh [files...]
-#   (default: src/windows, tools/proctimes/*windows.cpp and tests/windows)
+#   (default: src/windows, tools/proctimes/**/*windows.cpp and tests/windows)
 # Needs a configured cross build for the generated version header:
 # build-windows (cmake --preset windows), or PROCTIMES_WINDOWS_BUILD.
 # Exit status: 0 clean, 1 a finding.
@@ -15,7 +15,7 @@ cd "$root"
 gcc_dir=$(dirname "$(x86_64-w64-mingw32-g++-posix -print-libgcc-file-name)")
 tidy=${CLANG_TIDY:-clang-tidy}
 if [ $# -eq 0 ]; then
-  set -- src/windows/*.cpp tools/proctimes/*windows.cpp tools/proctimes/tree/*windows.cpp tests/windows/*.cpp
+  set -- src/windows/*.cpp tools/proctimes/*windows.cpp tools/proctimes/*/*windows.cpp tools/proctimes/*/*/*windows.cpp tests/windows/*.cpp
 fi
 status=0
 for f in "$@"; do

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The proctimes command line: a CLI11 app whose subcommands live one per file
-// (show.cpp, ...). Parse errors are usage errors (exit 2); everything a
+// (show/show.cpp, ...). Parse errors are usage errors (exit 2); everything a
 // subcommand reports about the system is exit 1 (see cli.hpp).
 #include "cli.hpp"
 

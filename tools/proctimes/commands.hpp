@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // tools/proctimes/commands.hpp — the subcommands of proctimes. Each lives in
-// its own file (show.cpp, ...) and registers itself on the root CLI11 app;
+// its own folder (show/, ps/, run/, watch/, doctor/, serve/) and registers itself on the root CLI11 app;
 // cli.cpp calls the runner of the one that was parsed.
 #pragma once
 
@@ -107,7 +107,7 @@ struct ps_options {
 
 subcommand add_ps(CLI::App& root);
 
-// ---- doctor (doctor.cpp) ----------------------------------------------------------
+// ---- doctor (doctor/doctor.cpp) ----------------------------------------------------------
 
 subcommand add_doctor(CLI::App& root);
 /// One line on `err` when `asked` is bpf and `s` came from /proc, saying why.
@@ -127,7 +127,7 @@ struct run_options {
     bool threads = false;              ///< poll and report the command's threads
     std::string output_file;           ///< -o: the report goes here instead of err
     output_options output;
-    // --tree (run_tree.cpp): every process the command starts.
+    // --tree (run/run_tree.cpp): every process the command starts.
     bool tree = false;
     std::string trace_file;  ///< --trace FILE: Chrome trace event JSON
     std::string svg_file;    ///< --svg FILE: an SVG icicle
@@ -154,7 +154,7 @@ enum class end_choice : std::uint8_t { automatic, exit_stream, snapshot };
 struct watch_options {
     std::vector<std::string> pids;
     output_options output;
-    // A scope instead of pids (watch_scoped.cpp): every process, or those the
+    // A scope instead of pids (watch/scoped.cpp): every process, or those the
     // given conditions select (all of them).
     bool all = false;
     std::optional<std::string> name;                ///< --name REGEX (RE2, searched in the comm)

@@ -17,7 +17,7 @@
 
 #include "output/writers.hpp"
 #include "proctimes/boot.hpp"
-#include "ps_internal.hpp"
+#include "ps/internal.hpp"
 #include "system.hpp"
 
 namespace proctimes::cli::ps_detail {

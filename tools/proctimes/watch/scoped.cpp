@@ -5,7 +5,7 @@
 // Every process in the scope that ends, as it ends, and on SIGINT/SIGTERM or
 // after --duration the totals of what ran and ended in it. Ends come from the
 // exit stream where it can be opened (root), else from snapshots taken every
-// --interval (watch_tracker.hpp says what each can see). One poll(2) loop over
+// --interval (watch/tracker.hpp says what each can see). One poll(2) loop over
 // the stop-signal pipe and the stream's socket, woken for each snapshot.
 #include <algorithm>
 #include <cerrno>
@@ -24,9 +24,9 @@
 #include "output/writers.hpp"
 #include "proctimes/ledger.hpp"
 #include "proctimes/snapshot.hpp"
-#include "watch_scope.hpp"
-#include "watch_signals.hpp"
-#include "watch_tracker.hpp"
+#include "watch/scope.hpp"
+#include "watch/signals.hpp"
+#include "watch/tracker.hpp"
 
 namespace proctimes::cli {
 

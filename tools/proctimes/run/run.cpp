@@ -29,9 +29,9 @@
 #include "proctimes/process.hpp"
 #include "proctimes/spawn.hpp"
 #include "proctimes/tree.hpp"
-#include "run_report.hpp"
+#include "run/report.hpp"
 #include "system.hpp"
-#include "thread_tracker.hpp"
+#include "run/thread_tracker.hpp"
 
 namespace proctimes::cli {
 

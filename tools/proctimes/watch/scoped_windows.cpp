@@ -2,7 +2,7 @@
 // `watch --all/--name/--user/--cgroup` on Windows: not built. A scope follows
 // the processes that come and go across the whole system, by uid, cgroup and
 // name pattern, from the system's exit stream or from successive /proc
-// snapshots (watch_scoped.cpp); Windows has no uids or cgroups, and the
+// snapshots (watch/scoped.cpp); Windows has no uids or cgroups, and the
 // pattern matcher (RE2) is not part of the Windows build. Watching pids is.
 #include <ostream>
 

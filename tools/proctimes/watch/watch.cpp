@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // proctimes watch PID... [--format table|json|csv] [--utc]
-// (with --all, --name, --user or --cgroup instead of pids: watch_scoped.cpp)
+// (with --all, --name, --user or --cgroup instead of pids: watch/scoped.cpp)
 //
 // Opens a handle for each pid, then waits for them to exit (Linux: poll(2)
 // over their pidfds and a self-pipe fed by the SIGINT/SIGTERM handler;
@@ -19,7 +19,7 @@
 #include <poll.h>
 
 #include "proctimes/linux.hpp"
-#include "watch_signals.hpp"
+#include "watch/signals.hpp"
 #endif
 
 #include <fmt/format.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// tools/proctimes/watch_tracker.hpp — what `watch` over a scope knows about
+// tools/proctimes/watch/tracker.hpp — what `watch` over a scope knows about
 // the processes in it: the ones seen alive in snapshots, the ends the exit
 // stream reported, and the totals (docs/CLI.md, "proctimes watch").
 //
@@ -18,7 +18,7 @@
 #include "output/output.hpp"
 #include "proctimes/ledger.hpp"
 #include "proctimes/snapshot.hpp"
-#include "watch_scope.hpp"
+#include "watch/scope.hpp"
 
 namespace proctimes::cli {
 

@@ -31,7 +31,7 @@
 #include "numbers.hpp"
 #include "output/writers.hpp"
 #include "proctimes/snapshot.hpp"
-#include "ps_internal.hpp"
+#include "ps/internal.hpp"
 
 namespace proctimes::cli {
 

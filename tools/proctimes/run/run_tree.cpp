@@ -16,10 +16,10 @@
 #include "commands.hpp"
 #include "output/output.hpp"
 #include "proctimes/tree.hpp"
-#include "run_report.hpp"
+#include "run/report.hpp"
 #include "system.hpp"
-#include "tree/files.hpp"
-#include "tree/render.hpp"
+#include "run/tree/files.hpp"
+#include "run/tree/render.hpp"
 
 namespace proctimes::cli {
 

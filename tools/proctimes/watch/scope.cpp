@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The scope of `watch` (watch_scope.hpp): --cgroup resolved against the
+// The scope of `watch` (watch/scope.hpp): --cgroup resolved against the
 // mounted cgroup file systems, a process's cgroup line, the cgroup's counter,
 // the real uid, --user.
-#include "watch_scope.hpp"
+#include "watch/scope.hpp"
 
 #include <cerrno>
 #include <charconv>

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "proctimes/boot.hpp"
-#include "ps_internal.hpp"
+#include "ps/internal.hpp"
 #include "system.hpp"
 
 namespace proctimes::cli::ps_detail {

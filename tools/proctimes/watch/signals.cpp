@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "watch_signals.hpp"
+#include "watch/signals.hpp"
 
 #include <atomic>
 #include <cerrno>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "run_report.hpp"
+#include "run/report.hpp"
 
 #include <cerrno>
 #include <cstring>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-// What `watch` over a scope knows (watch_tracker.hpp). Two ways to learn of an
+// What `watch` over a scope knows (watch/tracker.hpp). Two ways to learn of an
 // end: the exit stream's records (every task's end, final CPU exact), or, without
 // it, a process seen alive that a later snapshot no longer lists (its
 // last-seen values, exited_partial) or lists as a zombie (final values).
-#include "watch_tracker.hpp"
+#include "watch/tracker.hpp"
 #include "system.hpp"
 
 #include <algorithm>

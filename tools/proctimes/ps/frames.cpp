@@ -2,7 +2,7 @@
 // `proctimes ps --interval`: a frame every INTERVAL seconds — the CPU each
 // process used in the interval, the processes that ended in it, the children
 // their parents reaped, and the ledger that adds it all up to what /proc/stat
-// says the machine was busy (ps_ledger.cpp); redrawn in place on a terminal.
+// says the machine was busy (ledger.cpp); redrawn in place on a terminal.
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -20,7 +20,7 @@
 #include "output/writers.hpp"
 #include "proctimes/ledger.hpp"
 #include "proctimes/snapshot.hpp"
-#include "ps_internal.hpp"
+#include "ps/internal.hpp"
 #include "system.hpp"
 
 namespace proctimes::cli::ps_detail {

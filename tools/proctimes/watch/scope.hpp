@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// tools/proctimes/watch_scope.hpp — the scope of `watch --all / --name /
+// tools/proctimes/watch/scope.hpp — the scope of `watch --all / --name /
 // --user / --cgroup`: which processes it reports, decided from what a
 // snapshot or an exit record says about each (docs/CLI.md, "proctimes watch").
 #pragma once

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// tools/proctimes/ps_internal.hpp — the parts of `proctimes ps` shared by its
-// files: ps.cpp (options, one snapshot, the records), ps_frames.cpp (the
-// --interval loop), ps_ledger.cpp (ended tasks, children columns and the
-// ledger of each frame) and ps_group.cpp (--group-by).
+// tools/proctimes/ps/internal.hpp — the parts of `proctimes ps` shared by its
+// files: ps.cpp (options, one snapshot, the records), frames.cpp (the
+// --interval loop), ledger.cpp (ended tasks, children columns and the
+// ledger of each frame) and group.cpp (--group-by).
 #pragma once
 
 #include <chrono>
@@ -41,7 +41,7 @@ snapshot_options snapshot_options_of(const ps_options& opts);
 int run_once(const ps_options& opts, std::optional<user_id> only_uid, std::ostream& out, std::ostream& err);
 int run_interval(const ps_options& opts, std::optional<user_id> only_uid, std::ostream& out, std::ostream& err);
 
-// ---- the ledger of a frame (ps_ledger.cpp) ----------------------------------------
+// ---- the ledger of a frame (ledger.cpp) ----------------------------------------
 
 /// What --interval keeps between frames to account for every CPU-second: the
 /// exit stream (where permitted) and the /proc/stat reading of the last frame.
@@ -120,7 +120,7 @@ void add_ledger_records(std::vector<task_record>& records, const cpu_ledger& l, 
 /// or with --ledger a JSON object / a CSV row of its own (docs/CLI.md).
 void write_ledger(std::ostream& out, const result<cpu_ledger>& l, const ledger_sources& src, output_format format);
 
-// ---- --group-by (ps_group.cpp) ------------------------------------------------------
+// ---- --group-by (group.cpp) ------------------------------------------------------
 
 /// The cgroup counters read next to each snapshot, by cgroup path.
 struct cgroup_readings {

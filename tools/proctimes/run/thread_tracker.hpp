@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// tools/proctimes/thread_tracker.hpp — run --threads: polls the command's
+// tools/proctimes/run/thread_tracker.hpp — run --threads: polls the command's
 // thread list, opens a handle for every new thread and samples every open one
 // (so that a thread's last sample is at most one poll old when it ends).
 #pragma once

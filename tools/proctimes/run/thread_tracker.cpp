@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "thread_tracker.hpp"
+#include "run/thread_tracker.hpp"
 
 #include "proctimes/error.hpp"
 

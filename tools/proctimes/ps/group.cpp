@@ -17,7 +17,7 @@
 
 #include "output/writers.hpp"
 #include "proctimes/cgroup.hpp"
-#include "ps_internal.hpp"
+#include "ps/internal.hpp"
 
 namespace proctimes::cli::ps_detail {
 

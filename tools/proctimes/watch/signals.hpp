@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// tools/proctimes/watch_signals.hpp — SIGINT and SIGTERM as a readable pipe,
+// tools/proctimes/watch/signals.hpp — SIGINT and SIGTERM as a readable pipe,
 // for the poll(2) loops of `watch`.
 #pragma once
 
