@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "run_cli.hpp"
 #include "run/tree/files.hpp"
+#include "run_cli.hpp"
 
 namespace {
 

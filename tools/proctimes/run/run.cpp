@@ -30,8 +30,8 @@
 #include "proctimes/spawn.hpp"
 #include "proctimes/tree.hpp"
 #include "run/report.hpp"
-#include "system.hpp"
 #include "run/thread_tracker.hpp"
+#include "system.hpp"
 
 namespace proctimes::cli {
 

@@ -17,9 +17,9 @@
 #include "output/output.hpp"
 #include "proctimes/tree.hpp"
 #include "run/report.hpp"
-#include "system.hpp"
 #include "run/tree/files.hpp"
 #include "run/tree/render.hpp"
+#include "system.hpp"
 
 namespace proctimes::cli {
 
