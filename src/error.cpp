@@ -19,28 +19,28 @@ public:
             case errc::no_such_thread:
                 return "no such thread (it does not exist, or has exited)";
             case errc::access_denied:
-                return "access denied: /proc hides this process from the caller";
-            case errc::proc_unavailable:
-                return "/proc is not mounted or is not procfs";
+                return "access denied: the system hides this process from the caller (/proc's hidepid, an LSM)";
+            case errc::process_table_unavailable:
+                return "the system's process table cannot be read (/proc is not mounted or is not procfs)";
             case errc::not_a_process:
                 return "the id names a thread, not a process";
             case errc::invalid_argument:
                 return "invalid argument";
             case errc::malformed_data:
-                return "a /proc file did not have the expected format";
+                return "what the system gave did not have the expected format (a /proc file)";
             case errc::not_supported:
-                return "not supported by this kernel";
+                return "not supported by this system or its kernel";
             case errc::out_of_range:
                 return "time value out of range";
             case errc::invalid_handle:
                 return "invalid (empty) handle";
-            case errc::foreign_pid_namespace:
+            case errc::foreign_namespace:
                 return "another pid namespace than the one needed: /proc shows another than the caller's (mount a "
                        "procfs of this namespace on /proc), or exit records, which name tasks by the initial "
                        "namespace's ids, were asked for outside it";
-            case errc::boot_id_unavailable:
-                return "/proc/sys/kernel/random/boot_id cannot be read (is /proc mounted with subset=pid?): "
-                       "creation times and identities need the boot id";
+            case errc::boot_identity_unavailable:
+                return "the boot's identity cannot be read (/proc/sys/kernel/random/boot_id: is /proc mounted with "
+                       "subset=pid?): creation times and identities need it";
             case errc::not_a_regular_file:
                 return "not a regular file (a FIFO, socket, device or directory where a file was expected): not read";
         }
@@ -54,7 +54,7 @@ public:
                 return std::errc::no_such_process;
             case errc::access_denied:
                 return std::errc::permission_denied;
-            case errc::proc_unavailable:
+            case errc::process_table_unavailable:
                 return std::errc::no_such_file_or_directory;
             case errc::not_a_process:
             case errc::invalid_argument:
@@ -67,8 +67,8 @@ public:
                 return std::errc::result_out_of_range;
             case errc::invalid_handle:
                 return std::errc::bad_file_descriptor;
-            case errc::foreign_pid_namespace:
-            case errc::boot_id_unavailable:
+            case errc::foreign_namespace:
+            case errc::boot_identity_unavailable:
                 return std::errc::no_such_file_or_directory;
             case errc::not_a_regular_file:
                 return std::errc::no_such_device_or_address;

@@ -24,14 +24,17 @@ enum class errc : int {
     no_such_process = 1,  ///< The process does not exist, or has exited and been reaped.
     no_such_thread,       ///< The thread does not exist, or has exited.
     access_denied,        ///< It exists, but the system hides it from this caller (hidepid, LSM).
-    proc_unavailable,     ///< /proc is not mounted, or is not procfs.
+    /// The system's process table cannot be read at all (Linux: /proc is not
+    /// mounted, or is not procfs).
+    process_table_unavailable,
     not_a_process,        ///< The id names a thread that is not a thread-group leader.
     invalid_argument,     ///< A pid/tid of 0, a negative one, or one above the kernel's range.
-    malformed_data,       ///< A /proc file did not have the documented format.
-    not_supported,        ///< The kernel lacks a needed facility.
+    malformed_data,       ///< What the system gave (a /proc file) did not have the documented format.
+    not_supported,        ///< The system or its kernel lacks a needed facility.
     out_of_range,         ///< A time value outside what the target type can represent.
     invalid_handle,       ///< The handle is empty (moved from or default constructed).
-    /// /proc shows another pid namespace than the caller's (a process in a new
+    /// The process ids at hand belong to another namespace than the one
+    /// needed. Linux: /proc shows another pid namespace than the caller's (a process in a new
     /// pid namespace that still sees its parent's /proc, e.g. `unshare -p -f`
     /// without --mount-proc): /proc/<pid> would name another process, so no
     /// handle is opened by pid. Mount a procfs of the namespace on /proc.
@@ -39,18 +42,24 @@ enum class errc : int {
     /// the initial pid namespace: exit records name tasks by its ids.
     /// Compares equal to std::errc::no_such_file_or_directory, as
     /// proc_unavailable does: the namespace this caller needs is not there.
-    foreign_pid_namespace,
-    /// /proc/sys/kernel/random/boot_id cannot be read (a /proc mounted with
-    /// subset=pid has no /proc/sys): creation instants rest on a boot anchor
-    /// keyed by the boot id, and identities contain it, so nothing that needs
-    /// either can be answered. Compares equal to
-    /// std::errc::no_such_file_or_directory.
-    boot_id_unavailable,
+    foreign_namespace,
+    /// The identity of the current boot cannot be read (Linux:
+    /// /proc/sys/kernel/random/boot_id; a /proc mounted with subset=pid has no
+    /// /proc/sys): creation instants rest on a boot anchor keyed by the boot
+    /// id, and identities contain it, so nothing that needs either can be
+    /// answered. Compares equal to std::errc::no_such_file_or_directory.
+    boot_identity_unavailable,
     /// A file the library reads is a FIFO, socket, device or directory where
     /// a regular file was expected (something planted in a --proc-root tree or
     /// over /proc). It is never read: the read could block or never end.
     /// Compares equal to std::errc::no_such_device_or_address (ENXIO).
     not_a_regular_file,
+
+    // The Linux names of three codes above, kept for code written against
+    // them (the same values).
+    proc_unavailable = process_table_unavailable,
+    foreign_pid_namespace = foreign_namespace,
+    boot_id_unavailable = boot_identity_unavailable,
 };
 
 /// The category of proctimes::errc codes; its name() is "proctimes".

@@ -61,7 +61,7 @@ PROCTIMES_API void set_exit_records_default(bool on) noexcept;
 /// because PROCTIMES_EXIT_RECORDS has a value that is not an on/off word
 /// (settings.hpp); errc::not_supported when records or the monitor are off,
 /// or without taskstats, or on a backend without exit records;
-/// errc::foreign_pid_namespace outside the initial pid namespace;
+/// errc::foreign_namespace outside the initial pid namespace;
 /// std::errc::operation_not_permitted without CAP_NET_ADMIN.
 PROCTIMES_API std::error_code exit_records_status() noexcept;
 /// Where enabled exit records come from. With set_exit_records_bpf(true) (or

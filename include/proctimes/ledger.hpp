@@ -172,7 +172,7 @@ public:
     /// Opens the source `from` names (automatic: eBPF, else taskstats).
     /// Errors: std::errc::operation_not_permitted without the source's
     /// privileges (with automatic, taskstats' error when neither can be used);
-    /// errc::foreign_pid_namespace outside the initial pid namespace (records
+    /// errc::foreign_namespace outside the initial pid namespace (records
     /// carry its ids); errc::not_supported without taskstats, or (bpf) a build
     /// without the eBPF source; the native errno of the socket and load calls.
     static result<exit_stream> open(exit_stream_source from = exit_stream_source::automatic) noexcept;

@@ -76,7 +76,7 @@ struct PROCTIMES_API boot_anchor {
 };
 
 /// The anchor this process uses. Fixed at the first call (thread-safe); later
-/// calls return the same value. Errors: proc_unavailable when the boot id
+/// calls return the same value. Errors: process_table_unavailable when the boot id
 /// cannot be read.
 PROCTIMES_API result<boot_anchor> get_boot_anchor() noexcept;
 

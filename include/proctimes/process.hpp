@@ -51,7 +51,7 @@ public:
     /// Opens the process `pid` (a thread-group leader).
     /// Errors: invalid_argument (pid ≤ 0 or above the kernel's PID_MAX_LIMIT),
     /// no_such_process, not_a_process (pid names a non-leader thread),
-    /// access_denied (hidden by hidepid or an LSM), proc_unavailable (/proc is
+    /// access_denied (hidden by hidepid or an LSM), process_table_unavailable (/proc is
     /// not mounted), or the native errno of an unexpected failure.
     static result<process> open(pid_t pid) noexcept;
     /// Opens a real handle to the calling process (it still refers to this

@@ -31,7 +31,7 @@
 // would be confused).
 //
 // Errors. A snapshot fails as a whole only when the /proc root cannot be read
-// (errc::proc_unavailable, or the native errno), the boot anchor is unknown, or
+// (errc::process_table_unavailable, or the native errno), the boot anchor is unknown, or
 // memory runs out. Everything about one process or thread — access denied by
 // hidepid or an LSM, a malformed file — is recorded in `failures` and the walk
 // goes on. Tasks that exit mid-walk are not failures.
@@ -307,7 +307,7 @@ struct PROCTIMES_API snapshot {
     [[nodiscard]] const snapshot_process* find(pid_t pid) const noexcept;
 };
 
-/// Takes a snapshot. Errors: proc_unavailable (the default /proc is not a
+/// Takes a snapshot. Errors: process_table_unavailable (the default /proc is not a
 /// mounted procfs, or proc_root does not exist), the native errno of opening
 /// or listing proc_root, the boot anchor's error, ENOMEM.
 PROCTIMES_API result<snapshot> take_snapshot(const snapshot_options& options = {}) noexcept;

@@ -144,7 +144,7 @@ public:
     /// query answers invalid_handle) when handle_error() is set.
     [[nodiscard]] const process& handle() const noexcept { return process_; }
     /// Why handle() is empty although the command runs: the error of opening
-    /// its /proc entry after the exec (proc_unavailable, access_denied, EMFILE
+    /// its /proc entry after the exec (process_table_unavailable, access_denied, EMFILE
     /// ...). Empty when the handle is open. The child is still waited for.
     [[nodiscard]] std::error_code handle_error() const noexcept { return handle_error_; }
     [[nodiscard]] pid_t id() const noexcept { return pid_; }

@@ -110,14 +110,14 @@ anchor_state compute_anchor() noexcept {
     std::string text;
     if (auto ec = detail::read_file("/proc/sys/kernel/random/boot_id", text, 64)) {
         if (!detail::proc_is_mounted())
-            s.error = make_error_code(errc::proc_unavailable);
+            s.error = make_error_code(errc::process_table_unavailable);
         else if (ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory ||
                  ec == errc::access_denied || ec == errc::not_a_regular_file)
             // A procfs without /proc/sys (subset=pid), or one that hides it.
-            s.error = make_error_code(errc::boot_id_unavailable);
+            s.error = make_error_code(errc::boot_identity_unavailable);
         else
             s.error = ec;  // out of descriptors or memory: worth another try
-        s.transient = s.error != errc::proc_unavailable && s.error != errc::boot_id_unavailable;
+        s.transient = s.error != errc::process_table_unavailable && s.error != errc::boot_identity_unavailable;
         return s;
     }
     auto id = parse::parse_boot_id(text);

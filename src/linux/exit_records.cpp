@@ -109,7 +109,7 @@ std::unique_ptr<exit_records> exit_records::open(std::error_code& why) noexcept 
     try {
         if (!in_initial_pid_namespace()) {
             // Records name tasks by their ids in the initial pid namespace.
-            why = make_error_code(errc::foreign_pid_namespace);
+            why = make_error_code(errc::foreign_namespace);
             return nullptr;
         }
         std::unique_ptr<exit_records> r(new exit_records);

@@ -133,11 +133,11 @@ result<void> proc_source::open(const snapshot_options& options) noexcept {
     workers_wanted_ = options.workers;
     const std::string& root = options.proc_root;
     proc_.reset(detail::open_read(AT_FDCWD, root.empty() ? "/proc" : root.c_str(), O_DIRECTORY));
-    if (!proc_) return errno == ENOENT ? make_error_code(errc::proc_unavailable) : detail::file_error(errno);
+    if (!proc_) return errno == ENOENT ? make_error_code(errc::process_table_unavailable) : detail::file_error(errno);
     struct statfs sf {};
     procfs_ = ::fstatfs(proc_.get(), &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
     live_ = procfs_ && is_live_procfs(proc_.get());
-    if ((root.empty() || root == detail::proc_root) && !procfs_) return errc::proc_unavailable;
+    if ((root.empty() || root == detail::proc_root) && !procfs_) return errc::process_table_unavailable;
     options_ = options;
     bpf_ = bpf_snapshot_source::open(options, live_);
     generation_ = fork_generation();

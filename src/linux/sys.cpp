@@ -57,7 +57,7 @@ std::error_code classify_proc_open_error(int err, int pidfd, bool thread) noexce
     const auto gone = make_error_code(thread ? errc::no_such_thread : errc::no_such_process);
     switch (err) {
         case ENOENT:
-            if (!proc_is_mounted()) return make_error_code(errc::proc_unavailable);
+            if (!proc_is_mounted()) return make_error_code(errc::process_table_unavailable);
             // /proc says "no such entry", but the pidfd shows the task exists:
             // procfs hides it from us (hidepid=2/invisible).
             if (pidfd >= 0 && (pidfd_alive(pidfd) == 0 || errno == EPERM)) return make_error_code(errc::access_denied);
@@ -104,7 +104,7 @@ std::error_code check_proc_pid_namespace() noexcept {
         v = (gen << 2) | static_cast<std::uint64_t>(1 + d);
         cached.store(v, std::memory_order_release);
     }
-    return (v & 3) == 2 ? make_error_code(errc::foreign_pid_namespace) : std::error_code{};
+    return (v & 3) == 2 ? make_error_code(errc::foreign_namespace) : std::error_code{};
 }
 
 }  // namespace proctimes::inline v1::detail

@@ -74,9 +74,9 @@ std::error_code classify_proc_open_error(int err, int pidfd, bool thread) noexce
 /// /proc/self/status (one entry exactly when the mount's namespace is the
 /// caller's; /proc/self is absent from a mount of an unrelated namespace), or,
 /// on kernels before 4.1 without NSpid, from /proc/self naming getpid().
-/// Returns {} when it does, errc::foreign_pid_namespace when it does not, and
+/// Returns {} when it does, errc::foreign_namespace when it does not, and
 /// {} as well when /proc is not a procfs (the caller's own open then reports
-/// proc_unavailable). Decided once per process (again after fork(2), which
+/// process_table_unavailable). Decided once per process (again after fork(2), which
 /// may enter a new namespace) and cached: one atomic load afterwards. A
 /// process that mounts another /proc over proc_root after its first query
 /// keeps the first answer.

@@ -32,9 +32,9 @@ DWORD error_from(std::error_code ec, error_context context) noexcept {
                 return ERROR_INVALID_PARAMETER;
             case errc::access_denied:
                 return ERROR_ACCESS_DENIED;
-            case errc::proc_unavailable:
-            case errc::foreign_pid_namespace:
-            case errc::boot_id_unavailable:
+            case errc::process_table_unavailable:
+            case errc::foreign_namespace:
+            case errc::boot_identity_unavailable:
             case errc::not_supported:
                 return ERROR_NOT_SUPPORTED;
             case errc::not_a_regular_file:

@@ -57,14 +57,14 @@ TEST(NoProc, ClearErrorsAndNoCrash) {
     if (!in_env("noproc")) GTEST_SKIP() << "needs tests/hostile/run_in.sh noproc";
     auto p = process::open(1);
     ASSERT_FALSE(p);
-    EXPECT_EQ(p.error(), errc::proc_unavailable) << p.error().message();
-    EXPECT_EQ(thread::open(1).error(), errc::proc_unavailable);
-    EXPECT_EQ(process::open_self().error(), errc::proc_unavailable);
+    EXPECT_EQ(p.error(), errc::process_table_unavailable) << p.error().message();
+    EXPECT_EQ(thread::open(1).error(), errc::process_table_unavailable);
+    EXPECT_EQ(process::open_self().error(), errc::process_table_unavailable);
     auto me = this_process::times();
     ASSERT_FALSE(me);
-    EXPECT_EQ(me.error(), errc::proc_unavailable);
-    EXPECT_EQ(this_thread::times().error(), errc::proc_unavailable);
-    EXPECT_EQ(get_boot_anchor().error(), errc::proc_unavailable);
+    EXPECT_EQ(me.error(), errc::process_table_unavailable);
+    EXPECT_EQ(this_thread::times().error(), errc::process_table_unavailable);
+    EXPECT_EQ(get_boot_anchor().error(), errc::process_table_unavailable);
     // What needs no /proc still works.
     const auto t0 = thread_cpu_clock::now();
     testing_helpers::burn_thread_cpu(5ms);
@@ -121,15 +121,15 @@ TEST(SubsetPidProc, MissingBootIdIsNamed) {
     // missing, not "no such file" as if the process were.
     auto a = get_boot_anchor();
     ASSERT_FALSE(a);
-    EXPECT_EQ(a.error(), errc::boot_id_unavailable);
+    EXPECT_EQ(a.error(), errc::boot_identity_unavailable);
     EXPECT_NE(a.error().message().find("/proc/sys/kernel/random/boot_id"), std::string::npos);
     auto p = process::open(1);
     ASSERT_FALSE(p);
-    EXPECT_EQ(p.error(), errc::boot_id_unavailable) << p.error().message();
+    EXPECT_EQ(p.error(), errc::boot_identity_unavailable) << p.error().message();
     EXPECT_NE(p.error(), std::errc::no_such_process);
-    EXPECT_EQ(thread::open_self().error(), errc::boot_id_unavailable);
-    EXPECT_EQ(this_process::times().error(), errc::boot_id_unavailable);
-    EXPECT_EQ(this_thread::times().error(), errc::boot_id_unavailable);
+    EXPECT_EQ(thread::open_self().error(), errc::boot_identity_unavailable);
+    EXPECT_EQ(this_process::times().error(), errc::boot_identity_unavailable);
+    EXPECT_EQ(this_thread::times().error(), errc::boot_identity_unavailable);
     // The Win32 layer: "not supported here", not "no such process" (87).
     proctimes_SetLastError(0);
     EXPECT_EQ(proctimes_OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, 1), nullptr);
@@ -147,12 +147,12 @@ TEST(ForeignPidNamespace, NoHandleOnAnotherNamespacesProcess) {
     // name and creation with our CPU clock (or anything else of ours).
     auto p = process::open(1);
     ASSERT_FALSE(p) << "opened the host's pid 1 as ours";
-    EXPECT_EQ(p.error(), errc::foreign_pid_namespace) << p.error().message();
+    EXPECT_EQ(p.error(), errc::foreign_namespace) << p.error().message();
     EXPECT_EQ(p.error(), std::errc::no_such_file_or_directory);
-    EXPECT_EQ(process::open_self().error(), errc::foreign_pid_namespace);
-    EXPECT_EQ(thread::open(1).error(), errc::foreign_pid_namespace);
-    EXPECT_EQ(thread::open(1, 1).error(), errc::foreign_pid_namespace);
-    EXPECT_EQ(thread::open_self().error(), errc::foreign_pid_namespace);
+    EXPECT_EQ(process::open_self().error(), errc::foreign_namespace);
+    EXPECT_EQ(thread::open(1).error(), errc::foreign_namespace);
+    EXPECT_EQ(thread::open(1, 1).error(), errc::foreign_namespace);
+    EXPECT_EQ(thread::open_self().error(), errc::foreign_namespace);
     // A thread of ours, by tid.
     std::atomic<pid_t> tid{0};
     std::atomic<bool> stop{false};
@@ -161,7 +161,7 @@ TEST(ForeignPidNamespace, NoHandleOnAnotherNamespacesProcess) {
         while (!stop) std::this_thread::sleep_for(1ms);
     });
     while (tid == 0) std::this_thread::sleep_for(1ms);
-    EXPECT_EQ(thread::open(tid).error(), errc::foreign_pid_namespace);
+    EXPECT_EQ(thread::open(tid).error(), errc::foreign_namespace);
     stop = true;
     th.join();
     // The Win32 layer goes through the same core.
@@ -173,7 +173,7 @@ TEST(ForeignPidNamespace, NoHandleOnAnotherNamespacesProcess) {
     // refused with the reason, never opened on the host's process.
     auto c = child::spawn({.argv = {"sh", "-c", "exit 5"}});
     ASSERT_TRUE(c) << c.error().message();
-    EXPECT_EQ(c->handle_error(), errc::foreign_pid_namespace) << c->handle_error().message();
+    EXPECT_EQ(c->handle_error(), errc::foreign_namespace) << c->handle_error().message();
     auto e = c->wait();
     ASSERT_TRUE(e) << e.error().message();
     ASSERT_TRUE(e->status.has_value());

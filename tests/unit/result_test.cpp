@@ -27,7 +27,7 @@ TEST(Result, ErrorsCompareWithPortableConditions) {
     EXPECT_EQ(native, std::errc::no_such_process);
     EXPECT_EQ(ours, std::errc::no_such_process);
     EXPECT_EQ(proctimes::make_error_code(errc::access_denied), std::errc::permission_denied);
-    EXPECT_EQ(proctimes::make_error_code(errc::proc_unavailable), std::errc::no_such_file_or_directory);
+    EXPECT_EQ(proctimes::make_error_code(errc::process_table_unavailable), std::errc::no_such_file_or_directory);
     EXPECT_STREQ(ours.category().name(), "proctimes");
     EXPECT_NE(ours.message().find("no such process"), std::string::npos);
 }

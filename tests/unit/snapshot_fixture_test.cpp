@@ -282,7 +282,7 @@ TEST(SnapshotFixture, UnusableRoots) {
     o.proc_root = root + "/does-not-exist";
     auto a = take_snapshot(o);
     ASSERT_FALSE(a);
-    EXPECT_EQ(a.error(), errc::proc_unavailable);
+    EXPECT_EQ(a.error(), errc::process_table_unavailable);
     o.proc_root = root + "/README";
     auto b = take_snapshot(o);
     ASSERT_FALSE(b);

@@ -209,7 +209,7 @@ result<std::unique_ptr<bpf_exit_stream>> bpf_exit_stream::start(callback cb, los
         auto anchor = get_boot_anchor();
         if (!anchor) return anchor.error();
         if (auto why = bpf::precheck(); !why.empty())
-            return make_error_code(in_initial_pid_namespace() ? errc::not_supported : errc::foreign_pid_namespace);
+            return make_error_code(in_initial_pid_namespace() ? errc::not_supported : errc::foreign_namespace);
         bpf::quiet_libbpf();
         std::unique_ptr<bpf_exit_stream> s(new bpf_exit_stream);
         s->impl_ = std::make_unique<impl>();

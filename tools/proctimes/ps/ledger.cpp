@@ -42,7 +42,7 @@ void ledger_sources::open(const ps_options& opts) {
     auto s = exit_stream::open();
     if (s) {
         stream_.emplace(std::move(*s));
-    } else if (s.error() == errc::foreign_pid_namespace) {
+    } else if (s.error() == errc::foreign_namespace) {
         why_none_ = "exit records are not available inside a pid namespace other than the initial one";
     } else {
         why_none_ = s.error() == std::errc::operation_not_permitted
