@@ -27,12 +27,12 @@ enum class errc : int {
     /// The system's process table cannot be read at all (Linux: /proc is not
     /// mounted, or is not procfs).
     process_table_unavailable,
-    not_a_process,        ///< The id names a thread that is not a thread-group leader.
-    invalid_argument,     ///< A pid/tid of 0, a negative one, or one above the kernel's range.
-    malformed_data,       ///< What the system gave (a /proc file) did not have the documented format.
-    not_supported,        ///< The system or its kernel lacks a needed facility.
-    out_of_range,         ///< A time value outside what the target type can represent.
-    invalid_handle,       ///< The handle is empty (moved from or default constructed).
+    not_a_process,     ///< The id names a thread that is not a thread-group leader.
+    invalid_argument,  ///< A pid/tid of 0, a negative one, or one above the kernel's range.
+    malformed_data,    ///< What the system gave (a /proc file) did not have the documented format.
+    not_supported,     ///< The system or its kernel lacks a needed facility.
+    out_of_range,      ///< A time value outside what the target type can represent.
+    invalid_handle,    ///< The handle is empty (moved from or default constructed).
     /// The process ids at hand belong to another namespace than the one
     /// needed. Linux: /proc shows another pid namespace than the caller's (a process in a new
     /// pid namespace that still sees its parent's /proc, e.g. `unshare -p -f`

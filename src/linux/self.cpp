@@ -50,7 +50,8 @@ result<task_times> process_rusage_times(instant created) noexcept {
 result<instant> creation_from_path(const char* path) noexcept {
     char buf[detail::small_file_max];
     unique_fd fd{detail::open_read(AT_FDCWD, path)};
-    if (!fd) return detail::proc_is_mounted() ? detail::file_error(errno) : make_error_code(errc::process_table_unavailable);
+    if (!fd)
+        return detail::proc_is_mounted() ? detail::file_error(errno) : make_error_code(errc::process_table_unavailable);
     const ssize_t n = detail::pread_small(fd.get(), buf, sizeof buf);
     if (n < 0) return detail::file_error(errno);
     auto rec = parse::parse_stat(std::string_view(buf, static_cast<std::size_t>(n)));

@@ -73,7 +73,8 @@ TEST(ErrorMapping, CoreErrorsByContext) {
     EXPECT_EQ(error_from(errc::no_such_process, error_context::query), static_cast<DWORD>(ERROR_NOT_SUPPORTED));
     EXPECT_EQ(error_from(errc::access_denied, error_context::open), static_cast<DWORD>(ERROR_ACCESS_DENIED));
     EXPECT_EQ(error_from(errc::invalid_handle, error_context::query), static_cast<DWORD>(ERROR_INVALID_HANDLE));
-    EXPECT_EQ(error_from(errc::process_table_unavailable, error_context::open), static_cast<DWORD>(ERROR_NOT_SUPPORTED));
+    EXPECT_EQ(error_from(errc::process_table_unavailable, error_context::open),
+              static_cast<DWORD>(ERROR_NOT_SUPPORTED));
     EXPECT_EQ(error_from(errc::malformed_data, error_context::query), static_cast<DWORD>(ERROR_INVALID_DATA));
 }
 
