@@ -22,9 +22,9 @@
 // are skipped (counted in `vanished`).
 //
 // Identities. Entries carry task_identity{boot, id, start_ticks} with
-// pidfs_inode = 0: a snapshot opens no pidfds (that would cost a syscall and a
+// serial = 0: a snapshot opens no pidfds (that would cost a syscall and a
 // descriptor per task). Compare snapshot identities with each other, or with a
-// handle's identity after clearing its pidfs_inode. compute_delta() keys on
+// handle's identity after clearing its serial. compute_delta() keys on
 // (boot, id, start_ticks), so a pid reused between two snapshots is a
 // different process (only a pid handed out twice within one 10 ms tick, which
 // the kernel does only when forced through ns_last_pid or clone3 set_tid,
@@ -182,7 +182,7 @@ struct snapshot_options {
 
 /// A process as a snapshot saw it.
 struct snapshot_process {
-    /// {boot, pid, start_ticks, pidfs_inode = 0}.
+    /// {boot, pid, start_ticks, serial = 0}.
     process_identity identity{};
     pid_t parent_pid = 0;  ///< field 4 of stat; 0 for init and kthreadd
     /// The effective uid (as ps's USER column; psutil reports the real uid):
@@ -237,7 +237,7 @@ struct snapshot_process {
 
 /// A thread as a snapshot saw it.
 struct snapshot_thread {
-    /// {boot, tid, start_ticks, pidfs_inode = 0}.
+    /// {boot, tid, start_ticks, serial = 0}.
     task_identity identity{};
     pid_t pid = 0;  ///< the process (thread group) it belongs to
     char state = '?';

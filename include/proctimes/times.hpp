@@ -199,20 +199,24 @@ struct PROCTIMES_API boot_id {
 };
 
 /// An exact process (or thread) identity that survives pid reuse and compares
-/// no wall-clock values: the boot, the id, the kernel's start time in clock
-/// ticks since boot, and — where the kernel has pidfs (Linux ≥ 6.9) — the
-/// inode number of the task's pidfd, which is never reused during a boot.
+/// no wall-clock values: the boot, the id, the task's start in the system's
+/// clock ticks, and a serial number the system never gives another task
+/// during the boot.
 ///
-/// (boot, id, start_ticks) alone tells apart every pair of processes except a
-/// pid handed out twice within one 10 ms tick, which pid allocation does only
-/// when forced (ns_last_pid, clone3 set_tid); the inode closes that gap.
-/// Identities from handles always carry the inode when the kernel has one;
-/// pidfs_inode is 0 where it is unknown.
+/// Linux: start_ticks is the kernel's start time in clock ticks since boot
+/// (USER_HZ); serial is the inode number of the task's pidfd where the kernel
+/// has pidfs (Linux ≥ 6.9). (boot, id, start_ticks) alone tells apart every
+/// pair of processes except a pid handed out twice within one 10 ms tick,
+/// which pid allocation does only when forced (ns_last_pid, clone3 set_tid);
+/// the serial closes that gap. Windows: start_ticks is the creation FILETIME
+/// (100 ns) counted from the Unix epoch, exact on its own; serial is 0.
+/// Identities from handles carry the serial where the system has one; it is
+/// 0 where it is unknown (and always in snapshots).
 struct task_identity {
     proctimes::boot_id boot{};
     pid_t id = 0;
     std::uint64_t start_ticks = 0;
-    std::uint64_t pidfs_inode = 0;
+    std::uint64_t serial = 0;
     friend auto operator<=>(const task_identity&, const task_identity&) = default;
 };
 using process_identity = task_identity;

@@ -136,9 +136,9 @@ class Identity(NamedTuple):
     """The pid (or tid)."""
     start_ticks: int
     """The kernel's start time, clock ticks since boot."""
-    pidfs_inode: int
-    """The pidfd's inode number (Linux >= 6.9), never reused during a boot; 0
-    where unknown (always 0 in snapshots)."""
+    serial: int
+    """A number the system never gives another task during the boot (Linux >=
+    6.9: the pidfd's inode number); 0 where unknown (always 0 in snapshots)."""
 
 
 class ExitStatus(NamedTuple):

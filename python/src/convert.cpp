@@ -155,7 +155,7 @@ py::object to_py(const proctimes::cpu_precision& p) {
 py::object to_py(const proctimes::task_times& t) { return task_times_tuple(t); }
 
 py::object to_py(const proctimes::task_identity& id) {
-    return make_named(types().Identity, py::make_tuple(boot_str(id.boot), id.id, id.start_ticks, id.pidfs_inode));
+    return make_named(types().Identity, py::make_tuple(boot_str(id.boot), id.id, id.start_ticks, id.serial));
 }
 
 py::object to_py(const proctimes::exit_status& s) {

@@ -191,7 +191,7 @@ void bind_handles(py::module_& m) {
             "True while the process has not exited (this process, not whatever now has its pid).")
         .def(
             "identity", [](const py_process& p) { return to_py(p.get()->identity()); },
-            "Identity(boot, id, start_ticks, pidfs_inode): exact across pid reuse.")
+            "Identity(boot, id, start_ticks, serial): exact across pid reuse.")
         .def(
             "name", [](const py_process& p) { return to_str(unwrap(p.get()->name(), p.pid)); },
             "The command name (comm), read now.")
@@ -264,7 +264,7 @@ void bind_handles(py::module_& m) {
             "Releases the GIL; Ctrl-C raises KeyboardInterrupt.")
         .def(
             "identity", [](const py_thread& t) { return to_py(t.get()->identity()); },
-            "Identity(boot, id, start_ticks, pidfs_inode) of the thread: exact across tid reuse.")
+            "Identity(boot, id, start_ticks, serial) of the thread: exact across tid reuse.")
         .def(
             "name", [](const py_thread& t) { return to_str(unwrap(t.get()->name(), t.pid, t.tid)); },
             "The thread's name (comm), read now.")

@@ -483,7 +483,7 @@ def test_snapshot_agrees_with_handles(idle_child):
     assert [e.pid for e in snap] == sorted(e.pid for e in snap)
     entry = next(e for e in snap if e.pid == child.pid)
     assert entry.times.creation_ns == t.creation_ns
-    assert entry.identity == h.identity()._replace(pidfs_inode=0)
+    assert entry.identity == h.identity()._replace(serial=0)
     assert entry.times.kernel_ns + entry.times.user_ns == t.kernel_ns + t.user_ns  # idle: exact total unchanged
     assert [th.tid for th in entry.threads] == h.thread_ids()
     assert entry.ppid == os.getpid() and entry.uid == os.geteuid() and entry.thread_count == 3

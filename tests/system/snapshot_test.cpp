@@ -133,7 +133,7 @@ snapshot take(bool threads, unsigned workers = 0, snapshot_cpu cpu = snapshot_cp
 }
 
 task_identity without_inode(task_identity id) {
-    id.pidfs_inode = 0;
+    id.serial = 0;
     return id;
 }
 

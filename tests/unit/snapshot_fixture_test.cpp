@@ -102,7 +102,7 @@ TEST(SnapshotFixture, ThreadsAscendingWithTheirOwnValues) {
     for (const auto& t : th) {
         EXPECT_EQ(t.pid, 1200);
         EXPECT_EQ(t.identity.boot, s.boot);
-        EXPECT_EQ(t.identity.pidfs_inode, 0u);
+        EXPECT_EQ(t.identity.serial, 0u);
         EXPECT_GE(t.times.creation, s.find(1200)->times.creation);
         EXPECT_EQ(t.times.precision.source, cpu_source::stat_ticks);
     }
