@@ -80,9 +80,10 @@ def select_units(db, build):
         f = os.path.join(ROOT, path)
         if f in units or not os.path.exists(f):
             continue
-        # The Windows backend needs Windows headers, which no donor's flags
-        # have: tests/windows/tidy_windows.sh checks it against mingw-w64's.
-        if path.startswith("src/windows/"):
+        # The Windows backend and the command's Windows files (*_windows.cpp)
+        # need Windows headers, which no donor's flags have:
+        # tests/windows/tidy_windows.sh checks them against mingw-w64's.
+        if path.startswith("src/windows/") or path.endswith("_windows.cpp"):
             continue
         # The donor: a compiled .cpp of the same top folder (src/ or tools/),
         # preferring the same directory, then the parent's.
