@@ -18,9 +18,6 @@
 
 namespace proctimes::cli::sys {
 
-/// Whether `out` is the process's standard output and that is a terminal.
-[[nodiscard]] bool is_terminal(const std::ostream& out) noexcept;
-
 /// The size of the terminal `out` writes to, in rows and columns (the visible
 /// window of a Windows console); zeros when it is unknown, empty when `out`
 /// is not a terminal.
@@ -35,9 +32,9 @@ struct terminal_size {
 /// system cannot convert it (outside its calendar's range).
 [[nodiscard]] bool civil_fields(std::time_t t, bool utc, std::tm& fields, long& utc_offset_seconds) noexcept;
 
-/// A signal's abbreviation without "SIG" ("TERM", "KILL"); empty when the
-/// number has none here (Windows has no signals: an exit is a code).
-[[nodiscard]] std::string signal_abbreviation(int sig);
+/// A signal's name ("SIGTERM"), or "signal N" when the system has none for
+/// the number (Windows has no signals: an exit is a code).
+[[nodiscard]] std::string signal_name(int sig);
 
 /// Now on the scale of the library's since_boot values (snapshots, exit
 /// records): CLOCK_BOOTTIME on Linux; on Windows, where the library counts

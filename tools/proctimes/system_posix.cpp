@@ -19,9 +19,12 @@
 
 namespace proctimes::cli::sys {
 
+namespace {
+// Whether `out` is the process's standard output and that is a terminal.
 bool is_terminal(const std::ostream& out) noexcept {
     return out.rdbuf() == std::cout.rdbuf() && ::isatty(STDOUT_FILENO) == 1;
 }
+}  // namespace
 
 std::optional<terminal_size> terminal_of(const std::ostream& out) noexcept {
     if (!is_terminal(out)) return std::nullopt;
@@ -40,9 +43,9 @@ bool civil_fields(std::time_t t, bool utc, std::tm& fields, long& utc_offset_sec
     return ok;
 }
 
-std::string signal_abbreviation(int sig) {
+std::string signal_name(int sig) {
     const char* d = ::sigabbrev_np(sig);
-    return d ? std::string(d) : std::string();
+    return d ? "SIG" + std::string(d) : "signal " + std::to_string(sig);
 }
 
 std::chrono::nanoseconds since_boot_now() noexcept {

@@ -10,12 +10,15 @@
 
 namespace proctimes::cli::sys {
 
+namespace {
+// Whether `out` is the process's standard output and that is a console.
 bool is_terminal(const std::ostream& out) noexcept {
     if (out.rdbuf() != std::cout.rdbuf()) return false;
     DWORD mode = 0;
     // A console, not a pipe or a file (a Wine or mintty pty is a pipe).
     return ::GetConsoleMode(::GetStdHandle(STD_OUTPUT_HANDLE), &mode) != 0;
 }
+}  // namespace
 
 std::optional<terminal_size> terminal_of(const std::ostream& out) noexcept {
     if (!is_terminal(out)) return std::nullopt;
@@ -40,7 +43,7 @@ bool civil_fields(std::time_t t, bool utc, std::tm& fields, long& utc_offset_sec
     return true;
 }
 
-std::string signal_abbreviation(int) { return {}; }
+std::string signal_name(int sig) { return "signal " + std::to_string(sig); }
 
 std::chrono::nanoseconds since_boot_now() noexcept {
     FILETIME ft{};

@@ -6,6 +6,7 @@
 #include "output.hpp"
 #include "system.hpp"
 
+#include <algorithm>
 #include <ctime>
 #include <iterator>
 #include <limits>
@@ -124,6 +125,17 @@ std::optional<std::uint64_t> filetime_ticks(instant t) {
     auto ft = filetime_from_time(t);
     if (!ft) return std::nullopt;
     return ft->ticks;
+}
+
+std::string shell_quote(const std::string& a) {
+    const auto plain = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               std::string_view("_@%+=:,./-").find(c) != std::string_view::npos;
+    };
+    if (!a.empty() && std::all_of(a.begin(), a.end(), plain)) return a;
+    std::string q = "'";
+    for (const char c : a) q += c == '\'' ? std::string("'\"'\"'") : std::string(1, c);
+    return q + "'";
 }
 
 std::string escape_for_table(std::string_view name) {

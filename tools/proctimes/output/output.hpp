@@ -219,6 +219,10 @@ std::optional<std::uint64_t> filetime_ticks(instant t);
 /// hex). The result is pure ASCII, one column per byte.
 std::string escape_for_table(std::string_view name);
 
+/// An argument as a shell would need it typed: as is when it holds only
+/// characters no shell treats specially, else in single quotes.
+std::string shell_quote(const std::string& a);
+
 /// A name as valid UTF-8 for JSON and CSV: valid UTF-8 sequences are kept;
 /// every byte that is not part of a valid sequence (a comm truncated inside a
 /// character, a Latin-1 name) becomes the code point U+00HH of that byte.

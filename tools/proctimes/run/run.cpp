@@ -60,24 +60,6 @@ std::string precise_time(instant t, bool utc) {
     return s;
 }
 
-// An argument as a shell would need it typed: as is when it holds only
-// characters no shell treats specially, else in single quotes.
-std::string shell_quote(const std::string& a) {
-    const auto plain = [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-               std::string_view("_@%+=:,./-").find(c) != std::string_view::npos;
-    };
-    if (!a.empty() && std::all_of(a.begin(), a.end(), plain)) return a;
-    std::string q = "'";
-    for (const char c : a) q += c == '\'' ? std::string("'\"'\"'") : std::string(1, c);
-    return q + "'";
-}
-
-std::string signal_name(int sig) {
-    const std::string d = sys::signal_abbreviation(sig);
-    return d.empty() ? fmt::format("signal {}", sig) : fmt::format("SIG{}", d);
-}
-
 // What the exit instant promises (docs/CLI.md, "Exit instants").
 std::string exit_note(const task_record& p, bool utc) {
     if (p.exit_source == exit_source::exit_record)
@@ -116,7 +98,7 @@ constexpr std::string_view max_rss_source = "ru_maxrss: it and its waited-for de
 std::string status_text(const std::optional<exit_status>& st) {
     if (!st) return "unknown";
     if (!st->signaled()) return std::to_string(st->code);
-    return fmt::format("killed by {}{} (exit status {})", signal_name(st->signal),
+    return fmt::format("killed by {}{} (exit status {})", sys::signal_name(st->signal),
                        st->core_dumped ? ", core dumped" : "", st->shell_code());
 }
 

@@ -61,12 +61,11 @@ result<task_times> final_times(const process& p) {
 // is not this process's) is taken to have ancestors free to end. Read
 // through the handles' parent_id() up to init; where /proc cannot be read
 // the chain stops and the open below reports the reason.
-std::set<pid_t> pids_that_wait_for_watch() {
-    auto self = process::open_self();
-    if (!self) return {};
-    std::set<pid_t> out{self->id()};
+std::set<pid_t> pids_that_wait_for_watch(pid_t self_pid) {
+    std::set<pid_t> out{self_pid};
     if (sys::in_background_job()) return out;
-    auto first = self->parent_id();
+    auto self = process::open_self();
+    auto first = self ? self->parent_id() : result<pid_t>(self.error());
     pid_t pid = first ? *first : 0;
     for (int depth = 0; pid > 0 && depth < 4096 && out.insert(pid).second; ++depth) {
         auto p = process::open(pid);
@@ -87,9 +86,8 @@ int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err) {
         return exit_usage;
     }
     // A pid that cannot end before watch would make it wait forever: a usage error.
-    const auto waiting = pids_that_wait_for_watch();
-    const auto self = process::open_self();
-    const pid_t self_pid = self ? self->id() : 0;
+    const pid_t self_pid = this_process::id();
+    const auto waiting = pids_that_wait_for_watch(self_pid);
     for (const auto& arg : opts.pids) {
         const auto pid = pid_argument(arg, nullptr);  // a bad one is reported below
         if (!pid || !waiting.count(*pid)) continue;

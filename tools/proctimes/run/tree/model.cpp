@@ -90,27 +90,10 @@ std::string exit_text(const tree_process& p) {
     if (!p.status) return p.exited ? "?" : "-";
     const auto& st = *p.status;
     if (!st.signaled()) return std::to_string(st.code);
-    const std::string abbrev = sys::signal_abbreviation(st.signal);
-    std::string s = abbrev.empty() ? fmt::format("signal {}", st.signal) : fmt::format("SIG{}", abbrev);
+    std::string s = sys::signal_name(st.signal);
     if (st.core_dumped) s += " (core)";
     return s;
 }
-
-namespace {
-
-// An argument as a shell would need it typed (single quotes when needed).
-std::string shell_quote(const std::string& a) {
-    const auto plain = [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-               std::string_view("_@%+=:,./-").find(c) != std::string_view::npos;
-    };
-    if (!a.empty() && std::all_of(a.begin(), a.end(), plain)) return a;
-    std::string q = "'";
-    for (const char c : a) q += c == '\'' ? std::string("'\"'\"'") : std::string(1, c);
-    return q + "'";
-}
-
-}  // namespace
 
 std::string argv_for_table(const tree_program& p, std::size_t max_columns) {
     std::string line;
