@@ -29,10 +29,10 @@
 #include <sys/wait.h>
 
 #include "linux/exit_records.hpp"
+#include "linux/recent_exits.hpp"
 #include "linux/task.hpp"
 #include "proctimes/exit.hpp"
 #include "proctimes/linux.hpp"
-#include "recent_exits.hpp"
 
 namespace proctimes::inline v1 {
 namespace detail {

@@ -29,7 +29,7 @@
 #include "proctimes/boot.hpp"
 #include "proctimes/clock.hpp"
 #include "proctimes/snapshot.hpp"
-#include "recent_exits.hpp"
+#include "linux/recent_exits.hpp"
 
 using namespace proctimes;
 using namespace std::chrono_literals;

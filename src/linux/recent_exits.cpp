@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "recent_exits.hpp"
+#include "linux/recent_exits.hpp"
 
 #include <cerrno>
 #include <new>
