@@ -24,8 +24,6 @@ using std::chrono::nanoseconds;
 // and its second did not (they come a few ms after; this bounds a lost one).
 constexpr nanoseconds gone_wait = std::chrono::milliseconds{250};
 
-nanoseconds boottime_now() { return sys::since_boot_now(); }
-
 nanoseconds tick_length() {
     const std::int64_t hz = clock_ticks_per_second();
     return nanoseconds{hz > 0 ? 1'000'000'000 / hz : 10'000'000};
@@ -63,7 +61,7 @@ void ledger_sources::await_gone(const snapshot& before, const snapshot& after) {
         const auto* a = after.find(b.pid());
         if (!a || a->identity.start_ticks != b.identity.start_ticks) gone.push_back(&b);
     }
-    const nanoseconds deadline = boottime_now() + gone_wait;
+    const nanoseconds deadline = sys::since_boot_now() + gone_wait;
     for (;;) {
         std::erase_if(gone, [&](const snapshot_process* b) {
             return std::any_of(pending_.begin(), pending_.end(), [&](const ended_task& e) {
@@ -71,7 +69,7 @@ void ledger_sources::await_gone(const snapshot& before, const snapshot& after) {
             });
         });
         if (gone.empty() || !stream_) return;
-        const nanoseconds left = deadline - boottime_now();
+        const nanoseconds left = deadline - sys::since_boot_now();
         if (left.count() <= 0) return;
         (void)stream_->wait(std::chrono::ceil<std::chrono::milliseconds>(std::min<nanoseconds>(left, tick)));
         drain();

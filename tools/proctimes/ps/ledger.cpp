@@ -26,8 +26,6 @@ namespace {
 
 using std::chrono::nanoseconds;
 
-nanoseconds boottime_now() { return sys::since_boot_now(); }
-
 double seconds(nanoseconds d) { return std::chrono::duration<double>(d).count(); }
 
 }  // namespace
@@ -64,7 +62,7 @@ void ledger_sources::drain() {
 
 void ledger_sources::sleep_until(nanoseconds deadline) {
     for (;;) {
-        const nanoseconds left = deadline - boottime_now();
+        const nanoseconds left = deadline - sys::since_boot_now();
         if (left.count() <= 0) break;
         if (stream_) {
             // Wake for records at least every 100 ms, and at the deadline.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "serve/collector.hpp"
+#include "serve/arith.hpp"
 
 #include <algorithm>
 #include <ctime>
@@ -13,8 +14,6 @@ namespace proctimes::cli::serve {
 namespace {
 
 using std::chrono::nanoseconds;
-
-nanoseconds clamp0(nanoseconds d) { return d < nanoseconds{0} ? nanoseconds{0} : d; }
 
 // Records older than this with no snapshot after them are kept at most this
 // many: a bound on memory if scrapes stop while tasks keep ending.

@@ -19,7 +19,7 @@ double epoch_seconds(instant t) { return static_cast<double>(t.time_since_epoch(
 
 // Deeper chains of new unmatched processes than this are left unmatched (a
 // bound on recursion; process trees are far shallower).
-constexpr int max_depth = 256;
+constexpr int max_match_depth = 256;
 
 }  // namespace
 
@@ -82,7 +82,7 @@ std::vector<collector::proc_state*> collector::assign_groups() {
         if (const auto d = decided.find(st); d != decided.end()) return d->second;
         std::string group;
         const auto parent = st->parent > 0 ? by_pid.find(st->parent) : by_pid.end();
-        if (parent != by_pid.end() && parent->second != st && depth < max_depth) {
+        if (parent != by_pid.end() && parent->second != st && depth < max_match_depth) {
             proc_state* ps = parent->second;
             group = orphans.count(ps) != 0 ? self(self, ps, depth + 1) : ps->group;
         }
@@ -125,7 +125,7 @@ std::unordered_map<const ended_process*, destination> collector::credit_unseen()
     // exec'd: its parent's command line, when the parent was classified
     // under the same comm (a parent that exec'd since has another one).
     const auto inherited = [&](const auto& self, const ended_process& e, int depth) -> const process_facts* {
-        if (!e.forked_no_exec || depth >= max_depth) return nullptr;
+        if (!e.forked_no_exec || depth >= max_match_depth) return nullptr;
         if (const proc_state* p = saw_parent(e))
             return p->facts && p->facts_name.view() == e.name.view() ? p->facts.get() : nullptr;
         if (const ended_process* u = unseen_parent(e); u && u->name.view() == e.name.view())
@@ -149,7 +149,7 @@ std::unordered_map<const ended_process*, destination> collector::credit_unseen()
                 out = v.group;
             } else if (v.k == verdict::kind::unmatched) {
                 out = std::string();
-                if (opts_.children && depth < max_depth) {
+                if (opts_.children && depth < max_match_depth) {
                     if (const proc_state* p = saw_parent(e))
                         out = p->undecided ? std::nullopt : std::optional(p->group);
                     else if (const ended_process* u = unseen_parent(e))

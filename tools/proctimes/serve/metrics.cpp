@@ -5,13 +5,13 @@
 
 #include <sys/resource.h>
 
+#include "serve/arith.hpp"
 #include "serve/collector.hpp"
 
 namespace proctimes::cli::serve {
 namespace {
 
 using std::chrono::nanoseconds;
-double seconds(nanoseconds d) { return static_cast<double>(d.count()) / 1e9; }
 
 }  // namespace
 

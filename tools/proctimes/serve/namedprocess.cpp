@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "proctimes/version.hpp"
+#include "serve/arith.hpp"
 #include "serve/collector.hpp"
 #include "serve/selfmetrics.hpp"
 
@@ -30,14 +31,11 @@ constexpr const char* build_arch = "arm";
 constexpr const char* build_arch = "";
 #endif
 
-constexpr std::uint64_t u64_max = std::numeric_limits<std::uint64_t>::max();
-
 std::uint64_t add_sat(std::uint64_t a, std::uint64_t b) { return b > u64_max - a ? u64_max : a + b; }
 std::uint64_t mul_sat(std::uint64_t a, std::uint64_t b) { return a != 0 && b > u64_max / a ? u64_max : a * b; }
 // What a counter grew by since `before`, never less than nothing.
 std::uint64_t grown(std::uint64_t now, std::uint64_t before) { return now > before ? now - before : 0; }
 
-double seconds(nanoseconds d) { return static_cast<double>(d.count()) / 1e9; }
 nanoseconds ticks_to_ns(std::uint64_t ticks) {
     static const long hz = std::max(1L, ::sysconf(_SC_CLK_TCK));
     const std::uint64_t per_tick = 1'000'000'000ULL / static_cast<std::uint64_t>(hz);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "serve/procfiles.hpp"
+#include "serve/arith.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -16,7 +17,6 @@
 namespace proctimes::cli::serve {
 namespace {
 
-constexpr std::uint64_t u64_max = std::numeric_limits<std::uint64_t>::max();
 constexpr long proc_super_magic = 0x9fa0;
 
 // A whole decimal number of 64 bits, nothing else ("NaN", "-1", "1e3", "" fail).

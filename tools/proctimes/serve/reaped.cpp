@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "serve/reaped.hpp"
+#include "serve/arith.hpp"
 
 #include <cstdint>
 #include <map>
@@ -11,8 +12,6 @@ namespace {
 
 using std::chrono::nanoseconds;
 
-nanoseconds clamp0(nanoseconds d) { return d < nanoseconds{0} ? nanoseconds{0} : d; }
-
 // `whole` × num / den, without overflow.
 nanoseconds scaled(nanoseconds whole, std::int64_t num, std::int64_t den) {
     if (den <= 0) return nanoseconds{0};
@@ -22,7 +21,7 @@ nanoseconds scaled(nanoseconds whole, std::int64_t num, std::int64_t den) {
 
 // Deeper chains of gone parents than this are not followed (a bound on the
 // walk; as the ledger's own).
-constexpr int max_depth = 64;
+constexpr int max_ancestry_depth = 64;
 
 struct account {
     nanoseconds* carry = nullptr;
@@ -64,7 +63,7 @@ std::vector<reaped_share> reaped_rest(const reaped_inputs& in) {
     for (const auto& e : in.ended)
         if (e.parent_pid > 0) parent_of_gone[e.pid] = e.parent_pid;
     const auto reaper = [&](pid_t parent) -> account* {
-        for (int depth = 0; depth < max_depth && parent > 0; ++depth) {
+        for (int depth = 0; depth < max_ancestry_depth && parent > 0; ++depth) {
             if (auto it = accounts.find(parent); it != accounts.end()) return &it->second;
             if (in.after.find(parent)) return nullptr;  // alive, and not tracked
             const auto up = parent_of_gone.find(parent);

@@ -83,7 +83,7 @@ const field final_or_partial{"", "VALUES", align::left, 0, true, nullptr,
 // The totals.
 const field watched_ns{"watched_ns", "", align::right, 0, true,
                        [](const task_record& r, field_value& v) { set_ns(v, totals_of(r).interval); }, nullptr};
-const field ended{"ended", "", align::right, 0, true,
+const field ended_count{"ended", "", align::right, 0, true,
                   [](const task_record& r, field_value& v) { v.set_unsigned(totals_of(r).ended); }, nullptr};
 const field ended_partial{"ended_partial", "", align::right, 0, true,
                           [](const task_record& r, field_value& v) { v.set_unsigned(totals_of(r).ended_partial); },
@@ -121,7 +121,7 @@ std::span<const field* const> watch_scope_registered_fields() {
     using namespace watch_scope_fields_registry;
     static const std::array list{
         &record,           &end_source, &owner,           &ended_at,      &kernel,          &user,
-        &final_or_partial, &watched_ns, &ended,           &ended_partial, &ended_kernel_ns, &ended_user_ns,
+        &final_or_partial, &watched_ns, &ended_count,     &ended_partial, &ended_kernel_ns, &ended_user_ns,
         &ended_during_ns,  &alive,      &alive_kernel_ns, &alive_user_ns, &cgroup_cpu_ns,   &unattributed_cpu_ns,
         &lost_reports};
     return list;
@@ -152,7 +152,7 @@ field_list watch_scope_fields(const output_options& opts) {
 field_list watch_totals_fields() {
     using namespace watch_scope_fields_registry;
     field_list l;
-    l.json = {&record,          &end_source,    &watched_ns,          &ended,       &ended_partial,
+    l.json = {&record,          &end_source,    &watched_ns,          &ended_count, &ended_partial,
               &ended_kernel_ns, &ended_user_ns, &ended_during_ns,     &alive,       &alive_kernel_ns,
               &alive_user_ns,   &cgroup_cpu_ns, &unattributed_cpu_ns, &lost_reports};
     l.csv = l.json;

@@ -21,12 +21,10 @@ using std::chrono::nanoseconds;
 
 namespace {
 
-json text(std::string_view bytes) { return to_valid_utf8(bytes); }
-
 json argv_of(const tree_program* p) {
     json a = json::array();
     if (p)
-        for (const auto& s : p->argv) a.push_back(text(s));
+        for (const auto& s : p->argv) a.push_back(to_valid_utf8(s));
     return a;
 }
 
@@ -35,7 +33,7 @@ double micros(nanoseconds d) { return static_cast<double>(d.count()) / 1000.0; }
 
 json event(std::string_view name, std::string_view cat, std::string_view ph, pid_t pid) {
     json e = json::object();
-    e["name"] = text(name);
+    e["name"] = to_valid_utf8(name);
     if (!cat.empty()) e["cat"] = std::string(cat);
     e["ph"] = std::string(ph);
     e["pid"] = pid;
@@ -72,13 +70,13 @@ std::string render_trace(const tree_report& r) {
         const std::string name = program_name(last_program(p));
 
         json meta = event("process_name", "", "M", p.pid);
-        meta["args"] = {{"name", text(name)}};
+        meta["args"] = {{"name", to_valid_utf8(name)}};
         events.push_back(std::move(meta));
         json sort = event("process_sort_index", "", "M", p.pid);
         sort["args"] = {{"sort_index", k}};
         events.push_back(std::move(sort));
         json thread = event("thread_name", "", "M", p.pid);
-        thread["args"] = {{"name", text(name)}};
+        thread["args"] = {{"name", to_valid_utf8(name)}};
         events.push_back(std::move(thread));
 
         const nanoseconds begin = at(p.created);
@@ -100,7 +98,7 @@ std::string render_trace(const tree_report& r) {
             json x = event(pname, "program", "X", p.pid);
             x["ts"] = micros(from);
             x["dur"] = micros(to - from);
-            x["args"] = {{"executable", text(prog.executable)},
+            x["args"] = {{"executable", to_valid_utf8(prog.executable)},
                          {"argv", argv_of(&prog)},
                          {"argv_truncated", prog.argv_truncated}};
             events.push_back(std::move(x));
@@ -108,7 +106,7 @@ std::string render_trace(const tree_report& r) {
             json exec = event("exec " + pname, "exec", "i", p.pid);
             exec["ts"] = micros(from);
             exec["s"] = "t";
-            exec["args"] = {{"executable", text(prog.executable)}};
+            exec["args"] = {{"executable", to_valid_utf8(prog.executable)}};
             events.push_back(std::move(exec));
         }
     }
@@ -116,10 +114,10 @@ std::string render_trace(const tree_report& r) {
     doc["traceEvents"] = std::move(events);
     doc["displayTimeUnit"] = "ms";
     json command = json::array();
-    for (const auto& a : r.command) command.push_back(text(a));
+    for (const auto& a : r.command) command.push_back(to_valid_utf8(a));
     doc["otherData"] = {{"command", command.dump(-1, ' ', true)},
                         {"source", std::string(proctimes::to_string(r.tree.source))},
-                        {"source_note", text(r.tree.source_note)},
+                        {"source_note", to_valid_utf8(r.tree.source_note)},
                         {"origin_time", procs.empty() ? std::string() : rfc3339_utc(s.origin)}};
     return doc.dump(-1, ' ', true) + "\n";
 }
