@@ -25,11 +25,11 @@
 
 #include "bpf_skip.hpp"
 #include "burn.hpp"
+#include "linux/recent_exits.hpp"
 #include "platform_exit_stream.hpp"
 #include "proctimes/boot.hpp"
 #include "proctimes/clock.hpp"
 #include "proctimes/snapshot.hpp"
-#include "linux/recent_exits.hpp"
 
 using namespace proctimes;
 using namespace std::chrono_literals;
