@@ -19,8 +19,8 @@ per-thread-name series, as proctimes serve has none by default); its default
 (-threads=true) is measured too and printed.
 
 Every family on, like for like: `proctimes serve` started with process-exporter's
-own flags and config (-config.path, -threads, --namedprocess, so every
-namedprocess_* family, threads_wchan and process_* included) against
+own flags and config (-config.path, -threads: every namedprocess_* family,
+threads_wchan and process_* included, as the config brings them) against
 process-exporter with -threads and -gather-smaps=false; and both with smaps
 (process-exporter's default -gather-smaps=true, serve's -gather-smaps). The
 target: serve's CPU per scrape at most 1/10 of process-exporter's.
@@ -127,11 +127,12 @@ def main():
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         # Every family on, started as a process-exporter user would (its flags, its config).
         compat = []
-        for label, smaps in (("proctimes serve, process-exporter's flags, -threads", False),
+        # With the config, serve takes process-exporter's families and defaults (-threads, -gather-smaps).
+        for label, smaps in (("proctimes serve, process-exporter's flags, -threads -gather-smaps=false", False),
                              ("proctimes serve, process-exporter's flags, -threads -gather-smaps", True)):
             port = free_port()
-            argv = [proctimes, "serve", "--namedprocess", "-web.listen-address", f"127.0.0.1:{port}",
-                    "-config.path", cfg, "-threads", "-children=false"] + (["-gather-smaps"] if smaps else [])
+            argv = [proctimes, "serve", "-web.listen-address", f"127.0.0.1:{port}", "-config.path", cfg,
+                    "-threads", "-children=false", "-gather-smaps" if smaps else "-gather-smaps=false"]
             compat.append((label, subprocess.Popen(argv, stdout=subprocess.DEVNULL),
                            f"http://127.0.0.1:{port}/metrics"))
         p4 = free_port()

@@ -134,6 +134,44 @@ TEST(ServeGoFlags, ConfigPathIsConfig) {
     ::unlink(path);
 }
 
+// With process-exporter's rules, its defaults: -threads and -gather-smaps are
+// on there, so a config alone brings the thread families and the proportional
+// memory types, and -threads=false / -gather-smaps=false (or serve's own
+// --threads=false / --gather-smaps=false) turn them off.
+TEST(ServeGoFlags, ProcessExporterRulesBringItsThreadAndSmapsDefaults) {
+    char path[] = "/tmp/proctimes-goflags-XXXXXX";
+    const int fd = ::mkstemp(path);
+    ASSERT_GE(fd, 0);
+    const std::string yaml = "process_names:\n  - name: \"pe-{{.Comm}}\"\n    comm:\n    - " + own_comm() + "\n";
+    ASSERT_EQ(::write(fd, yaml.data(), yaml.size()), static_cast<ssize_t>(yaml.size()));
+    ::close(fd);
+    const std::string g = "{groupname=\"pe-" + own_comm() + "\"";
+    const std::string pss = "namedprocess_namegroup_memory_bytes" + g + ",memtype=\"proportionalResident\"}";
+    for (const std::string flag : {"-config.path", "--config"}) {
+        const auto on = serve({"--once", "--top", "0", flag, path});
+        ASSERT_EQ(on.rc, 0) << on.err;
+        EXPECT_NE(on.out.find("# TYPE namedprocess_namegroup_thread_count gauge"), std::string::npos) << on.out;
+        EXPECT_GT(value_of(on.out, pss), 0) << flag;
+        EXPECT_NE(on.out.find("snapshot=\"proc+threads\""), std::string::npos) << flag;
+    }
+    for (const auto& offs : {std::vector<std::string>{"-threads=false", "-gather-smaps=false"},
+                             std::vector<std::string>{"--threads=false", "--gather-smaps=false"}}) {
+        std::vector<std::string> args{"--once", "--top", "0", "-config.path", path};
+        args.insert(args.end(), offs.begin(), offs.end());
+        const auto off = serve(args);
+        ASSERT_EQ(off.rc, 0) << off.err;
+        EXPECT_EQ(off.out.find("namedprocess_namegroup_thread_count"), std::string::npos) << offs[0];
+        EXPECT_EQ(off.out.find("memtype=\"proportionalResident\""), std::string::npos) << offs[0];
+        EXPECT_GE(value_of(off.out, "namedprocess_namegroup_num_procs" + g + "}"), 1) << off.out;
+    }
+    // Without process-exporter's rules, proctimes' own defaults: both off.
+    const auto own = serve({"--once", "--top", "0", "--namedprocess"});
+    ASSERT_EQ(own.rc, 0) << own.err;
+    EXPECT_EQ(own.out.find("namedprocess_namegroup_thread_count"), std::string::npos);
+    EXPECT_EQ(own.out.find("memtype=\"proportionalResident\""), std::string::npos);
+    ::unlink(path);
+}
+
 TEST(ServeGoFlags, UnknownAndUnimplementedFlagsAreUsageErrors) {
     const std::pair<std::vector<std::string>, const char*> cases[] = {
         {{"-no-such-flag"}, "unknown option"},

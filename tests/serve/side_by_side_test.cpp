@@ -131,12 +131,12 @@ protected:
                 const int port = free_port();
                 const std::string j = job(c, serve);
                 w->port[j] = port;
-                // The same flags for both: process-exporter's own; serve adds
-                // --namedprocess and turns on what process-exporter has on by
-                // default (-threads, -gather-smaps).
+                // The same flags for both, process-exporter's own: the binary
+                // replaced, nothing else (serve takes process-exporter's
+                // families and defaults with its config).
                 std::vector<std::string> argv{serve ? std::string(PROCTIMES_BIN)
                                                     : "/usr/bin/prometheus-process-exporter"};
-                if (serve) argv.insert(argv.end(), {"serve", "--namedprocess", "-threads", "-gather-smaps"});
+                if (serve) argv.emplace_back("serve");
                 argv.insert(argv.end(), {"-web.listen-address", "127.0.0.1:" + std::to_string(port), "-config.path",
                                          d + "/" + c + ".yml"});
                 w->exporters.emplace_back(argv, std::string(d).append("/").append(j).append(".log"));

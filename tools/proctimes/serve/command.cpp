@@ -55,14 +55,17 @@ subcommand add_serve(CLI::App& root) {
     app->add_option("--top", opts->top, "Per-process series for the N busiest processes (0: none)")
         ->check(whole_number_in(0, 4'294'967'295));
     app->add_flag("--threads", opts->threads,
-                  "Walk threads too (exact final values for multi-threaded processes that end)");
+                  "Walk threads too (exact final values for multi-threaded processes that end); on by default "
+                  "with a process-exporter config, -procnames or -namemapping, as there");
     app->add_option("--config", opts->config_file,
                     "A process-exporter config file (its process_names rules) instead of --group-by");
     app->add_flag("--namedprocess", opts->namedprocess,
-                  "Also emit process-exporter's namedprocess_namegroup_* metric names");
+                  "Also emit process-exporter's namedprocess_namegroup_* metric names (always with a "
+                  "process-exporter config, -procnames or -namemapping)");
     app->add_flag("--gather-smaps", opts->gather_smaps,
                   "With --namedprocess: read smaps_rollup for the proportionalResident and proportionalSwapped "
-                  "memory types");
+                  "memory types; on by default with a process-exporter config, -procnames or -namemapping, as "
+                  "there");
     app->add_flag("!--no-exit-records", opts->exit_records, "Do not listen for taskstats exit records");
     app->add_option("--http-threads", opts->http_threads, "Worker threads serving requests")
         ->check(whole_number_in(1, 64));
@@ -99,6 +102,15 @@ subcommand add_serve(CLI::App& root) {
                         return 2;
                     }
                     *listen = seen.listen_value;
+                }
+                // With process-exporter's rules (a config file, -procnames or
+                // -namemapping), its families and its defaults: the thread
+                // families and the proportional memory types on, unless a flag
+                // says otherwise (-threads=false, -gather-smaps=false).
+                if (!opts->config_file.empty() || !opts->procnames.empty() || !opts->namemapping.empty()) {
+                    opts->namedprocess = true;
+                    if (!seen.threads && app->count("--threads") == 0) opts->threads = true;
+                    if (!seen.smaps && app->count("--gather-smaps") == 0) opts->gather_smaps = true;
                 }
                 if (seen.grouping && app->count("--group-by") > 0) {
                     err << "proctimes: serve: -procnames/-namemapping cannot be used with --group-by\n";

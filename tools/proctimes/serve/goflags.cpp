@@ -159,6 +159,7 @@ std::string apply_go_flags(const std::vector<std::string>& args, serve_options& 
             o.recheck = on;
         } else if (name == "gather-smaps") {
             o.gather_smaps = on;
+            seen.smaps = true;
         } else if (name == "config.path") {
             if (!o.config_file.empty() && o.config_file != *value)
                 return "-config.path and --config name different files";

@@ -16,7 +16,7 @@ namespace proctimes::cli::serve {
 /// What process-exporter's flags set that `serve`'s own options also set;
 /// the command checks them against each other.
 struct go_flags_seen {
-    bool listen = false, config = false, threads = false, grouping = false;
+    bool listen = false, config = false, threads = false, smaps = false, grouping = false;
     std::string listen_value;
 };
 
