@@ -19,17 +19,28 @@ tidy=${CLANG_TIDY:-clang-tidy}
 if [ $# -eq 0 ]; then
   set -- src/windows/*.cpp tools/proctimes/*windows.cpp tools/proctimes/*/*windows.cpp tools/proctimes/*/*/*windows.cpp tests/windows/*.cpp
 fi
-status=0
-for f in "$@"; do
+# Two files at a time (TIDY_JOBS): each output is kept apart and shown whole.
+out_dir=$(mktemp -d)
+trap 'rm -rf "$out_dir"' EXIT
+export tidy gcc_dir out_dir
+export PROCTIMES_WINDOWS_BUILD="${PROCTIMES_WINDOWS_BUILD:-build-windows}"
+printf '%s\n' "$@" | xargs -P "${TIDY_JOBS:-2}" -I{} sh -c '
+  f=$1
   out=$("$tidy" --quiet "$f" -- --target=x86_64-w64-mingw32 -std=c++20 -nostdinc++ \
         -isystem "$gcc_dir/include/c++" -isystem "$gcc_dir/include/c++/x86_64-w64-mingw32" \
         -isystem "$gcc_dir/include/c++/backward" -isystem /usr/src/googletest/googletest/include \
         -Iinclude -Isrc -Itests/windows -Itools/proctimes -Itools/proctimes/output \
-        -I"${PROCTIMES_WINDOWS_BUILD:-build-windows}/generated" \
-        -isystem "${PROCTIMES_WINDOWS_BUILD:-build-windows}/windows-deps/include" \
-        -DFMT_HEADER_ONLY=1 -D_WIN32_WINNT=0x0602 -DWINVER=0x0602 -DUNICODE -D_UNICODE -DNOMINMAX -DWIN32_LEAN_AND_MEAN 2>/dev/null) || status=1
-  if printf '%s\n' "$out" | grep -qE '(warning|error):'; then
-    printf '%s\n' "$out"
+        -I"$PROCTIMES_WINDOWS_BUILD/generated" -isystem "$PROCTIMES_WINDOWS_BUILD/windows-deps/include" \
+        -DFMT_HEADER_ONLY=1 -D_WIN32_WINNT=0x0602 -DWINVER=0x0602 -DUNICODE -D_UNICODE -DNOMINMAX -DWIN32_LEAN_AND_MEAN 2>/dev/null) ||
+    out="$out
+$f: error: clang-tidy failed"
+  printf "%s\n" "$out" >"$out_dir/$(printf "%s" "$f" | tr / _).out"
+' sh {}
+status=0
+for o in "$out_dir"/*.out; do
+  [ -e "$o" ] || continue
+  if grep -qE '(warning|error):' "$o"; then
+    cat "$o"
     status=1
   fi
 done
