@@ -31,7 +31,7 @@ for kind in "${kinds[@]}"; do flags_of "$kind" >/dev/null; done
 build() {
   local dir="build-$1" start=$SECONDS
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1 \
-    -DPROCTIMES_SANITIZE="$(flags_of "$1")" -DPROCTIMES_INSTALL=OFF -DPROCTIMES_UNITY_CLI=ON >/dev/null &&
+    -DPROCTIMES_SANITIZE="$(flags_of "$1")" -DPROCTIMES_INSTALL=OFF -DPROCTIMES_UNITY=ON >/dev/null &&
     cmake --build "$dir" -j "$(nproc)" >"$dir.log" 2>&1 || { tail -80 "$dir.log"; echo "sanitize.sh: the $1 build failed" >&2; return 1; }
   echo "sanitize.sh: the $1 build took $((SECONDS - start)) s"
 }

@@ -31,7 +31,10 @@ status=0
 start=$SECONDS
 # The main build treats warnings as errors (it is warning-free with GCC 12,
 # Debian 12's compiler); the sanitizer and fuzzer builds keep them warnings.
-scripts/bootstrap.sh -DPROCTIMES_WERROR=ON
+# It carries line tables, not full debug information (-g1, as the sanitizer
+# builds): the tests need no more, and every file compiles a quarter faster.
+scripts/bootstrap.sh -DPROCTIMES_WERROR=ON "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" \
+  "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
 took "installing and the main build" "$start"
 
 # A lane job: NAME COMMAND... Its output goes to $lane/NAME.log; $lane/NAME.done

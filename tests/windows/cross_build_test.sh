@@ -20,7 +20,7 @@ done
 rm -rf "$work"
 mkdir -p "$work"
 "$cmake" -S "$src" -B "$work" -DCMAKE_TOOLCHAIN_FILE="$src/cmake/toolchains/mingw-w64-x86_64.cmake" \
-  -DCMAKE_BUILD_TYPE= -DPROCTIMES_PLATFORM=windows -DPROCTIMES_WERROR=ON -DPROCTIMES_UNITY_CLI=ON >"$work/configure.log" 2>&1 ||
+  -DCMAKE_BUILD_TYPE= -DPROCTIMES_PLATFORM=windows -DPROCTIMES_WERROR=ON -DPROCTIMES_UNITY=ON >"$work/configure.log" 2>&1 ||
   { cat "$work/configure.log"; exit 1; }
 grep -q "platform backend: windows" "$work/configure.log" || { echo "the windows backend was not chosen"; exit 1; }
 "$cmake" --build "$work" -j2 >"$work/build.log" 2>&1 || { tail -60 "$work/build.log"; exit 1; }
