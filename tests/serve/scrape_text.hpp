@@ -1,16 +1,34 @@
 // SPDX-License-Identifier: MIT
 // Reading a scrape in the text format, for the serve tests: one series'
-// value, the name this test process is grouped under, and a collector of
-// process-exporter's families for one group.
+// value, the name this test process is grouped under, a collector of
+// process-exporter's families for one group, and a config file to give it.
 #pragma once
 
 #include <fstream>
 #include <memory>
 #include <string>
 
+#include <stdlib.h>
+#include <unistd.h>
+
 #include "serve/collector.hpp"
 
 namespace serve_testing {
+
+/// `yaml` in a new file /tmp/proctimes-test-XXXXXX: its path, or "" when it
+/// cannot be written. The caller unlinks it.
+inline std::string temp_config(const std::string& yaml) {
+    char path[] = "/tmp/proctimes-test-XXXXXX";
+    const int fd = ::mkstemp(path);
+    if (fd < 0) return {};
+    const bool written = ::write(fd, yaml.data(), yaml.size()) == static_cast<ssize_t>(yaml.size());
+    ::close(fd);
+    if (!written) {
+        ::unlink(path);
+        return {};
+    }
+    return path;
+}
 
 /// The value of one series (name and labels, exactly as written) in a scrape,
 /// or -1 when it is absent.

@@ -15,6 +15,7 @@
 namespace {
 
 using serve_testing::own_comm;
+using serve_testing::temp_config;
 using serve_testing::value_of;
 
 using cli_testing::run_cli;
@@ -53,17 +54,14 @@ TEST(ServeCli, IncludeExcludeAndNamedprocess) {
 }
 
 TEST(ServeCli, ProcessExporterConfig) {
-    char path[] = "/tmp/proctimes-serve-pe-XXXXXX";
-    const int fd = ::mkstemp(path);
-    ASSERT_GE(fd, 0);
-    const std::string yaml = "process_names:\n  - name: \"me-{{.Comm}}\"\n    comm:\n    - " + own_comm() + "\n";
-    ASSERT_EQ(::write(fd, yaml.data(), yaml.size()), static_cast<ssize_t>(yaml.size()));
-    ::close(fd);
+    const std::string path =
+        temp_config("process_names:\n  - name: \"me-{{.Comm}}\"\n    comm:\n    - " + own_comm() + "\n");
+    ASSERT_FALSE(path.empty());
     std::string out, err;
     EXPECT_EQ(run_cli({"serve", "--once", "--config", path, "--top", "0"}, out, err), 0) << err;
     EXPECT_GE(value_of(out, "proctimes_group_processes{group=\"me-" + own_comm() + "\"}"), 1) << out;
     EXPECT_EQ(out.find("group=\"kthreadd\""), std::string::npos);  // unmatched processes are not exported
-    ::unlink(path);
+    ::unlink(path.c_str());
 }
 
 TEST(ServeCli, BadConfigurationsAreUsageErrors) {

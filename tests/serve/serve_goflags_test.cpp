@@ -23,6 +23,7 @@
 namespace {
 
 using serve_testing::own_comm;
+using serve_testing::temp_config;
 using serve_testing::value_of;
 
 struct result {
@@ -35,6 +36,11 @@ result serve(std::vector<std::string> args) {
     std::ostringstream o, e;
     const int rc = proctimes::cli::run(args, o, e);
     return {rc, o.str(), e.str()};
+}
+
+// A config that puts this test process in group pe-<its comm>.
+std::string own_config() {
+    return temp_config("process_names:\n  - name: \"pe-{{.Comm}}\"\n    comm:\n    - " + own_comm() + "\n");
 }
 
 }  // namespace
@@ -116,12 +122,8 @@ TEST(ServeGoFlags, ThreadsTurnsOnTheThreadWalk) {
 }
 
 TEST(ServeGoFlags, ConfigPathIsConfig) {
-    char path[] = "/tmp/proctimes-goflags-XXXXXX";
-    const int fd = ::mkstemp(path);
-    ASSERT_GE(fd, 0);
-    const std::string yaml = "process_names:\n  - name: \"pe-{{.Comm}}\"\n    comm:\n    - " + own_comm() + "\n";
-    ASSERT_EQ(::write(fd, yaml.data(), yaml.size()), static_cast<ssize_t>(yaml.size()));
-    ::close(fd);
+    const std::string path = own_config();
+    ASSERT_FALSE(path.empty());
     for (const std::string flag : {"-config.path", "--config.path"}) {
         const auto r = serve({"--once", "--top", "0", flag, path});
         ASSERT_EQ(r.rc, 0) << r.err;
@@ -131,7 +133,7 @@ TEST(ServeGoFlags, ConfigPathIsConfig) {
     const auto missing = serve({"--once", "-config.path", "/nonexistent/pe.yml"});
     EXPECT_EQ(missing.rc, 2);
     EXPECT_NE(missing.err.find("/nonexistent/pe.yml"), std::string::npos);
-    ::unlink(path);
+    ::unlink(path.c_str());
 }
 
 // With process-exporter's rules, its defaults: -threads and -gather-smaps are
@@ -139,12 +141,8 @@ TEST(ServeGoFlags, ConfigPathIsConfig) {
 // memory types, and -threads=false / -gather-smaps=false (or serve's own
 // --threads=false / --gather-smaps=false) turn them off.
 TEST(ServeGoFlags, ProcessExporterRulesBringItsThreadAndSmapsDefaults) {
-    char path[] = "/tmp/proctimes-goflags-XXXXXX";
-    const int fd = ::mkstemp(path);
-    ASSERT_GE(fd, 0);
-    const std::string yaml = "process_names:\n  - name: \"pe-{{.Comm}}\"\n    comm:\n    - " + own_comm() + "\n";
-    ASSERT_EQ(::write(fd, yaml.data(), yaml.size()), static_cast<ssize_t>(yaml.size()));
-    ::close(fd);
+    const std::string path = own_config();
+    ASSERT_FALSE(path.empty());
     const std::string g = "{groupname=\"pe-" + own_comm() + "\"";
     const std::string pss = "namedprocess_namegroup_memory_bytes" + g + ",memtype=\"proportionalResident\"}";
     for (const std::string flag : {"-config.path", "--config"}) {
@@ -169,7 +167,7 @@ TEST(ServeGoFlags, ProcessExporterRulesBringItsThreadAndSmapsDefaults) {
     ASSERT_EQ(own.rc, 0) << own.err;
     EXPECT_EQ(own.out.find("namedprocess_namegroup_thread_count"), std::string::npos);
     EXPECT_EQ(own.out.find("memtype=\"proportionalResident\""), std::string::npos);
-    ::unlink(path);
+    ::unlink(path.c_str());
 }
 
 TEST(ServeGoFlags, UnknownAndUnimplementedFlagsAreUsageErrors) {

@@ -28,19 +28,11 @@ extern char** environ;
 
 namespace {
 
+using serve_testing::temp_config;
 using serve_testing::value_of;
 namespace serve = proctimes::cli::serve;
 
 const std::string tag = std::to_string(::getpid());
-
-std::string temp_config(const std::string& yaml) {
-    char path[] = "/tmp/proctimes-pe-naming-XXXXXX";
-    const int fd = ::mkstemp(path);
-    EXPECT_GE(fd, 0);
-    EXPECT_EQ(::write(fd, yaml.data(), yaml.size()), static_cast<ssize_t>(yaml.size()));
-    ::close(fd);
-    return path;
-}
 
 // A collector with process-exporter's rules `yaml` and families.
 std::unique_ptr<serve::collector> make(const std::string& yaml, bool children = true) {
