@@ -46,12 +46,13 @@ job() {
   echo "test.sh: in the lane, '$*' took $((SECONDS - begin)) s (exit $rc)" >>"$lane/$name.log"
   echo "$rc" >"$lane/$name.done"
 }
-# Waits for lane job NAME, shows its output, and fails the run if it failed.
+# Waits for lane job NAME, shows its output, and fails the run if it failed
+# (or if the lane ended without it: a job could not even write its status).
 await() {
-  while [ ! -e "$lane/$1.done" ]; do sleep 2; done
+  while [ ! -e "$lane/$1.done" ] && kill -0 "$lane_pid" 2>/dev/null; do sleep 2; done
   echo "--- the lane's $1 job:"
-  tee -a "$log" <"$lane/$1.log"
-  [ "$(cat "$lane/$1.done")" = 0 ] || { status=1; echo "test.sh: the lane's $1 job failed" | tee -a "$log"; }
+  [ ! -e "$lane/$1.log" ] || tee -a "$log" <"$lane/$1.log"
+  [ "$(cat "$lane/$1.done" 2>/dev/null)" = 0 ] || { status=1; echo "test.sh: the lane's $1 job failed or never ended" | tee -a "$log"; }
 }
 (
   job asan-build scripts/sanitize.sh --build-only asan
