@@ -24,7 +24,9 @@ cd "$(dirname "$0")/.."
 log=$(mktemp)
 lane=$(mktemp -d)
 lane_pid=
-trap '[ -z "$lane_pid" ] || kill "$lane_pid" 2>/dev/null; rm -rf "$log" "$lane"' EXIT
+# The trap must not fail: under set -e a failing command in it (kill of a lane
+# that has already ended) would replace the run's exit status with 1.
+trap 'if [ -n "$lane_pid" ]; then kill "$lane_pid" 2>/dev/null || true; fi; rm -rf "$log" "$lane"' EXIT
 took() { echo "test.sh: $1 took $((SECONDS - $2)) s" | tee -a "$log"; }
 status=0
 
@@ -95,4 +97,5 @@ if [ "$status" -ne 0 ]; then
 fi
 # Sum the "N% tests passed, F tests failed out of T" lines of every run.
 awk '/tests passed, [0-9]+ tests failed out of/ { f += $4; t += $NF } END { printf "all runs: %d passed, %d failed\n", t - f, f }' "$log"
+echo "test.sh: exit status $status"
 exit $status
