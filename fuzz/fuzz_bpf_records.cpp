@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The BPF record parsers (src/parse/bpf_records.hpp): the task iterator's
-// stream, one ring-buffer exit record, one event of the tree source and its
+// stream, one ring-buffer exit or exec record, one event of the tree source and its
 // argument area, comm fields and state letters, on arbitrary bytes.
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -30,6 +31,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (auto e = parse_exit_record(bytes)) {
         FUZZ_CHECK(size == sizeof(bpf_exit_record));
         FUZZ_CHECK(e->version == PT_TASK_RECORD_VERSION);
+    }
+
+    if (auto x = parse_exec_record(bytes)) {
+        // Never an exit record; its area lies inside the sample, within the
+        // claimed total and the copy limit.
+        FUZZ_CHECK(size >= PT_EXEC_RECORD_MIN && size <= sizeof(pt_exec_record) && size != sizeof(bpf_exit_record));
+        FUZZ_CHECK(!parse_exit_record(bytes));
+        const auto* base = reinterpret_cast<const char*>(data);
+        FUZZ_CHECK(x->argv.data() == base + offsetof(pt_exec_record, argv));
+        FUZZ_CHECK(offsetof(pt_exec_record, argv) + x->argv.size() <= size);
+        FUZZ_CHECK(x->argv.size() <= x->argv_total && x->argv.size() <= PT_EXEC_ARGV_MAX);
+        FUZZ_CHECK(x->whole() == (x->argv.size() == x->argv_total));
     }
 
     if (auto t = parse_tree_event(bytes)) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <new>
+#include <utility>
 
 #include "proctimes/boot.hpp"
 #include "proctimes/error.hpp"
@@ -154,6 +155,7 @@ result<cpu_ledger> compute_ledger(const snapshot& before, const snapshot& after,
                 p.ended_since_boot = lf.end->received_since_boot;
                 p.creation = dated->creation;
                 p.forked_no_exec = lf.leader != nullptr && lf.leader->forked_no_exec;
+                p.command_line = lf.end->command_line;
                 p.exit = lf.end->exit;
                 for (const ended_task* r : lf.records)
                     if (!r->exit || !p.exit) {
@@ -165,7 +167,7 @@ result<cpu_ledger> compute_ledger(const snapshot& before, const snapshot& after,
                 account(lf, before, seen, tick, p);
                 if (p.parent_pid == 0 && seen) p.parent_pid = seen->parent_pid;
                 l.ended += p.cpu();
-                l.processes.push_back(p);
+                l.processes.push_back(std::move(p));
             }
         }
         // Processes of `before` that are gone (not in `after` with the same

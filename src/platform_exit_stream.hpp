@@ -28,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include <sys/types.h>
 
@@ -69,6 +70,10 @@ struct bpf_task_end {
     /// For the leader, what wait(2) reports for the process; for a thread,
     /// its own exit code.
     exit_status status{};
+    /// Leader only, and only from a stream started with command lines: the
+    /// argument area (as /proc/<pid>/cmdline reads it) its last exec gave it,
+    /// when it exec'd after the stream began and the area was copied whole.
+    std::optional<std::string> command_line;
 
     [[nodiscard]] bool is_process() const noexcept { return pid == tid; }
 };
@@ -89,7 +94,8 @@ struct bpf_lost_task {
 std::uint64_t exit_records_bpf_lost() noexcept;
 
 /// The public exit_stream's record for an eBPF end (pure; Linux backend).
-ended_task to_ended_task(const bpf_task_end& e) noexcept;
+/// Throws std::bad_alloc (the command line is copied).
+ended_task to_ended_task(const bpf_task_end& e);
 
 class bpf_exit_stream {
 public:
@@ -98,9 +104,12 @@ public:
 
     /// Loads and attaches the programs and starts the thread that calls `cb`
     /// for every end from now on, and `on_lost` (if set) for every lost end
-    /// whose task is known. Errors: not_supported (not built), the load's
-    /// errno (EPERM without CAP_BPF + CAP_PERFMON), ENOMEM.
-    static result<std::unique_ptr<bpf_exit_stream>> start(callback cb, lost_callback on_lost = {}) noexcept;
+    /// whose task is known. With `command_lines`, the exec program is loaded
+    /// as well and each process's end carries the command line of its last
+    /// exec (bpf_task_end::command_line). Errors: not_supported (not built),
+    /// the load's errno (EPERM without CAP_BPF + CAP_PERFMON), ENOMEM.
+    static result<std::unique_ptr<bpf_exit_stream>> start(callback cb, lost_callback on_lost = {},
+                                                          bool command_lines = false) noexcept;
 
     ~bpf_exit_stream();
     bpf_exit_stream(const bpf_exit_stream&) = delete;
@@ -139,6 +148,11 @@ public:
         std::uint64_t found_after_sweep = 0;  ///< of those, frees that ran after all
         std::uint64_t freed_unseen = 0;       ///< ends whose free never ran (stamp found at a new task)
         std::uint64_t lost_unnamed = 0;       ///< lost ends whose identity did not fit either
+        std::uint64_t execs_sent = 0;         ///< exec records put into the ring buffer
+        std::uint64_t execs_dropped = 0;      ///< exec records that did not fit
+        /// Command lines received but not kept: too long to copy whole, or
+        /// more live processes than the stream keeps command lines for.
+        std::uint64_t command_lines_unkept = 0;
     };
     [[nodiscard]] counters count() const noexcept;
     /// What loading and attaching took.

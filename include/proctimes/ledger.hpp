@@ -133,6 +133,14 @@ struct PROCTIMES_API ended_task {
     /// process's final CPU time, every thread included (the kernel's
     /// signal_struct totals, 1 ns, split by the tick-sampled ratio). 0 otherwise.
     std::chrono::nanoseconds process_kernel{}, process_user{};
+    /// For a process's end from eBPF: the command line its last exec gave it,
+    /// as /proc/<pid>/cmdline reads it (each argument followed by a NUL), when
+    /// that exec came after the stream was opened. Empty from taskstats, for a
+    /// process that did not exec while the stream was open (one that forked
+    /// and never exec'd runs its parent's), and when the argument area was
+    /// longer than 8 KiB or its record was lost: never a part, never an
+    /// earlier exec's.
+    std::optional<std::string> command_line;
 
     [[nodiscard]] std::chrono::nanoseconds cpu() const noexcept { return kernel + user; }
 };
@@ -237,6 +245,9 @@ struct PROCTIMES_API ended_process {
     /// Its leader's record says it forked and never exec'd
     /// (ended_task::forked_no_exec); false without the leader's record.
     bool forked_no_exec = false;
+    /// The command line of its last exec, from its end record
+    /// (ended_task::command_line): empty unless the eBPF exit stream saw it exec.
+    std::optional<std::string> command_line;
     /// The values are exact (1 ns totals). False only for a multi-threaded
     /// process that `before` saw without its threads: then kernel/user are a
     /// lower bound (its threads' records minus what `before` read).

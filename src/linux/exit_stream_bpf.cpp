@@ -9,7 +9,7 @@
 
 namespace proctimes::inline v1::detail {
 
-ended_task to_ended_task(const bpf_task_end& e) noexcept {
+ended_task to_ended_task(const bpf_task_end& e) {
     ended_task t;
     t.tid = e.tid;
     t.pid = e.pid;
@@ -36,6 +36,7 @@ ended_task to_ended_task(const bpf_task_end& e) noexcept {
         t.process_kernel = e.group_kernel;
         t.process_user = e.group_user;
     }
+    t.command_line = e.command_line;
     return t;
 }
 
@@ -45,7 +46,7 @@ result<std::unique_ptr<bpf_exit_queue>> bpf_exit_queue::open() noexcept {
     q->efd_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (!q->efd_) return errno_code(errno);
     auto* self = q.get();
-    auto s = bpf_exit_stream::start([self](const bpf_task_end& e) { self->add(e); });
+    auto s = bpf_exit_stream::start([self](const bpf_task_end& e) { self->add(e); }, {}, /*command_lines=*/true);
     if (!s) return s.error();
     q->stream_ = std::move(*s);
     return q;

@@ -86,9 +86,30 @@ struct pt_lost_task {
     unsigned int tgid;
     unsigned int pid;
 };
+/* A process's exec, sent by the exit stream's exec program through the same
+ * ring buffer as the exit records, so that it always comes before the
+ * process's end: the new program's argument area, as /proc/<pid>/cmdline
+ * reads it. A sample is the 32-byte header and argv_len bytes, padded with
+ * zeros to at least PT_EXEC_RECORD_MIN bytes: never the size of a
+ * pt_exit_record, which is how a reader tells the two apart. An argument area
+ * longer than PT_EXEC_ARGV_MAX is not copied (argv_len 0, argv_total its
+ * size): the command line is then unknown, never cut. */
+#define PT_EXEC_RECORD_MAGIC 0x63657870u /* "pxec" */
+#define PT_EXEC_ARGV_MAX 8192
+#define PT_EXEC_RECORD_MIN 128
+struct pt_exec_record {
+    unsigned long long start_boottime; /* the process's start (an exec keeps its leader's) */
+    unsigned long long boottime;       /* when it exec'd, ns since boot */
+    unsigned int magic;                /* PT_EXEC_RECORD_MAGIC */
+    unsigned int tgid;
+    unsigned int argv_len;       /* bytes of the argument area that follow (0: not copied) */
+    unsigned int argv_total;     /* bytes of the whole argument area */
+    char argv[PT_EXEC_ARGV_MAX]; /* NUL-separated, argv_len bytes */
+};
 /* The record's `reserved` word: flags about the thread group (leader only). */
 #define PT_GROUP_HAD_THREADS 0x1u /* signal->stats was allocated: another thread ended while one lived */
 #define PT_GROUP_KNOWN 0x2u       /* the kernel has that field (CONFIG_TASKSTATS) */
+#define PT_EXEC_LOST 0x4u         /* the process's last exec record did not fit in the ring buffer */
 /* run_tree's eBPF source (tree.bpf.c): one event of a tracked process. */
 #define PT_TREE_FORK 1   /* a process forked by a tracked one (tgid: the child; ppid: the forker) */
 #define PT_TREE_THREAD 2 /* a thread started in a tracked process */

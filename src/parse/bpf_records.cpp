@@ -8,6 +8,9 @@ namespace proctimes::inline v1::parse {
 
 static_assert(sizeof(bpf_task_record) == 120, "records.h layout changed: update both sides");
 static_assert(sizeof(bpf_exit_record) == 120, "records.h layout changed: update both sides");
+static_assert(offsetof(::pt_exec_record, argv) == 32 && sizeof(::pt_exec_record) == 32 + PT_EXEC_ARGV_MAX,
+              "records.h layout changed: update both sides");
+static_assert(PT_EXEC_RECORD_MIN > sizeof(bpf_exit_record), "an exec record must never have an exit record's size");
 static_assert(sizeof(::pt_tree_event) == 96, "records.h layout changed: update both sides");
 static_assert(sizeof(::pt_tree_exec_event) == 96 + PT_TREE_PATH_MAX + PT_TREE_ARGV_MAX,
               "records.h layout changed: update both sides");
@@ -26,6 +29,22 @@ std::optional<bpf_exit_record> parse_exit_record(std::span<const std::byte> byte
     if (bytes.size() != sizeof r) return std::nullopt;
     std::memcpy(static_cast<void*>(&r), bytes.data(), sizeof r);
     if (r.version != PT_TASK_RECORD_VERSION) return std::nullopt;
+    return r;
+}
+
+std::optional<bpf_exec_record> parse_exec_record(std::span<const std::byte> bytes) noexcept {
+    constexpr std::size_t header = offsetof(::pt_exec_record, argv);
+    if (bytes.size() < PT_EXEC_RECORD_MIN || bytes.size() > sizeof(::pt_exec_record)) return std::nullopt;
+    ::pt_exec_record h;
+    std::memcpy(static_cast<void*>(&h), bytes.data(), header);
+    if (h.magic != PT_EXEC_RECORD_MAGIC) return std::nullopt;
+    if (h.argv_len > bytes.size() - header || h.argv_len > h.argv_total || h.argv_len > PT_EXEC_ARGV_MAX)
+        return std::nullopt;
+    bpf_exec_record r;
+    r.start_boottime = h.start_boottime;
+    r.tgid = h.tgid;
+    r.argv_total = h.argv_total;
+    r.argv = {reinterpret_cast<const char*>(bytes.data() + header), h.argv_len};
     return r;
 }
 

@@ -30,6 +30,20 @@ bool parse_task_records(std::span<const std::byte> bytes, std::vector<bpf_task_r
 /// One ring-buffer sample: exactly one record of the current version, else nullopt.
 std::optional<bpf_exit_record> parse_exit_record(std::span<const std::byte> bytes) noexcept;
 
+/// One exec record of the exit stream's ring (a sample that is not
+/// sizeof(bpf_exit_record) bytes), checked: the magic, at least the minimum
+/// size, argv_len bytes present and within argv_total and the copy limit.
+struct bpf_exec_record {
+    std::uint64_t start_boottime = 0;  ///< the process's start, ns since boot
+    std::uint32_t tgid = 0;
+    std::uint32_t argv_total = 0;  ///< bytes of the whole argument area
+    std::string_view argv;         ///< the argument area copied (points into the input)
+    /// The whole argument area was copied (argv_len == argv_total): a
+    /// command line, rather than an unknown one.
+    [[nodiscard]] bool whole() const noexcept { return argv.size() == argv_total; }
+};
+std::optional<bpf_exec_record> parse_exec_record(std::span<const std::byte> bytes) noexcept;
+
 /// One event of run_tree's eBPF source (tree.bpf.c), checked: a known kind,
 /// the size that kind has (an exec event is a pt_tree_exec_event), an exec's
 /// path NUL-terminated and its argv_len within the argument buffer and

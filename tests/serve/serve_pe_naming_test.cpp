@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -317,18 +318,54 @@ TEST(ServePeNaming, ChurningForkedChildrenAreCreditedWithRulesThatNeedTheCommand
     if (sources == 0) GTEST_SKIP() << "no exit records here (not permitted)";
 }
 
-// Children that exec'd and ended unseen cannot be named by a rule that needs
-// their command line: their CPU is counted as unattributed, not guessed.
-TEST(ServePeNaming, ExecdChildrenNoRuleCanNameAreUnattributed) {
-    auto col = make_with_exits("process_names:\n  - name: '{{.ExeBase}}'\n    cmdline: ['.+']\n");
-    if (!col) GTEST_SKIP() << "no exit records here (not permitted)";
+// Children that exec'd and ended between two scrapes, under a rule that needs
+// their command line: the eBPF exit stream's exec records carry it, so their
+// CPU goes to their group (within 10 % of what wait4 says the shell and they
+// used). Each child is a shell run through a symlink, so that its argv[0],
+// and so {{.ExeBase}}, is the group's name.
+TEST(ServePeNaming, ExecdChildrenUnseenAreNamedFromTheirExecRecords) {
+    auto col = make_with_exits("process_names:\n  - name: '{{.ExeBase}}'\n    cmdline: ['.+']\n",
+                               proctimes::exit_stream_source::bpf);
+    if (!col) GTEST_SKIP() << "no eBPF exit stream here (not permitted, or not built)";
+    char dir[] = "/tmp/ptexecXXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    const std::string name = "ptx" + tag, link = std::string(dir) + "/" + name;
+    ASSERT_EQ(::symlink("/bin/sh", link.c_str()), 0);
     std::string s;
-    const double before =
-        value_of(col->scrape(serve::format::text_004), "proctimes_ended_unattributed_processes_total");
-    ASSERT_GE(before, 0);
-    run_scraped(*col, "ptexec" + tag, "i=0; while [ $i -lt 100 ]; do /bin/true; i=$((i+1)); done", s);
-    // Some of them may be seen alive (and named "true"); most are not.
-    EXPECT_GE(value_of(s, "proctimes_ended_unattributed_processes_total") - before, 50) << s;
+    const double truth = run_scraped(*col, link,
+                                     "sleep 0.5; i=0; while [ $i -lt 100 ]; do \"" + link +
+                                         "\" -c 'j=0; while [ $j -lt 3000 ]; do j=$((j+1)); done'; i=$((i+1)); done",
+                                     s);
+    ::unlink(link.c_str());
+    ::rmdir(dir);
+    ASSERT_GT(truth, 0.05);
+    const double got = group_cpu(s, name);
+    EXPECT_GE(got, 0.9 * truth) << "truth " << truth << "\n" << s;
+    EXPECT_LE(got, 1.1 * truth) << "truth " << truth;
+}
+
+// Where the command line is not known, the CPU is counted as unattributed,
+// never guessed: from taskstats, which carries no command line, and from
+// eBPF for a command line over 8 KiB (never matched on a part of it).
+TEST(ServePeNaming, ExecdChildrenNoRuleCanNameAreUnattributed) {
+    using proctimes::exit_stream_source;
+    int sources = 0;
+    const std::string big(9000, 'x');
+    for (const auto from : {exit_stream_source::taskstats, exit_stream_source::bpf}) {
+        auto col = make_with_exits("process_names:\n  - name: '{{.ExeBase}}'\n    cmdline: ['.+']\n", from);
+        if (!col) continue;
+        ++sources;
+        SCOPED_TRACE("exit records from " + col->exit_source());
+        const std::string args = from == exit_stream_source::bpf ? " " + big : "";
+        std::string s;
+        const double before =
+            value_of(col->scrape(serve::format::text_004), "proctimes_ended_unattributed_processes_total");
+        ASSERT_GE(before, 0);
+        run_scraped(*col, "ptexec" + tag, "i=0; while [ $i -lt 100 ]; do /bin/true" + args + "; i=$((i+1)); done", s);
+        // Some of them may be seen alive (and named "true"); most are not.
+        EXPECT_GE(value_of(s, "proctimes_ended_unattributed_processes_total") - before, 50) << s;
+    }
+    if (sources == 0) GTEST_SKIP() << "no exit records here (not permitted)";
 }
 
 // pid 1 is in its group with and without -threads (the eBPF walk, which

@@ -2,6 +2,7 @@
 // The parsers of the records the BPF programs write (src/parse/bpf_records.hpp).
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstring>
 #include <span>
 #include <string>
@@ -66,6 +67,78 @@ TEST(BpfRecords, ExitRecordSizeAndVersion) {
     EXPECT_FALSE(parse_exit_record(b));
     r.version = 99;
     EXPECT_FALSE(parse_exit_record(bytes_of(&r, sizeof r)));
+}
+
+namespace {
+
+// An exec record as the program sends it: the header, `argv`, zeros up to
+// the minimum size.
+std::vector<std::byte> exec_sample(const std::string& argv, std::uint32_t total) {
+    pt_exec_record h{};
+    h.magic = PT_EXEC_RECORD_MAGIC;
+    h.tgid = 42;
+    h.start_boottime = 123456789;
+    h.argv_len = static_cast<std::uint32_t>(argv.size());
+    h.argv_total = total;
+    std::vector<std::byte> v = bytes_of(&h, offsetof(pt_exec_record, argv));
+    for (char c : argv) v.push_back(static_cast<std::byte>(c));
+    if (v.size() < PT_EXEC_RECORD_MIN) v.resize(PT_EXEC_RECORD_MIN);
+    return v;
+}
+
+}  // namespace
+
+TEST(BpfRecords, ExecRecordCarriesTheWholeArgumentAreaOrSaysItIsNotWhole) {
+    const std::string area("/bin/sh\0-c\0exit 3\0", 18);
+    auto b = exec_sample(area, 18);
+    ASSERT_EQ(b.size(), std::size_t{PT_EXEC_RECORD_MIN}) << "a short record is padded to the minimum";
+    ASSERT_NE(b.size(), sizeof(bpf_exit_record)) << "never mistaken for an exit record";
+    auto x = parse_exec_record(b);
+    ASSERT_TRUE(x);
+    EXPECT_EQ(x->tgid, 42u);
+    EXPECT_EQ(x->start_boottime, 123456789u);
+    EXPECT_EQ(x->argv, area);
+    EXPECT_TRUE(x->whole());
+    EXPECT_FALSE(parse_exit_record(b));
+
+    // An area too long to copy comes with none of it: not whole.
+    x = parse_exec_record(exec_sample("", 9000));
+    ASSERT_TRUE(x);
+    EXPECT_TRUE(x->argv.empty());
+    EXPECT_FALSE(x->whole());
+
+    // A long one: the sample is exactly header + area.
+    const std::string big(5000, 'a');
+    b = exec_sample(big, 5000);
+    EXPECT_EQ(b.size(), offsetof(pt_exec_record, argv) + 5000);
+    x = parse_exec_record(b);
+    ASSERT_TRUE(x);
+    EXPECT_EQ(x->argv.size(), 5000u);
+}
+
+TEST(BpfRecords, MalformedExecRecordsAreRefused) {
+    const std::string area("ab\0", 3);
+    // Shorter than the minimum, or longer than the largest record.
+    auto b = exec_sample(area, 3);
+    b.resize(PT_EXEC_RECORD_MIN - 1);
+    EXPECT_FALSE(parse_exec_record(b));
+    b = exec_sample(area, 3);
+    b.resize(sizeof(pt_exec_record) + 1);
+    EXPECT_FALSE(parse_exec_record(b));
+    // Another magic.
+    b = exec_sample(area, 3);
+    b[offsetof(pt_exec_record, magic)] ^= std::byte{1};
+    EXPECT_FALSE(parse_exec_record(b));
+    // More bytes claimed than the sample holds, or than the area has.
+    pt_exec_record h{};
+    h.magic = PT_EXEC_RECORD_MAGIC;
+    h.argv_len = PT_EXEC_RECORD_MIN;  // header + this > the 128-byte sample
+    h.argv_total = PT_EXEC_RECORD_MIN;
+    b = bytes_of(&h, offsetof(pt_exec_record, argv));
+    b.resize(PT_EXEC_RECORD_MIN);
+    EXPECT_FALSE(parse_exec_record(b));
+    b = exec_sample(area, 2);  // argv_len 3 > argv_total 2
+    EXPECT_FALSE(parse_exec_record(b));
 }
 
 TEST(BpfRecords, StateLettersAsTaskStateIndex) {

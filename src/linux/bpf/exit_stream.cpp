@@ -2,12 +2,15 @@
 // The exit stream's user-space half: a ring-buffer reader on its own thread.
 #include "platform_exit_stream.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <sys/epoll.h>
@@ -46,6 +49,22 @@ struct bpf_exit_stream::impl {
     std::atomic<std::uint64_t> swept{0};  // ends counted lost by sweep()
     std::chrono::steady_clock::time_point last_sweep{};
 
+    // Command lines (start()'s command_lines): the last exec's argument area
+    // of each live process that exec'd since the stream began, by (tgid,
+    // start_boottime), until the process's end record takes it. Only the
+    // ring's thread touches them. Bounded: at most max_kept of them and
+    // max_kept_bytes in all; when full, those of processes gone from /proc
+    // (whose end was lost) are dropped, at most once a second.
+    static constexpr std::size_t max_kept = 32768;
+    static constexpr std::size_t max_kept_bytes = std::size_t{64} << 20;
+    bool command_lines = false;
+    std::map<std::pair<std::uint32_t, std::uint64_t>, std::string> kept;
+    std::size_t kept_bytes = 0;
+    std::chrono::steady_clock::time_point last_prune{};
+    std::atomic<std::uint64_t> unkept{0};
+    std::uint64_t unmarked_seen = 0;
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> exec_lost_gone;  // at the last sweep
+
     ~impl() {
         if (thread.joinable()) {
             const std::uint64_t one = 1;
@@ -58,14 +77,94 @@ struct bpf_exit_stream::impl {
 
     static int on_sample(void* ctx, void* data, std::size_t size) {
         auto* self = static_cast<impl*>(ctx);
-        auto r = parse::parse_exit_record({static_cast<const std::byte*>(data), size});
+        const std::span<const std::byte> bytes{static_cast<const std::byte*>(data), size};
+        if (size != sizeof(parse::bpf_exit_record)) {
+            if (auto x = parse::parse_exec_record(bytes)) {
+                self->keep(*x);
+            } else {
+                self->owner->malformed_.fetch_add(1, std::memory_order_relaxed);
+            }
+            return 0;
+        }
+        auto r = parse::parse_exit_record(bytes);
         if (!r) {
             self->owner->malformed_.fetch_add(1, std::memory_order_relaxed);
             return 0;
         }
-        self->cb(self->convert(*r));
+        bpf_task_end e = self->convert(*r);
+        if (self->command_lines && e.is_process()) {
+            self->forget_if_unmarked();
+            const auto it = self->kept.find({r->tgid, r->start_boottime});
+            if (it != self->kept.end()) {
+                self->kept_bytes -= it->second.size();
+                // Its last exec's record was lost: what is kept is an earlier one's.
+                if ((r->reserved & PT_EXEC_LOST) == 0) e.command_line = std::move(it->second);
+                self->kept.erase(it);
+            }
+        }
+        self->cb(e);
         self->owner->delivered_.fetch_add(1, std::memory_order_relaxed);
         return 0;
+    }
+
+    // An exec: its command line replaces the process's earlier one. One not
+    // copied whole, or not kept for want of room, leaves the process with
+    // none (its end then has no command line, rather than an older one).
+    void keep(const parse::bpf_exec_record& x) noexcept {
+        if (!command_lines) return;
+        forget_if_unmarked();
+        const std::pair<std::uint32_t, std::uint64_t> key{x.tgid, x.start_boottime};
+        if (const auto it = kept.find(key); it != kept.end()) {
+            kept_bytes -= it->second.size();
+            kept.erase(it);
+        }
+        if (!x.whole()) {
+            unkept.fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
+        if (kept.size() >= max_kept || kept_bytes + x.argv.size() > max_kept_bytes) prune();
+        if (kept.size() >= max_kept || kept_bytes + x.argv.size() > max_kept_bytes) {
+            unkept.fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
+        try {
+            kept.emplace(key, std::string(x.argv));
+            kept_bytes += x.argv.size();
+        } catch (...) {  // out of memory: this one is not kept
+            unkept.fetch_add(1, std::memory_order_relaxed);
+        }
+    }
+
+    // An exec record was lost and its process could not be marked (the
+    // program's map of them was full): any command line kept may be an
+    // earlier exec's, so none is kept from before.
+    void forget_if_unmarked() noexcept {
+        const std::uint64_t n = __atomic_load_n(&skel->bss->execs_unmarked, __ATOMIC_ACQUIRE);
+        if (n == unmarked_seen) return;
+        unmarked_seen = n;
+        unkept.fetch_add(kept.size(), std::memory_order_relaxed);
+        kept.clear();
+        kept_bytes = 0;
+    }
+
+    // Drops the command lines of processes no longer listed in /proc: their
+    // end record was lost (a full ring buffer), or will come without them.
+    void prune() noexcept {
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last_prune < std::chrono::seconds{1}) return;
+        last_prune = now;
+        for (auto it = kept.begin(); it != kept.end();) {
+            pt_exit_stamp st{};
+            st.tgid = it->first.first;
+            st.pid = it->first.first;
+            st.start_boottime = it->first.second;
+            if (task_listed(st)) {
+                ++it;
+                continue;
+            }
+            kept_bytes -= it->second.size();
+            it = kept.erase(it);
+        }
     }
 
     static int on_lost_sample(void* ctx, void* data, std::size_t size) {
@@ -77,7 +176,13 @@ struct bpf_exit_stream::impl {
         return 0;
     }
 
-    void report(std::uint32_t tgid, std::uint32_t pid, std::uint64_t start_boottime) const {
+    void report(std::uint32_t tgid, std::uint32_t pid, std::uint64_t start_boottime) {
+        if (tgid == pid) {
+            if (const auto it = kept.find({tgid, start_boottime}); it != kept.end()) {
+                kept_bytes -= it->second.size();
+                kept.erase(it);
+            }
+        }
         if (!on_lost) return;
         bpf_lost_task t;
         t.pid = static_cast<pid_t>(tgid);
@@ -177,6 +282,34 @@ struct bpf_exit_stream::impl {
                 report(st.tgid, st.pid, st.start_boottime);
             }
         for (std::uint64_t k : stale) (void)bpf_map_delete_elem(fd, &k);
+        if (command_lines) sweep_exec_lost();
+    }
+
+    // The marks of lost exec records whose process's end record was lost
+    // too: removed once the process has been gone from /proc at two sweeps
+    // in a row (its free, which takes the mark, runs within an RCU grace
+    // period of its release), so that the map keeps room for new ones.
+    void sweep_exec_lost() {
+        const int fd = bpf_map__fd(skel->maps.proctimes_exec_lost);
+        std::uint32_t key = 0, next = 0;
+        std::uint32_t* prev = nullptr;
+        std::vector<std::pair<std::uint32_t, std::uint64_t>> gone;
+        while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+            key = next;
+            prev = &key;
+            std::uint64_t start = 0;
+            if (bpf_map_lookup_elem(fd, &key, &start) != 0) continue;
+            pt_exit_stamp st{};
+            st.tgid = key;
+            st.pid = key;
+            st.start_boottime = start;
+            if (!task_listed(st)) gone.emplace_back(key, start);
+        }
+        for (const auto& g : gone)
+            if (std::binary_search(exec_lost_gone.begin(), exec_lost_gone.end(), g))
+                (void)bpf_map_delete_elem(fd, &g.first);
+        std::sort(gone.begin(), gone.end());
+        exec_lost_gone = std::move(gone);
     }
 
     void run() {
@@ -204,7 +337,8 @@ struct bpf_exit_stream::impl {
     }
 };
 
-result<std::unique_ptr<bpf_exit_stream>> bpf_exit_stream::start(callback cb, lost_callback on_lost) noexcept {
+result<std::unique_ptr<bpf_exit_stream>> bpf_exit_stream::start(callback cb, lost_callback on_lost,
+                                                                bool command_lines) noexcept {
     try {
         auto anchor = get_boot_anchor();
         if (!anchor) return anchor.error();
@@ -219,6 +353,7 @@ result<std::unique_ptr<bpf_exit_stream>> bpf_exit_stream::start(callback cb, los
         m.on_lost = std::move(on_lost);
         m.anchor = *anchor;
         m.tick = 1'000'000'000 / clock_ticks_per_second();
+        m.command_lines = command_lines;
         const auto t0 = std::chrono::steady_clock::now();
         m.skel = proctimes_exits__open();
         if (!m.skel) return errno_code(errno);
@@ -236,6 +371,10 @@ result<std::unique_ptr<bpf_exit_stream>> bpf_exit_stream::start(callback cb, los
             if (bpf_map__set_max_entries(m.skel->maps.proctimes_exit_ring, static_cast<std::uint32_t>(n * 1024)) != 0)
                 return errno_code(errno);
         }
+        // The exec program runs at every exec on the system: loaded only for
+        // a reader that wants command lines.
+        if (!command_lines && bpf_program__set_autoload(m.skel->progs.proctimes_exec, false) != 0)
+            return errno_code(errno);
         if (proctimes_exits__load(m.skel) != 0) return errno_code(errno);
         if (proctimes_exits__attach(m.skel) != 0) return errno_code(errno);
         s->load_time_ = std::chrono::steady_clock::now() - t0;
@@ -298,6 +437,9 @@ bpf_exit_stream::counters bpf_exit_stream::count() const noexcept {
     c.freed_unseen = __atomic_load_n(&bss->freed_unseen, __ATOMIC_RELAXED);
     c.found_after_sweep = __atomic_load_n(&bss->found_after_sweep, __ATOMIC_RELAXED);
     c.lost_unnamed = __atomic_load_n(&bss->lost_unnamed, __ATOMIC_RELAXED);
+    c.execs_sent = __atomic_load_n(&bss->execs_sent, __ATOMIC_RELAXED);
+    c.execs_dropped = __atomic_load_n(&bss->execs_dropped, __ATOMIC_RELAXED);
+    c.command_lines_unkept = impl_->unkept.load(std::memory_order_relaxed);
     return c;
 }
 std::uint64_t bpf_exit_stream::unstamped() const noexcept {

@@ -101,6 +101,32 @@ int BPF_PROG(proctimes_exit) {
     return 0;
 }
 
+/* The exec program's record is built here (it is larger than the BPF stack). */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct pt_exec_record);
+} proctimes_exec_scratch SEC(".maps");
+
+/* Exec records sent, and those the ring buffer had no room for. */
+__u64 execs_sent = 0;
+__u64 execs_dropped = 0;
+/* Of those, the ones that could not be marked in proctimes_exec_lost
+ * either: user space can no longer tell which command lines are stale. */
+__u64 execs_unmarked = 0;
+
+/* Processes whose latest exec record did not fit in the ring buffer, by tgid
+ * (the value: the process's start_boottime). The free program marks the
+ * process's end record with PT_EXEC_LOST, so that its reader does not take
+ * an earlier exec's command line for the last one. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 4096);
+    __type(key, __u32);
+    __type(value, __u64);
+} proctimes_exec_lost SEC(".maps");
+
 SEC("tp_btf/sched_process_free")
 int BPF_PROG(proctimes_free, struct task_struct* t) {
     struct pt_exit_record* r;
@@ -155,10 +181,63 @@ int BPF_PROG(proctimes_free, struct task_struct* t) {
             r->reserved = PT_GROUP_KNOWN;
             if (BPF_CORE_READ(t, signal, stats)) r->reserved |= PT_GROUP_HAD_THREADS;
         }
+        {
+            __u32 tgid = r->tgid;
+            __u64* lost = bpf_map_lookup_elem(&proctimes_exec_lost, &tgid);
+            if (lost && *lost == r->start_boottime) {
+                r->reserved |= PT_EXEC_LOST;
+                bpf_map_delete_elem(&proctimes_exec_lost, &tgid);
+            }
+        }
     }
     r->version = PT_TASK_RECORD_VERSION;
     BPF_CORE_READ_STR_INTO(&r->comm, t, comm);
     bpf_ringbuf_submit(r, 0);
     __sync_fetch_and_add(&submitted, 1);
+    return 0;
+}
+
+/* A process's exec, with its new command line: what the rules of a reader
+ * that groups processes by command line need for a process it never sees
+ * alive. Loaded only when the reader asks for command lines. The argument
+ * area has just been written to the new program's stack by the kernel, so
+ * reading it does not fault. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(proctimes_exec, struct task_struct* p, pid_t old_pid, struct linux_binprm* bprm) {
+    __u32 zero = 0;
+    struct pt_exec_record* x = bpf_map_lookup_elem(&proctimes_exec_scratch, &zero);
+    struct mm_struct* mm = p->mm;
+    unsigned long start, end, len;
+    __u64 size;
+
+    if (!x) return 0;
+    x->start_boottime = p->start_boottime;
+    x->boottime = bpf_ktime_get_boot_ns();
+    x->magic = PT_EXEC_RECORD_MAGIC;
+    x->tgid = p->tgid;
+    x->argv_len = 0;
+    start = mm ? mm->arg_start : 0;
+    end = mm ? mm->arg_end : 0;
+    len = end > start ? end - start : 0;
+    x->argv_total = len > 0xffffffffUL ? 0xffffffffU : (__u32)len;
+    /* Too long to copy whole: sent without it (unknown, never cut). */
+    if (len > PT_EXEC_ARGV_MAX) len = 0;
+    /* The padding of a short record is zeros, not an earlier exec's bytes. */
+    __builtin_memset(x->argv, 0, PT_EXEC_RECORD_MIN);
+    if (len && bpf_probe_read_user(x->argv, len, (const void*)start) == 0)
+        x->argv_len = (__u32)len;
+    else
+        len = 0;
+    size = __builtin_offsetof(struct pt_exec_record, argv) + len;
+    if (size < PT_EXEC_RECORD_MIN) size = PT_EXEC_RECORD_MIN;
+    if (bpf_ringbuf_output(&proctimes_exit_ring, x, size, 0) != 0) {
+        __u32 tgid = x->tgid;
+        __u64 start_boottime = x->start_boottime;
+        __sync_fetch_and_add(&execs_dropped, 1);
+        if (bpf_map_update_elem(&proctimes_exec_lost, &tgid, &start_boottime, BPF_ANY) != 0)
+            __sync_fetch_and_add(&execs_unmarked, 1);
+        return 0;
+    }
+    __sync_fetch_and_add(&execs_sent, 1);
     return 0;
 }

@@ -39,7 +39,7 @@ struct bpf_exit_stream::impl {};
 
 // The callback is taken by value as platform_exit_stream.hpp declares it.
 // NOLINTNEXTLINE(performance-unnecessary-value-param)
-result<std::unique_ptr<bpf_exit_stream>> bpf_exit_stream::start(callback, lost_callback) noexcept {
+result<std::unique_ptr<bpf_exit_stream>> bpf_exit_stream::start(callback, lost_callback, bool) noexcept {
     return make_error_code(errc::not_supported);
 }
 bpf_exit_stream::~bpf_exit_stream() = default;

@@ -207,6 +207,19 @@ std::string classifier::user_name(uid_t uid) {
     return name;
 }
 
+process_facts command_line_facts(std::string_view area) {
+    // As Go's procfs splits it: nothing read is no command line; else the
+    // trailing NULs are cut and the rest split at each NUL.
+    process_facts f;
+    f.has_cmdline = !area.empty();
+    while (!area.empty() && area.back() == '\0') area.remove_suffix(1);
+    f.cmdline = area;
+    f.argv0 = f.cmdline.substr(0, f.cmdline.find('\0'));
+    for (char& ch : f.cmdline)
+        if (ch == '\0') ch = ' ';
+    return f;
+}
+
 process_facts classifier::facts(pid_t pid, bool exe, bool cmdline, bool cgroup) const {
     process_facts f;
     const std::string dir = proc_root_ + "/" + std::to_string(pid);
@@ -217,16 +230,11 @@ process_facts classifier::facts(pid_t pid, bool exe, bool cmdline, bool cgroup) 
     }
     if (cmdline) {
         bool ok = false;
-        const std::string raw = read_small(dir + "/cmdline", &ok);
+        process_facts c = command_line_facts(read_small(dir + "/cmdline", &ok));
+        f.cmdline = std::move(c.cmdline);
+        f.argv0 = std::move(c.argv0);
+        f.has_cmdline = c.has_cmdline;
         f.unreadable = !ok;
-        // As Go's procfs splits it: nothing read is no command line; else
-        // the trailing NULs are cut and the rest split at each NUL.
-        f.has_cmdline = !raw.empty();
-        f.cmdline = raw;
-        while (!f.cmdline.empty() && f.cmdline.back() == '\0') f.cmdline.pop_back();
-        f.argv0 = f.cmdline.substr(0, f.cmdline.find('\0'));
-        for (char& ch : f.cmdline)
-            if (ch == '\0') ch = ' ';
     }
     if (cgroup) {
         bool ok = false;
@@ -326,8 +334,8 @@ verdict classifier::rules_verdict(const snapshot_process& p, process_facts* kept
     return v;
 }
 
-verdict classifier::ended_verdict(std::string_view raw_name, uid_t uid, const process_facts* inherited) {
-    return apply_rules(shown_name(raw_name), uid, nullptr, need_facts_ ? inherited : nullptr);
+verdict classifier::ended_verdict(std::string_view raw_name, uid_t uid, const process_facts* known) {
+    return apply_rules(shown_name(raw_name), uid, nullptr, need_facts_ ? known : nullptr);
 }
 
 std::optional<std::string> classifier::group_of(const snapshot_process& p, process_facts* kept) {

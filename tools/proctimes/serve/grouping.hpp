@@ -87,6 +87,10 @@ struct process_facts {
     bool unreadable = false;
 };
 
+/// The facts of an argument area as /proc/<pid>/cmdline reads it (or an
+/// exec record carries it), split as process-exporter's procfs splits it.
+process_facts command_line_facts(std::string_view area);
+
 /// Go's filepath.Base: the last element of `path` after trailing slashes are
 /// removed; "." for "", "/" for slashes alone.
 std::string go_base(std::string_view path);
@@ -115,9 +119,10 @@ public:
     /// command line could not be read (it ended meanwhile).
     verdict rules_verdict(const snapshot_process& p, process_facts* kept = nullptr);
     /// The verdict on a process known only from its exit record: by its comm
-    /// and uid, and `inherited` (its parent's facts, when it forked and never
-    /// exec'd) or nothing; unknown when a rule needs what a record does not say.
-    verdict ended_verdict(std::string_view name, uid_t uid, const process_facts* inherited);
+    /// and uid, and `known` (its own command line's facts, from its exec
+    /// record; or its parent's, when it forked and never exec'd) or nothing;
+    /// unknown when a rule needs what the record does not say.
+    verdict ended_verdict(std::string_view name, uid_t uid, const process_facts* known);
     /// The group of a process known only from its exit record, without
     /// config rules; nullopt when excluded, or when the grouping needs what a
     /// record does not say (its executable path or cgroup).
@@ -127,6 +132,8 @@ public:
     [[nodiscard]] bool uses_config() const noexcept { return !rules_.empty(); }
     /// Some rule needs the executable or the command line.
     [[nodiscard]] bool rules_need_facts() const noexcept { return need_facts_; }
+    /// Some rule needs the cgroups ({{.Cgroups}}), which an exec record does not carry.
+    [[nodiscard]] bool rules_need_cgroups() const noexcept { return need_cgroups_; }
 
 private:
     classifier() = default;

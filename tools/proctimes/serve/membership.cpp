@@ -121,10 +121,18 @@ std::unordered_map<const ended_process*, destination> collector::credit_unseen()
         const auto u = unseen.find(e.parent_pid);
         return u != unseen.end() && u->second != &e ? u->second : nullptr;
     };
-    // What the rules would have read of a process that forked and never
-    // exec'd: its parent's command line, when the parent was classified
-    // under the same comm (a parent that exec'd since has another one).
-    const auto inherited = [&](const auto& self, const ended_process& e, int depth) -> const process_facts* {
+    // What the rules would have read of an unseen process: the command line
+    // of its last exec, from the eBPF exit stream's exec record (not when a
+    // rule needs the cgroups, which the record does not carry); for one that
+    // forked and never exec'd, its parent's, when the parent was classified
+    // (or exec'd) under the same comm (a parent that exec'd since has another).
+    std::unordered_map<const ended_process*, process_facts> execd;
+    const auto known = [&](const auto& self, const ended_process& e, int depth) -> const process_facts* {
+        if (!e.forked_no_exec && e.command_line && !classify_->rules_need_cgroups()) {
+            auto [it, fresh] = execd.try_emplace(&e);
+            if (fresh) it->second = command_line_facts(*e.command_line);
+            return &it->second;
+        }
         if (!e.forked_no_exec || depth >= max_match_depth) return nullptr;
         if (const proc_state* p = saw_parent(e))
             return p->facts && p->facts_name.view() == e.name.view() ? p->facts.get() : nullptr;
@@ -143,8 +151,8 @@ std::unordered_map<const ended_process*, destination> collector::credit_unseen()
         if (!rules) {
             out = classify_->group_of_ended(e.name.view(), e.uid);
         } else {
-            const process_facts* inh = inherited(inherited, e, 0);
-            const verdict v = classify_->ended_verdict(e.name.view(), e.uid, inh);
+            const process_facts* facts = known(known, e, 0);
+            const verdict v = classify_->ended_verdict(e.name.view(), e.uid, facts);
             if (v.k == verdict::kind::matched) {
                 out = v.group;
             } else if (v.k == verdict::kind::unmatched) {
