@@ -175,6 +175,7 @@ namespace {
 // Starts `argv` (fork + execv) and reaps it; returns its pid.
 pid_t run_to_end(const std::vector<std::string>& argv) {
     std::vector<char*> a;
+    a.reserve(argv.size() + 1);
     for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
     a.push_back(nullptr);
     const pid_t kid = ::fork();
