@@ -132,16 +132,17 @@ void tree_tracer::on_event(pid_t tid, unsigned event, instant now) {
         case PTRACE_EVENT_CLONE: {
             const auto child = static_cast<pid_t>(msg);
             if (child <= 0) break;
-            auto known = tasks_.find(child);
-            if (known == tasks_.end()) {
-                (void)meet(child, pid, now, event == PTRACE_EVENT_CLONE);
-            } else {
-                // Its first stop came before this event: it is the forker's.
-                auto& p = tree_.processes[known->second.proc];
+            if (auto early = early_.find(child); early != early_.end()) {
+                // Its first stop (perhaps its whole life) came before this
+                // event: it is the forker's.
+                auto& p = tree_.processes[early->second];
                 if (p.pid == child && p.parent_index != static_cast<std::int64_t>(at)) {
                     p.parent_pid = pid;
                     p.parent_index = static_cast<std::int64_t>(at);
                 }
+                early_.erase(early);
+            } else if (tasks_.find(child) == tasks_.end()) {
+                (void)meet(child, pid, now, event == PTRACE_EVENT_CLONE);
             }
             break;
         }
@@ -185,6 +186,7 @@ void tree_tracer::on_stop(pid_t tid, int status) {
         // stop to its parent, this process (not traced: nothing to do).
         if (::ptrace(PTRACE_DETACH, tid, nullptr, 0) != 0) return;
         const std::size_t proc = meet(tid, 0, now);
+        early_[tid] = proc;
         tasks_.erase(tid);
         auto& p = tree_.processes[proc];
         p.outlived_command = true;
@@ -192,7 +194,7 @@ void tree_tracer::on_stop(pid_t tid, int status) {
         return;
     }
     if (it == tasks_.end()) {
-        (void)meet(tid, 0, now);
+        early_[tid] = meet(tid, 0, now);
         it = tasks_.find(tid);
     }
     if (!it->second.started) {
@@ -269,6 +271,7 @@ void tree_tracer::on_exited(pid_t tid, const siginfo_t& si, bool peeked, child& 
 void tree_tracer::run(child& command, result<child_exit>& command_exit) {
     const instant start = realtime_now();
     tree_.processes.clear();
+    early_.clear();
     (void)add_process(command_pid_, -1, start);
     live_threads_[0] = 1;
     tasks_[command_pid_] = task{0, true};  // seized before its exec: no first stop

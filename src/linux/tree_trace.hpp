@@ -87,7 +87,13 @@ private:
     bool detaching_ = false;
     std::unordered_map<pid_t, task> tasks_;         // every traced task by tid
     std::unordered_map<pid_t, std::size_t> procs_;  // live processes by pid
-    std::vector<std::uint32_t> live_threads_;       // per process index
+    // Tasks whose first stop came before their creator's fork or clone
+    // event, by tid (their process's index), until that event comes: their
+    // whole life may come first (a vfork child that exec'd and ended while
+    // its parent's event waited to be taken), and the event must then not
+    // add them a second time.
+    std::unordered_map<pid_t, std::size_t> early_;
+    std::vector<std::uint32_t> live_threads_;  // per process index
     std::chrono::nanoseconds orphans_rusage_{};
 };
 
