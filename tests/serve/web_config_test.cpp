@@ -11,6 +11,7 @@
 
 #include <array>
 #include <atomic>
+#include <thread>
 
 #include <gnutls/gnutls.h>
 #include <sys/stat.h>
@@ -43,9 +44,9 @@ ran sh(const std::string& cmd, int seconds = 30) {
 
 bool have(const char* tool) { return sh(std::string("command -v ") + tool + " >/dev/null").rc == 0; }
 
-std::string bcrypt(const std::string& password, const char* prefix = "$2b$") {
+std::string bcrypt(const std::string& password, const char* prefix = "$2b$", unsigned long cost = 5) {
     std::array<char, CRYPT_GENSALT_OUTPUT_SIZE> salt{};
-    if (!::crypt_gensalt_rn(prefix, 5, nullptr, 0, salt.data(), static_cast<int>(salt.size()))) return {};
+    if (!::crypt_gensalt_rn(prefix, cost, nullptr, 0, salt.data(), static_cast<int>(salt.size()))) return {};
     crypt_data d{};
     const char* h = ::crypt_rn(password.c_str(), salt.data(), &d, sizeof d);
     return h && h[0] != '*' ? h : "";
@@ -184,6 +185,84 @@ TEST(ServeWebConfig, BasicAuthAnswers401UntilThePasswordIsRight) {
     ASSERT_NE(p.port, 0) << read_text(p.log);
     EXPECT_NE(sh("curl -sS -D - -o /dev/null " + p.url("http")).out.find(" 401"), std::string::npos);
     EXPECT_NE(sh("curl -sS -D - -o /dev/null -u prom:s3cret " + p.url("http")).out.find(" 200"), std::string::npos);
+}
+
+std::string base64(const std::string& in) {
+    static const char* const abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    for (std::size_t i = 0; i < in.size(); i += 3) {
+        unsigned n = static_cast<unsigned char>(in[i]) << 16;
+        if (i + 1 < in.size()) n |= static_cast<unsigned char>(in[i + 1]) << 8;
+        if (i + 2 < in.size()) n |= static_cast<unsigned char>(in[i + 2]);
+        out += abc[(n >> 18) & 63];
+        out += abc[(n >> 12) & 63];
+        out += i + 1 < in.size() ? abc[(n >> 6) & 63] : '=';
+        out += i + 2 < in.size() ? abc[n & 63] : '=';
+    }
+    return out;
+}
+
+// As users meet it: clients sending new wrong passwords for a user of an
+// expensive hash (cost 13, about 0.5 s a bcrypt here) while Prometheus
+// scrapes with the right ones. The scrapes are answered at once from the
+// remembered outcome (the hashes run one at a time on their own thread, never
+// on an HTTP worker and never under the lock of that look-up), and every
+// guess still gets 401.
+TEST(ServeWebConfig, ScrapesByKnownCredentialsStayFastWhileNewWrongPasswordsAreHashed) {
+    NEED_TOOLS();
+    const std::string hash = bcrypt("s3cret", "$2b$", 13);
+    ASSERT_EQ(hash.substr(0, 7), "$2b$13$");
+    tls_serve s(t, "basic_auth_users:\n  prom: " + hash + "\n");
+    ASSERT_NE(s.port, 0) << read_text(s.log);
+    const std::string good = "Authorization: Basic " + base64("prom:s3cret") + "\r\n";
+    // The first scrape pays one bcrypt; the outcome is remembered.
+    const http_answer first = http_get(s.port, "/metrics", 20s, "127.0.0.1", good);
+    ASSERT_EQ(first.status, 200) << first.head;
+
+    constexpr int bad_clients = 6;
+    std::atomic<bool> stop{false};
+    std::atomic<int> bad_sent{0}, bad_401{0}, bad_other{0};
+    std::vector<std::thread> bad;
+    bad.reserve(bad_clients);
+    for (int k = 0; k < bad_clients; ++k)
+        bad.emplace_back([&, k] {
+            // Bounded: at most 40 guesses each, 30 s for an answer.
+            for (int i = 0; i < 40 && !stop; ++i) {
+                const std::string guess = "prom:guess-" + std::to_string(k) + "-" + std::to_string(i);
+                ++bad_sent;
+                const http_answer a =
+                    http_get(s.port, "/metrics", 30s, "127.0.0.1", "Authorization: Basic " + base64(guess) + "\r\n");
+                if (a.status == 401 && a.header("WWW-Authenticate") == "Basic")
+                    ++bad_401;
+                else
+                    ++bad_other;
+            }
+        });
+    std::this_thread::sleep_for(500ms);  // the guesses are being hashed
+    double slowest = 0;
+    int answered = 0;
+    for (int i = 0; i < 12; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const http_answer r = http_get(s.port, "/metrics", 20s, "127.0.0.1", good);
+        const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        slowest = std::max(slowest, took);
+        if (r.status == 200 && r.body.find("proctimes_group_cpu_seconds_total") != std::string::npos) ++answered;
+        EXPECT_LT(took, 1.0) << "scrape " << i << " by the right credentials took " << took << " s (status " << r.status
+                             << ")";
+        std::this_thread::sleep_for(250ms);
+    }
+    stop = true;
+    for (auto& th : bad) th.join();
+    std::cout << "[ measured ] " << answered << " of 12 scrapes answered, the slowest in " << slowest << " s; "
+              << bad_401.load() << " of " << bad_sent.load() << " guesses answered 401\n";
+    EXPECT_EQ(answered, 12);
+    // Each client has had at least its first guess answered, and every
+    // answer to a guess was a 401.
+    EXPECT_GE(bad_401.load(), bad_clients);
+    EXPECT_EQ(bad_other.load(), 0);
+    EXPECT_TRUE(s.proc.running());
+    const int st = s.proc.stop();
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << st;
 }
 
 TEST(ServeWebConfig, RequireAndVerifyClientCertRefusesOtherClients) {

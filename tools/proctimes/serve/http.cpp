@@ -3,20 +3,30 @@
 // enforces the limits itself: a fixed pool of event-loop threads (epoll), so
 // an idle or slow peer holds a descriptor and a little memory, never a
 // thread; a memory limit per connection that bounds the request head; an
-// inactivity timeout; a total and a per-address connection limit. The
-// listening socket is opened here (listen.cpp), without SO_REUSEPORT.
+// inactivity timeout. The connection limits are kept here (conn_pool): a
+// connection beyond the total or its address's limit makes the oldest one
+// that has no request under way be shut down, so that a flood of idle or
+// half-sent connections cannot keep a scrape out. Basic authentication's
+// bcrypt runs on a thread of its own while the connection is suspended
+// (webauth.cpp). The listening socket is opened here (listen.cpp), without
+// SO_REUSEPORT.
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <ostream>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <gnutls/gnutls.h>
 #include <microhttpd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -80,6 +90,124 @@ private:
     pair cache_[2];
 };
 
+/// A connection as the pool sees it. Its descriptor stays valid while the
+/// entry exists: the library reports the close before it closes the socket.
+struct conn_entry {
+    int fd = -1;
+    std::string addr;  ///< the peer's address bytes (4 or 16)
+    /// 0: nothing read but part of a request line, or idle between requests;
+    /// 1: a request line read, the head not complete; busy: a request under
+    /// way (its handler called, or a hash awaited), never shed.
+    enum class state { waiting, in_head, busy } st = state::waiting;
+    bool shed = false;
+    std::list<conn_entry*>::iterator pos;  ///< in its state's list when not busy
+};
+
+/// The connection limits. A connection past --max-connections or its
+/// address's --max-connections-per-ip sheds the one that has waited longest
+/// without a request under way (idle or partial ones first, then those whose
+/// head is incomplete); when every other one is busy, the new connection
+/// itself is shut down. Shedding is a shutdown(2): the library's loop then
+/// reads the end and closes the connection.
+class conn_pool {
+public:
+    conn_pool(std::size_t max_total, std::size_t max_per_addr) : max_(max_total), max_per_addr_(max_per_addr) {}
+
+    conn_entry* opened(MHD_Connection* c) {
+        auto* e = new conn_entry;
+        if (const MHD_ConnectionInfo* i = ::MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD))
+            e->fd = i->connect_fd;
+        if (const MHD_ConnectionInfo* i = ::MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+            i != nullptr && i->client_addr != nullptr) {
+            const sockaddr* sa = i->client_addr;
+            if (sa->sa_family == AF_INET) {
+                const auto* in = reinterpret_cast<const sockaddr_in*>(sa);
+                e->addr.assign(reinterpret_cast<const char*>(&in->sin_addr), sizeof in->sin_addr);
+            } else if (sa->sa_family == AF_INET6) {
+                const auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
+                e->addr.assign(reinterpret_cast<const char*>(&in6->sin6_addr), sizeof in6->sin6_addr);
+            }
+        }
+        std::lock_guard lk(mu_);
+        e->pos = lists_[0].insert(lists_[0].end(), e);
+        ++open_;
+        std::size_t& mine = per_addr_[e->addr];
+        ++mine;
+        while (mine > max_per_addr_) {
+            conn_entry* v = oldest(&e->addr);
+            if (v == nullptr) break;
+            shed(v);
+        }
+        while (open_ > max_) {
+            conn_entry* v = oldest(nullptr);
+            if (v == nullptr) break;
+            shed(v);
+        }
+        return e;
+    }
+
+    void set(conn_entry* e, conn_entry::state to) {
+        if (e == nullptr) return;
+        std::lock_guard lk(mu_);
+        if (e->shed || e->st == to) return;
+        if (e->st != conn_entry::state::busy) lists_[index(e->st)].erase(e->pos);
+        e->st = to;
+        if (to != conn_entry::state::busy) e->pos = lists_[index(to)].insert(lists_[index(to)].end(), e);
+    }
+
+    void closed(conn_entry* e) {
+        if (e == nullptr) return;
+        {
+            std::lock_guard lk(mu_);
+            if (!e->shed) {
+                if (e->st != conn_entry::state::busy) lists_[index(e->st)].erase(e->pos);
+                forget(e);
+            }
+        }
+        delete e;
+    }
+
+private:
+    static std::size_t index(conn_entry::state s) { return s == conn_entry::state::waiting ? 0 : 1; }
+
+    // The longest waiting connection (from `addr` only, when given).
+    conn_entry* oldest(const std::string* addr) {
+        for (auto& l : lists_)
+            for (conn_entry* e : l)
+                if (addr == nullptr || e->addr == *addr) return e;
+        return nullptr;
+    }
+
+    void forget(conn_entry* e) {
+        --open_;
+        if (const auto a = per_addr_.find(e->addr); a != per_addr_.end() && --a->second == 0) per_addr_.erase(a);
+    }
+
+    void shed(conn_entry* e) {
+        lists_[index(e->st)].erase(e->pos);
+        e->shed = true;
+        forget(e);
+        if (e->fd >= 0) ::shutdown(e->fd, SHUT_RDWR);
+    }
+
+    std::mutex mu_;
+    std::list<conn_entry*> lists_[2];  ///< waiting, in_head: oldest first
+    std::unordered_map<std::string, std::size_t> per_addr_;
+    std::size_t open_ = 0;
+    const std::size_t max_, max_per_addr_;
+};
+
+conn_entry* entry_of(MHD_Connection* c) {
+    const MHD_ConnectionInfo* i = ::MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return i != nullptr ? static_cast<conn_entry*>(i->socket_context) : nullptr;
+}
+
+/// A request whose credentials are being hashed: the connection is
+/// suspended until the hashing thread stores the verdict and resumes it.
+struct auth_wait {
+    std::atomic<serve::basic_auth::verdict> v{serve::basic_auth::verdict::denied};
+};
+
 struct server_state {
     serve::collector& col;
     bodies cache;
@@ -87,7 +215,12 @@ struct server_state {
     std::string index;         ///< the page at "/"
     const serve::web_config& web;
     std::unique_ptr<serve::basic_auth> auth;  ///< null: no basic_auth_users
+    conn_pool pool;
 };
+
+// The request state of a body-less request whose head has been seen (the
+// handler's first call); any other non-null value is an auth_wait.
+int head_seen;
 
 MHD_Response* shared_response(const body_ptr& body) {
     auto* keep = new body_ptr(body);
@@ -129,11 +262,20 @@ bool client_cert_ok(const serve::web_config& web, MHD_Connection* c) {
     return ::gnutls_certificate_verify_peers2(session, &status) == 0 && status == 0;
 }
 
-// A new TLS connection: ask for (or require) a client certificate, and have
-// GnuTLS verify it during the handshake, as client_auth_type says.
-void on_connection(void* cls, MHD_Connection* c, void** /*socket_context*/, MHD_ConnectionNotificationCode code) {
-    const auto& web = *static_cast<const serve::web_config*>(cls);
-    if (code != MHD_CONNECTION_NOTIFY_STARTED || web.auth == serve::client_auth::none) return;
+// A new connection: into the pool; with TLS, ask for (or require) a client
+// certificate, and have GnuTLS verify it during the handshake, as
+// client_auth_type says. A closed one: out of the pool.
+void on_connection(void* cls, MHD_Connection* c, void** socket_context, MHD_ConnectionNotificationCode code) {
+    auto& st = *static_cast<server_state*>(cls);
+    if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        st.pool.closed(static_cast<conn_entry*>(*socket_context));
+        *socket_context = nullptr;
+        return;
+    }
+    if (code != MHD_CONNECTION_NOTIFY_STARTED) return;
+    *socket_context = st.pool.opened(c);
+    const auto& web = st.web;
+    if (!web.tls || web.auth == serve::client_auth::none) return;
     const MHD_ConnectionInfo* info = ::MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
     if (info == nullptr || info->tls_session == nullptr) return;
     auto* session = static_cast<gnutls_session_t>(info->tls_session);
@@ -144,6 +286,35 @@ void on_connection(void* cls, MHD_Connection* c, void** /*socket_context*/, MHD_
         ::gnutls_session_set_verify_cert(session, nullptr, 0);
 }
 
+// A request line has been read: the connection moves behind those that
+// have sent less.
+void* on_request_line(void* cls, const char* /*uri*/, MHD_Connection* c) {
+    static_cast<server_state*>(cls)->pool.set(entry_of(c), conn_entry::state::in_head);
+    return nullptr;
+}
+
+// A request is over (answered, or its connection closed): the connection
+// waits for the next one.
+void on_completed(void* cls, MHD_Connection* c, void** req_cls, MHD_RequestTerminationCode /*why*/) {
+    if (*req_cls != nullptr && *req_cls != &head_seen) delete static_cast<auth_wait*>(*req_cls);
+    *req_cls = nullptr;
+    static_cast<server_state*>(cls)->pool.set(entry_of(c), conn_entry::state::waiting);
+}
+
+MHD_Result refuse(const server_state& st, MHD_Connection* c, serve::basic_auth::verdict v) {
+    if (v == serve::basic_auth::verdict::busy) {
+        static const char busy[] = "too many passwords are being checked; retry\n";
+        MHD_Response* r =
+            ::MHD_create_response_from_buffer(sizeof busy - 1, const_cast<char*>(busy), MHD_RESPMEM_PERSISTENT);
+        if (r) ::MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+        return reply(st, c, MHD_HTTP_SERVICE_UNAVAILABLE, r, "text/plain; charset=utf-8");
+    }
+    MHD_Response* r =
+        ::MHD_create_response_from_buffer(13, const_cast<char*>("Unauthorized\n"), MHD_RESPMEM_PERSISTENT);
+    if (r) ::MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic");
+    return reply(st, c, MHD_HTTP_UNAUTHORIZED, r, "text/plain; charset=utf-8");
+}
+
 MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* method, const char* /*version*/,
                   const char* /*upload_data*/, std::size_t* upload_data_size, void** req_cls) {
     auto& st = *static_cast<server_state*>(cls);
@@ -152,11 +323,11 @@ MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* met
     // kept alive. A request with a body is answered at its head: the body is
     // never read into memory, and the library closes the connection after
     // the answer.
-    static int head_seen;
     if (*upload_data_size != 0) {
         *upload_data_size = 0;
         return MHD_YES;
     }
+    st.pool.set(entry_of(c), conn_entry::state::busy);
     if (*req_cls == nullptr &&
         ::MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH) == nullptr &&
         ::MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING) == nullptr) {
@@ -164,11 +335,31 @@ MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* met
         return MHD_YES;
     }
     if (st.web.tls && !client_cert_ok(st.web, c)) return MHD_NO;  // closes the connection
-    if (st.auth && !st.auth->allows(::MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION))) {
-        MHD_Response* r =
-            ::MHD_create_response_from_buffer(13, const_cast<char*>("Unauthorized\n"), MHD_RESPMEM_PERSISTENT);
-        if (r) ::MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic");
-        return reply(st, c, MHD_HTTP_UNAUTHORIZED, r, "text/plain; charset=utf-8");
+    if (st.auth) {
+        using verdict = serve::basic_auth::verdict;
+        verdict v = verdict::denied;
+        if (*req_cls != nullptr && *req_cls != &head_seen) {  // resumed: the hash is done
+            v = static_cast<auth_wait*>(*req_cls)->v.load();
+        } else {
+            auto r = st.auth->lookup(::MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
+            if (r.known) {
+                v = r.v;
+            } else if (*req_cls == &head_seen) {
+                // Hashed off the worker: the connection waits, suspended,
+                // and the handler is called again once it is resumed.
+                auto* w = new auth_wait;
+                *req_cls = w;
+                ::MHD_suspend_connection(c);
+                st.auth->submit(std::move(r.t), [c, w](verdict out) {
+                    w->v = out;
+                    ::MHD_resume_connection(c);
+                });
+                return MHD_YES;
+            }
+            // A request with a body is answered at its head, which cannot
+            // wait: only remembered credentials pass.
+        }
+        if (v != verdict::allowed) return refuse(st, c, v);
     }
     const bool get = std::strcmp(method, MHD_HTTP_METHOD_GET) == 0 || std::strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
     if (!get) {
@@ -230,17 +421,30 @@ int serve_http(serve::collector& col, const serve_options& opts, const serve::we
     sigaddset(&stop_set, SIGTERM);
     ::pthread_sigmask(SIG_BLOCK, &stop_set, &old);
 
-    server_state st{col, {}, opts.metrics_path, index_html(opts.metrics_path), web, nullptr};
+    server_state st{col,
+                    {},
+                    opts.metrics_path,
+                    index_html(opts.metrics_path),
+                    web,
+                    nullptr,
+                    conn_pool(opts.max_connections, opts.max_connections_per_ip)};
     if (!web.users.empty()) st.auth = std::make_unique<serve::basic_auth>(web.users);
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
     auto num = [](auto v) { return static_cast<intptr_t>(v); };
+    // The library's own limit is a backstop above the pool's: connections
+    // accepted in one burst are counted before the ones they shed have been
+    // closed. Without a per-address limit of its own, a scrape is never
+    // refused for its address's idle connections.
+    const std::size_t backstop = std::size_t{opts.max_connections} + 64 + opts.max_connections / 8;
     std::vector<MHD_OptionItem> o = {
         {MHD_OPTION_LISTEN_SOCKET, num(l.fd), nullptr},
         {MHD_OPTION_THREAD_POOL_SIZE, num(std::max(1u, opts.http_threads)), nullptr},
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, num(connection_memory), nullptr},
         {MHD_OPTION_CONNECTION_TIMEOUT, num(opts.connection_deadline), nullptr},
-        {MHD_OPTION_CONNECTION_LIMIT, num(opts.max_connections), nullptr},
-        {MHD_OPTION_PER_IP_CONNECTION_LIMIT, num(opts.max_connections_per_ip), nullptr},
+        {MHD_OPTION_CONNECTION_LIMIT, num(backstop), nullptr},
+        {MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&on_connection), &st},
+        {MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&on_completed), &st},
+        {MHD_OPTION_URI_LOG_CALLBACK, reinterpret_cast<intptr_t>(&on_request_line), &st},
     };
     if (web.tls) {
         flags |= MHD_USE_TLS;
@@ -249,8 +453,6 @@ int serve_http(serve::collector& col, const serve_options& opts, const serve::we
         if (!web.client_ca_pem.empty())
             o.push_back({MHD_OPTION_HTTPS_MEM_TRUST, 0, const_cast<char*>(web.client_ca_pem.c_str())});
         o.push_back({MHD_OPTION_HTTPS_PRIORITIES, 0, const_cast<char*>(web.priorities.c_str())});
-        o.push_back({MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&on_connection),
-                     const_cast<serve::web_config*>(&web)});
     }
     o.push_back({MHD_OPTION_END, 0, nullptr});
     MHD_Daemon* d =
@@ -267,6 +469,9 @@ int serve_http(serve::collector& col, const serve_options& opts, const serve::we
     siginfo_t si{};
     while (::sigwaitinfo(&stop_set, &si) < 0 && errno == EINTR) {
     }
+    // Every connection suspended for a hash is resumed (refused) first: the
+    // library must not be stopped with one still suspended.
+    if (st.auth) st.auth->stop();
     ::MHD_stop_daemon(d);  // joins its threads, closes every connection and the listening socket
     ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
     out << "proctimes serve: stopped" << std::endl;

@@ -3,8 +3,10 @@
 // libxcrypt (crypt_rn understands $2a$, $2b$ and $2y$).
 #include <crypt.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
+#include <optional>
 #include <random>
 
 #include <gnutls/crypto.h>
@@ -65,7 +67,8 @@ bool base64_decode(std::string_view in, std::string& out) {
     return true;
 }
 
-basic_auth::basic_auth(const std::map<std::string, std::string, std::less<>>& users) : users_(users) {
+basic_auth::basic_auth(const std::map<std::string, std::string, std::less<>>& users, std::size_t max_pending)
+    : users_(users), max_pending_(std::max<std::size_t>(1, max_pending)) {
     // The hash an unknown user's password is checked against, so that a
     // wrong user name costs the time a wrong password does. Its cost is the
     // largest of the configured ones.
@@ -79,36 +82,133 @@ basic_auth::basic_auth(const std::map<std::string, std::string, std::less<>>& us
         const std::string secret = std::to_string(rd()) + std::to_string(rd());
         if (const char* h = ::crypt_rn(secret.c_str(), salt.data(), &data, sizeof data); h && h[0] != '*') decoy_ = h;
     }
+    thread_ = std::thread([this] { run(); });
 }
 
-bool basic_auth::allows(const char* authorization) {
-    if (authorization == nullptr) return false;
+basic_auth::~basic_auth() { stop(); }
+
+basic_auth::lookup_result basic_auth::lookup(const char* authorization) {
+    lookup_result r;  // known, denied
+    if (authorization == nullptr) return r;
     std::string_view v(authorization);
     while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
-    if (v.size() < 6 || strncasecmp(v.data(), "basic ", 6) != 0) return false;
+    if (v.size() < 6 || strncasecmp(v.data(), "basic ", 6) != 0) return r;
     v.remove_prefix(6);
     while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
     std::string plain;
-    if (v.size() > 4096 || !base64_decode(v, plain)) return false;
+    if (v.size() > 4096 || !base64_decode(v, plain)) return r;
     const auto colon = plain.find(':');
-    if (colon == std::string::npos) return false;
-    const std::string user = plain.substr(0, colon), password = plain.substr(colon + 1);
+    if (colon == std::string::npos) return r;
+    const std::string user = plain.substr(0, colon);
+    std::string password = plain.substr(colon + 1);
     ::explicit_bzero(plain.data(), plain.size());
-    if (password.find('\0') != std::string::npos) return false;  // crypt reads up to a NUL
+    if (password.find('\0') != std::string::npos) return r;  // crypt reads up to a NUL
     const auto u = users_.find(user);
     const std::string& hash = u != users_.end() ? u->second : decoy_;
-    if (hash.empty()) return false;
-    const std::string key = sha256(user + '\0' + hash + '\0' + password);
-    std::lock_guard lk(mu_);  // one bcrypt at a time: guesses use one core at most
+    if (hash.empty()) return r;
+    std::string key = sha256(user + '\0' + hash + '\0' + password);
     if (!key.empty()) {
-        if (const auto s = seen_.find(key); s != seen_.end()) return s->second && u != users_.end();
+        std::lock_guard lk(cache_mu_);
+        if (good_.count(key)) return {true, verdict::allowed, {}};
+        if (bad_.count(key)) return r;
     }
-    const bool ok = bcrypt_matches(hash, password) && u != users_.end();
-    if (!key.empty()) {
-        if (seen_.size() >= 256) seen_.clear();
-        seen_.emplace(key, ok);
+    r.known = false;
+    r.t = {std::move(key), hash, std::move(password), u != users_.end()};
+    return r;
+}
+
+void basic_auth::remember(const std::string& key, bool ok) {
+    if (key.empty()) return;
+    std::lock_guard lk(cache_mu_);
+    // Apart, so that a flood of new wrong passwords never makes a good
+    // pair be forgotten (a user has one good password: `good_` stays small).
+    auto& set = ok ? good_ : bad_;
+    if (set.size() >= (ok ? 256u : 1024u)) set.clear();
+    set.insert(key);
+}
+
+void basic_auth::submit(lookup_result::ticket t, done_fn done) {
+    {
+        std::lock_guard lk(queue_mu_);
+        if (!stopping_ && queue_.size() + (hashing_ ? 1 : 0) < max_pending_) {
+            queue_.push_back({std::move(t), std::move(done)});
+            queue_cv_.notify_one();
+            return;
+        }
     }
-    return ok;
+    ::explicit_bzero(t.password.data(), t.password.size());
+    done(verdict::busy);
+}
+
+void basic_auth::run() {
+    std::unique_lock lk(queue_mu_);
+    for (;;) {
+        queue_cv_.wait(lk, [this] { return stopping_ || !queue_.empty(); });
+        if (stopping_) return;
+        job j = std::move(queue_.front());
+        queue_.pop_front();
+        running_ = std::move(j.done);
+        hashing_ = true;
+        lk.unlock();
+        // Asked again in the meantime (a scraper's retries): no second hash.
+        bool ok = false, known = false;
+        if (!j.t.key.empty()) {
+            std::lock_guard c(cache_mu_);
+            if (good_.count(j.t.key))
+                known = ok = true;
+            else if (bad_.count(j.t.key))
+                known = true;
+        }
+        if (!known) {
+            ok = bcrypt_matches(j.t.hash, j.t.password) && j.t.user_known;
+            remember(j.t.key, ok);
+        }
+        ::explicit_bzero(j.t.password.data(), j.t.password.size());
+        lk.lock();
+        hashing_ = false;
+        done_fn done = std::move(running_);
+        running_ = nullptr;
+        if (done) {  // else stop() has answered it
+            lk.unlock();
+            done(ok ? verdict::allowed : verdict::denied);
+            lk.lock();
+        }
+    }
+}
+
+basic_auth::verdict basic_auth::check(const char* authorization) {
+    lookup_result r = lookup(authorization);
+    if (r.known) return r.v;
+    std::mutex m;
+    std::condition_variable cv;
+    std::optional<verdict> out;
+    submit(std::move(r.t), [&](verdict v) {
+        std::lock_guard lk(m);
+        out = v;
+        cv.notify_one();
+    });
+    std::unique_lock lk(m);
+    cv.wait(lk, [&] { return out.has_value(); });
+    return *out;
+}
+
+void basic_auth::stop() {
+    std::vector<done_fn> waiting;
+    {
+        std::lock_guard lk(queue_mu_);
+        if (stopping_ && !thread_.joinable()) return;
+        stopping_ = true;
+        for (auto& j : queue_) {
+            ::explicit_bzero(j.t.password.data(), j.t.password.size());
+            waiting.push_back(std::move(j.done));
+        }
+        queue_.clear();
+        if (running_) waiting.push_back(std::move(running_));
+        running_ = nullptr;
+        queue_cv_.notify_all();
+    }
+    for (auto& d : waiting) d(verdict::denied);
+    if (thread_.joinable()) thread_.join();
 }
 
 }  // namespace proctimes::cli::serve

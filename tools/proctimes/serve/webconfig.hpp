@@ -4,10 +4,15 @@
 // with bcrypt hashes (libxcrypt), and extra response headers.
 #pragma once
 
+#include <condition_variable>
+#include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -38,22 +43,64 @@ web_config parse_web_config(std::string_view yaml, const std::string& dir, std::
 web_config read_web_config(const std::string& path, std::string& error);
 
 /// Basic authentication against `users`: bcrypt through libxcrypt's crypt_rn,
-/// compared in constant time, one hash at a time (a flood of guesses uses
-/// one core), with the outcome of recent (user, password) pairs remembered
-/// under a digest of the password so that a scrape every few seconds does not
-/// pay a bcrypt each time.
+/// compared in constant time. The outcome of (user, password) pairs already
+/// checked is remembered under a SHA-256 digest, and looked up without waiting
+/// for any hash: a scraper whose credentials passed once is answered at once
+/// however many new guesses are being hashed. Hashes run on one thread of
+/// their own, one at a time (a flood of guesses uses one core and no HTTP
+/// worker), from a queue of at most `max_pending`; a request beyond it is told
+/// `busy` at once.
 class basic_auth {
 public:
-    explicit basic_auth(const std::map<std::string, std::string, std::less<>>& users);
-    /// Whether the value of an Authorization header names a user whose
-    /// password it carries.
-    bool allows(const char* authorization);
+    enum class verdict { allowed, denied, busy };
+    /// What a header needs: a verdict at once, or a hash (`ticket`).
+    struct lookup_result {
+        bool known = true;  ///< false: submit the ticket
+        verdict v = verdict::denied;
+        struct ticket {
+            std::string key, hash, password;
+            bool user_known = false;
+        } t;
+    };
+    using done_fn = std::function<void(verdict)>;
+
+    explicit basic_auth(const std::map<std::string, std::string, std::less<>>& users, std::size_t max_pending = 8);
+    ~basic_auth();
+    basic_auth(const basic_auth&) = delete;
+    basic_auth& operator=(const basic_auth&) = delete;
+
+    /// Decides from the value of an Authorization header and the remembered
+    /// outcomes alone; never waits for a hash.
+    lookup_result lookup(const char* authorization);
+    /// Queues the hash of `t`; `done` is called exactly once: from the
+    /// hashing thread with the outcome, at once with `busy` when the queue is
+    /// full, or with `denied` by stop().
+    void submit(lookup_result::ticket t, done_fn done);
+    /// lookup, then submit and wait for the outcome.
+    verdict check(const char* authorization);
+    /// Ends every waiting check as `denied` and joins the hashing thread
+    /// (after the hash it may be running).
+    void stop();
 
 private:
+    struct job {
+        lookup_result::ticket t;
+        done_fn done;
+    };
+    void remember(const std::string& key, bool ok);
+    void run();
+
     const std::map<std::string, std::string, std::less<>>& users_;
     std::string decoy_;  ///< a hash verified for unknown users (same cost)
-    std::mutex mu_;
-    std::map<std::string, bool> seen_;  ///< digest of user, hash and password -> outcome
+    const std::size_t max_pending_;
+    std::mutex cache_mu_;               ///< held for map look-ups only, never during a hash
+    std::set<std::string> good_, bad_;  ///< digests of user, hash and password
+    std::mutex queue_mu_;
+    std::condition_variable queue_cv_;
+    std::deque<job> queue_;
+    done_fn running_;  ///< the caller of the hash under way
+    bool hashing_ = false, stopping_ = false;
+    std::thread thread_;
 };
 
 /// Base64 (RFC 4648, with padding) decoding; false on a bad character or length.
