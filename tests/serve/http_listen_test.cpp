@@ -9,6 +9,8 @@
 #include <netdb.h>
 #include <sys/stat.h>
 #include <iostream>
+#include <set>
+#include <sstream>
 
 #include "harness.hpp"
 
@@ -190,4 +192,55 @@ TEST(ServeHttpListen, ProcessExporterListenAndTelemetryPathFlags) {
     EXPECT_EQ(index.status, 200);
     EXPECT_NE(index.body.find("href=\"/custom/metrics\""), std::string::npos) << index.body;
     EXPECT_NE(read_text(t.dir + "/serve.log").find("/custom/metrics"), std::string::npos);
+}
+
+// docs/SERVE.md lists every value proctimes_exporter_source's labels take:
+// the snapshot source (eBPF or /proc, with or without the thread walk) and
+// the exit records' (eBPF, taskstats, none), for each setting that changes
+// them. A value served that the row of the table does not name fails.
+TEST(ServeHttpListen, EveryExporterSourceValueServedIsDocumented) {
+    std::string row;
+    {
+        std::istringstream in(read_text(PROCTIMES_SERVE_DOC));
+        for (std::string line; std::getline(in, line);)
+            if (line.rfind("| `proctimes_exporter_source` |", 0) == 0) row = line;
+    }
+    ASSERT_FALSE(row.empty()) << "no proctimes_exporter_source row in " << PROCTIMES_SERVE_DOC;
+    // The label column: the third cell ("\|" inside a cell is not a separator).
+    std::vector<std::string> cells;
+    for (std::size_t at = 0, next; at != std::string::npos; at = next) {
+        next = row.find(" | ", at + 1);
+        cells.push_back(row.substr(at, next == std::string::npos ? std::string::npos : next - at));
+    }
+    ASSERT_GE(cells.size(), 4u) << row;
+    const std::string& labels = cells[2];
+    std::set<std::string> seen;
+    for (const char* flags : {"", "--threads", "--no-exit-records", "--namedprocess --threads"}) {
+        const std::string cmd = "timeout -s KILL 60 " + serve_bin(PROCTIMES_BIN) + " serve --once " + flags + " 2>&1";
+        FILE* p = ::popen(cmd.c_str(), "r");
+        ASSERT_NE(p, nullptr);
+        std::string out;
+        char buf[4096];
+        for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+        ::pclose(p);
+        const std::string name = "\nproctimes_exporter_source{";
+        const auto at = out.find(name);
+        ASSERT_NE(at, std::string::npos) << flags << ": " << out.substr(0, 500);
+        const std::string series = out.substr(at + name.size(), out.find('}', at) - at - name.size());
+        for (const char* label : {"snapshot", "exits"}) {
+            const std::string key = std::string(label) + "=\"";
+            const auto v = series.find(key);
+            ASSERT_NE(v, std::string::npos) << series;
+            const std::string value = series.substr(v + key.size(), series.find('"', v + key.size()) - v - key.size());
+            seen.insert(std::string(label) + "=" + value);
+            EXPECT_NE(labels.find("`" + value + "`"), std::string::npos)
+                << label << "=\"" << value << "\" (serve --once " << flags
+                << ") is not in the row's labels: " << labels;
+        }
+    }
+    std::cout << "[ measured ] served:";
+    for (const auto& s : seen) std::cout << " " << s;
+    std::cout << "\n";
+    // At least: a snapshot source with and without the thread walk, and exits="none".
+    EXPECT_GE(seen.size(), 3u);
 }
