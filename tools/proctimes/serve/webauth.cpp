@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <optional>
 #include <random>
 
 #include <gnutls/crypto.h>
@@ -174,22 +173,6 @@ void basic_auth::run() {
             lk.lock();
         }
     }
-}
-
-basic_auth::verdict basic_auth::check(const char* authorization) {
-    lookup_result r = lookup(authorization);
-    if (r.known) return r.v;
-    std::mutex m;
-    std::condition_variable cv;
-    std::optional<verdict> out;
-    submit(std::move(r.t), [&](verdict v) {
-        std::lock_guard lk(m);
-        out = v;
-        cv.notify_one();
-    });
-    std::unique_lock lk(m);
-    cv.wait(lk, [&] { return out.has_value(); });
-    return *out;
 }
 
 void basic_auth::stop() {

@@ -76,8 +76,6 @@ public:
     /// hashing thread with the outcome, at once with `busy` when the queue is
     /// full, or with `denied` by stop().
     void submit(lookup_result::ticket t, done_fn done);
-    /// lookup, then submit and wait for the outcome.
-    verdict check(const char* authorization);
     /// Ends every waiting check as `denied` and joins the hashing thread
     /// (after the hash it may be running).
     void stop();
