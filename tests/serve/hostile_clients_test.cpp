@@ -293,3 +293,48 @@ TEST(ServeHostileClients, ScrapesAreAnsweredDuringAConnectionFloodFromTheirAddre
     EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "wait status " << st;
     std::system(("rm -rf '" + dir + "'").c_str());
 }
+
+// Slow heads from the scraper's own address: 200 connections that send a
+// request line and one header and stop, kept open. A scrape's new connection
+// sheds the oldest of them (the new connection itself is shed only when no
+// other can be), so it is answered.
+TEST(ServeHostileClients, ScrapesAreAnsweredPastSlowHeadsFromTheirAddress) {
+    const std::string dir = temp_dir("slowheads");
+    const int port = free_port();
+    program serve(
+        {serve_bin(PROCTIMES_BIN), "serve", "--listen", "127.0.0.1:" + std::to_string(port), "--no-exit-records"},
+        dir + "/serve.log");
+    const auto scrape = [port] { return http_get(port, "/metrics", 3s, "127.0.0.1"); };
+    int first = 0;
+    for (int i = 0; i < 50 && first == 0; ++i) {
+        first = scrape().status;
+        if (first == 0) std::this_thread::sleep_for(100ms);
+    }
+    ASSERT_EQ(first, 200) << "serve did not start: " << read_text(dir + "/serve.log");
+    const int fds0 = count_fds(serve.pid());
+
+    std::vector<int> slow;
+    for (int i = 0; i < 200; ++i) {
+        const int s = connect_to(port);
+        if (s < 0) continue;
+        (void)::send(s, "GET /metrics HTTP/1.1\r\nHost: slow\r\n", 36, MSG_NOSIGNAL);
+        slow.push_back(s);
+        if (i % 50 == 49) std::this_thread::sleep_for(100ms);
+    }
+    std::this_thread::sleep_for(300ms);
+    int answered = 0;
+    for (int i = 0; i < 5; ++i) {
+        answered += scrape().status == 200;
+        std::this_thread::sleep_for(200ms);
+    }
+    const int fds = count_fds(serve.pid());
+    for (int s : slow) ::close(s);
+    std::cout << "[ measured ] " << answered << " of 5 scrapes answered past " << slow.size()
+              << " slow heads; descriptors " << fds0 << " before, " << fds << " with them open\n";
+    EXPECT_EQ(slow.size(), 200u);
+    EXPECT_EQ(answered, 5);
+    EXPECT_LE(fds, fds0 + 64 + 10);
+    const int st = serve.stop();
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "wait status " << st;
+    std::system(("rm -rf '" + dir + "'").c_str());
+}

@@ -131,18 +131,11 @@ public:
         std::lock_guard lk(mu_);
         e->pos = lists_[0].insert(lists_[0].end(), e);
         ++open_;
-        std::size_t& mine = per_addr_[e->addr];
-        ++mine;
-        while (mine > max_per_addr_) {
-            conn_entry* v = oldest(&e->addr);
-            if (v == nullptr) break;
-            shed(v);
-        }
-        while (open_ > max_) {
-            conn_entry* v = oldest(nullptr);
-            if (v == nullptr) break;
-            shed(v);
-        }
+        ++per_addr_[e->addr];
+        // The new connection is shed only when no other one can be: it has
+        // had no time to send its request yet.
+        while (!e->shed && per_addr_[e->addr] > max_per_addr_) shed(oldest(&e->addr, e));
+        while (!e->shed && open_ > max_) shed(oldest(nullptr, e));
         return e;
     }
 
@@ -170,12 +163,13 @@ public:
 private:
     static std::size_t index(conn_entry::state s) { return s == conn_entry::state::waiting ? 0 : 1; }
 
-    // The longest waiting connection (from `addr` only, when given).
-    conn_entry* oldest(const std::string* addr) {
+    // The longest waiting connection (from `addr` only, when given) other
+    // than `fresh`; `fresh` when there is none.
+    conn_entry* oldest(const std::string* addr, conn_entry* fresh) {
         for (auto& l : lists_)
             for (conn_entry* e : l)
-                if (addr == nullptr || e->addr == *addr) return e;
-        return nullptr;
+                if (e != fresh && (addr == nullptr || e->addr == *addr)) return e;
+        return fresh;
     }
 
     void forget(conn_entry* e) {
