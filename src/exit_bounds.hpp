@@ -29,6 +29,10 @@ struct exit_evidence {
     std::optional<instant> last_alive;         ///< start of the last sample that saw it alive
     std::chrono::nanoseconds cpu{};            ///< CPU time it used (a lower bound of the final value is fine)
     unsigned parallelism = 1;                  ///< 1 for a thread; the CPUs a process can use at once
+    /// Whether `cpu` proves a lifetime: not where CPU is charged a whole clock
+    /// tick to whoever runs when the tick comes (Windows), which can exceed
+    /// the time the task lived, nor where it may be another task's (Wine).
+    bool cpu_bounds_lifetime = true;
     std::optional<std::chrono::microseconds> recorded_elapsed;  ///< ac_etime of its exit record
 };
 
@@ -55,7 +59,8 @@ inline exit_instant bound_exit(const exit_evidence& e) noexcept {
         return r;
     }
     const unsigned n = std::max(e.parallelism, 1u);
-    instant earliest = e.creation + std::max(e.cpu, nanoseconds{0}) / n;
+    instant earliest = e.creation;
+    if (e.cpu_bounds_lifetime) earliest += std::max(e.cpu, nanoseconds{0}) / n;
     if (e.last_alive) earliest = std::max(earliest, *e.last_alive);
     r.earliest = earliest;
     // A realtime clock stepped back between the two readings could put the

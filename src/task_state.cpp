@@ -23,6 +23,7 @@ void task_lifecycle::stamp_exit_locked(instant seen, nanoseconds cpu) noexcept {
     e.last_alive = last_alive_;
     e.cpu = cpu;
     e.parallelism = facts_.is_thread ? 1u : facts_.parallelism;
+    e.cpu_bounds_lifetime = facts_.cpu_bounds_lifetime;
     // A record with no elapsed time is a kernel that did not fill it.
     if (exit_record_ && exit_record_->elapsed_us != 0)
         e.recorded_elapsed = std::chrono::microseconds{static_cast<std::int64_t>(exit_record_->elapsed_us)};

@@ -60,6 +60,7 @@ struct task_facts {
     instant creation{};
     std::chrono::nanoseconds creation_tick{10'000'000};  ///< creation's granularity (one start tick)
     unsigned parallelism = 1;                            ///< CPUs the task's threads can use at once (1 for a thread)
+    bool cpu_bounds_lifetime = true;                     ///< exit_evidence::cpu_bounds_lifetime
 };
 
 /// How an exit-monitor's reaping request for a closed child's handle goes.

@@ -66,6 +66,11 @@ result<task_times> sample(task_core& c, bool& dead) noexcept {
     const BOOL ok = c.is_thread ? ::GetThreadTimes(c.handle.get(), &cr, &ex, &k, &u)
                                 : ::GetProcessTimes(c.handle.get(), &cr, &ex, &k, &u);
     if (!ok) return win::last_error();
+    // An ended process's exit code stays readable with the same access
+    // (PROCESS_QUERY_LIMITED_INFORMATION), for process::exit_status().
+    DWORD code = 0;
+    if (ended && !c.is_thread && ::GetExitCodeProcess(c.handle.get(), &code))
+        c.life.note_zombie_status(exit_status{static_cast<int>(code), 0, false});
     task_times t;
     t.creation = win::to_instant(cr);
     t.kernel = win::duration(k);

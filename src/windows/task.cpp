@@ -56,16 +56,27 @@ result<task_core_ptr> make_core(unique_handle h, bool is_thread, pid_t id, pid_t
     f.creation = core->creation;
     f.creation_tick = cpu_tick();
     f.parallelism = is_thread ? 1u : processors();
+    // Windows charges CPU a clock tick at a time, to whoever runs when it
+    // comes (a task that ran 1 ms can hold 15.6 ms), and Wine answers another
+    // process's times with the caller's: neither proves how long it lived.
+    // The exit is the kernel's exit time, when it was observed.
+    f.cpu_bounds_lifetime = false;
     core->life.set_facts(f);
     return core;
 }
 
 }  // namespace win
 
+// Windows (and Wine) ignore the low two bits of an id: OpenProcess(33) opens
+// process 32. A handle is kept only when the system says its task has the id
+// asked for; else that id names no process (thread), and no handle claims it.
 result<task_core_ptr> open_process_core(pid_t pid) noexcept {
     if (pid <= 0 || pid > max_task_id()) return make_error_code(errc::invalid_argument);
     win::unique_handle h(::OpenProcess(process_access, FALSE, static_cast<DWORD>(pid)));
     if (!h) return open_error(::GetLastError(), false);
+    const DWORD actual = ::GetProcessId(h.get());
+    if (actual == 0) return win::last_error();
+    if (actual != static_cast<DWORD>(pid)) return make_error_code(errc::no_such_process);
     return win::make_core(std::move(h), false, pid, pid);
 }
 
@@ -73,6 +84,9 @@ result<task_core_ptr> open_thread_core(pid_t tid) noexcept {
     if (tid <= 0 || tid > max_task_id()) return make_error_code(errc::invalid_argument);
     win::unique_handle h(::OpenThread(thread_access, FALSE, static_cast<DWORD>(tid)));
     if (!h) return open_error(::GetLastError(), true);
+    const DWORD actual = ::GetThreadId(h.get());
+    if (actual == 0) return win::last_error();
+    if (actual != static_cast<DWORD>(tid)) return make_error_code(errc::no_such_thread);
     const DWORD owner = ::GetProcessIdOfThread(h.get());
     if (owner == 0) return win::last_error();
     return win::make_core(std::move(h), true, tid, static_cast<pid_t>(owner));
@@ -106,7 +120,8 @@ bool core_is_self(const task_core& c) noexcept {
         if (static_cast<DWORD>(c.id) != ::GetCurrentProcessId()) return false;
         if (!::GetProcessTimes(::GetCurrentProcess(), &cr, &e, &k, &u)) return false;
     }
-    return c.identity.start_ticks == win::ticks(cr);
+    // start_ticks count from 1970 (identity_of), a FILETIME from 1601.
+    return c.identity.start_ticks == win::identity_of(c.id, win::ticks(cr)).start_ticks;
 }
 
 // No exit monitor: an open handle keeps the ended task readable (final

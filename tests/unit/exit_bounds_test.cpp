@@ -63,6 +63,24 @@ TEST(ExitBounds, AClockSteppedBackNeverPutsTheEndBeforeWhatIsKnown) {
     EXPECT_GE(x.exit, e.creation);
 }
 
+TEST(ExitBounds, CpuChargedByTheTickProvesNoLifetime) {
+    // Windows: a process that lived 400 ms charged 6 s (the caller's CPU
+    // under Wine, or whole ticks): its end was still observed at the kernel's
+    // exit time, and the CPU moves neither bound.
+    auto e = base();
+    e.observed = e.creation + 400ms;
+    e.cpu = 6s;
+    e.parallelism = 2;
+    e.cpu_bounds_lifetime = false;
+    const auto x = bound_exit(e);
+    EXPECT_EQ(x.exit, e.observed) << "never later than it was observed";
+    EXPECT_EQ(x.earliest, e.creation);
+    EXPECT_EQ(x.resolution, 400ms);
+    e.last_alive = e.creation + 300ms;
+    EXPECT_EQ(bound_exit(e).earliest, *e.last_alive);
+    EXPECT_EQ(bound_exit(e).exit, e.observed);
+}
+
 TEST(ExitBounds, NeverBeforeCreation) {
     auto e = base();
     e.observed = e.creation - 1s;

@@ -9,8 +9,10 @@
 #include <atomic>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "fd.hpp"
+#include "platform.hpp"
 #include "proctimes/civil.hpp"
 #include "proctimes/cycles.hpp"
 #include "proctimes/exit.hpp"
@@ -178,6 +180,124 @@ TEST(WindowsHandles, AThreadHandleSeesItsEndAndKeepsItsFinalValues) {
         EXPECT_GE(ended->cpu(), 50ms);
         EXPECT_EQ(again->cpu(), ended->cpu());
     }
+}
+
+TEST(WindowsHandles, AnIdIsTheProcesssOwnOrNamesNoProcess) {
+    // Windows and Wine ignore an id's low two bits: OpenProcess of this
+    // process's id + 1 opens this process. No handle claims such an id.
+    const DWORD self = ::GetCurrentProcessId();
+    const DWORD tid = ::GetCurrentThreadId();
+    for (DWORD low = 1; low < 4; ++low) {
+        HANDLE h = ::OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, self + low);
+        ASSERT_NE(h, nullptr) << "the system no longer opens process " << self << " for id " << self + low;
+        EXPECT_EQ(::GetProcessId(h), self);
+        ::CloseHandle(h);
+        auto p = proctimes::process::open(static_cast<pid_t>(self + low));
+        ASSERT_FALSE(p) << "opened as " << p->id() << ", identity " << p->identity().id;
+        EXPECT_EQ(p.error(), errc::no_such_process);
+        auto t = proctimes::thread::open(static_cast<pid_t>(tid + low));
+        ASSERT_FALSE(t) << "opened as " << t->id();
+        EXPECT_EQ(t.error(), errc::no_such_thread);
+    }
+    auto p = proctimes::process::open(static_cast<pid_t>(self));
+    ASSERT_TRUE(p) << p.error().message();
+    EXPECT_EQ(p->id(), static_cast<pid_t>(self));
+}
+
+TEST(WindowsHandles, AnEndedProcessHasItsExitStatus) {
+    auto c = proctimes::child::spawn({.argv = {wintest::self_path(), "child", "sleep", "1500"}});
+    ASSERT_TRUE(c) << c.error().message();
+    auto burner = proctimes::child::spawn({.argv = {wintest::self_path(), "child", "burn", "0", "9"}});
+    ASSERT_TRUE(burner) << burner.error().message();
+    // Handles of the library's own, not the children's: what a program that
+    // opens a pid has.
+    auto p = proctimes::process::open(c->id());
+    ASSERT_TRUE(p) << p.error().message();
+    auto running = p->exit_status();
+    ASSERT_TRUE(running) << running.error().message();
+    EXPECT_FALSE(*running) << "it sleeps 1.5 s";
+    // Ended, seen by a wait on the handle.
+    auto w = proctimes::wait_for_exit(*p, 60s);
+    ASSERT_TRUE(w && *w);
+    auto st = p->exit_status();
+    ASSERT_TRUE(st) << st.error().message();
+    ASSERT_TRUE(*st);
+    EXPECT_EQ(**st, (proctimes::exit_status{0, 0, false}));
+    // Ended before the handle was opened, and seen by no wait.
+    auto b = proctimes::wait_for_exit(burner->handle(), 60s);
+    ASSERT_TRUE(b && *b);
+    auto q = proctimes::process::open(burner->id());  // the child's handle keeps it openable
+    ASSERT_TRUE(q) << q.error().message();
+    auto code = q->exit_status();
+    ASSERT_TRUE(code) << code.error().message();
+    ASSERT_TRUE(*code);
+    EXPECT_EQ((*code)->code, 9);
+    EXPECT_EQ((*code)->signal, 0);
+    ASSERT_TRUE(c->wait());
+    ASSERT_TRUE(burner->wait());
+}
+
+// The CPU this process has used on every processor, by its own clock.
+std::chrono::nanoseconds process_cpu() {
+    FILETIME c{}, e{}, k{}, u{};
+    ::GetProcessTimes(::GetCurrentProcess(), &c, &e, &k, &u);
+    return std::chrono::nanoseconds{static_cast<std::int64_t>(wintest::ticks(k) + wintest::ticks(u)) * 100};
+}
+
+TEST(WindowsHandles, AnExitIsNeverLaterThanTheWaitThatSawIt) {
+    const auto n = static_cast<unsigned>(std::max<DWORD>(::GetActiveProcessorCount(ALL_PROCESSOR_GROUPS), 1));
+    if (wintest::under_wine()) {
+        // Wine answers GetProcessTimes on another process with the caller's
+        // times: this process burns a second per processor first, so that
+        // a child's creation + that CPU / processors lies past its end.
+        std::vector<std::thread> burners;
+        const auto target = std::chrono::nanoseconds{1s} * n;
+        for (unsigned i = 0; i < n; ++i)
+            burners.emplace_back([&] {
+                const auto start = std::chrono::steady_clock::now();
+                while (process_cpu() < target && std::chrono::steady_clock::now() - start < 30s) wintest::burn(20ms);
+            });
+        for (auto& t : burners) t.join();
+        ASSERT_GE(process_cpu(), target);
+    }
+    auto c = proctimes::child::spawn({.argv = {wintest::self_path(), "child", "sleep", "100"}});
+    ASSERT_TRUE(c) << c.error().message();
+    auto p = proctimes::process::open(c->id());
+    ASSERT_TRUE(p) << p.error().message();
+    auto w = proctimes::wait_for_exit(*p, 60s);
+    const auto seen = wintest::now();
+    ASSERT_TRUE(w && *w);
+    auto e = c->wait();
+    const auto reaped = wintest::now();
+    ASSERT_TRUE(e) << e.error().message();
+    const auto check = [](const proctimes::task_times& t, proctimes::instant by) {
+        ASSERT_TRUE(t.exit);
+        ASSERT_TRUE(t.exit_earliest);
+        EXPECT_LE(*t.exit, by) << "the exit is " << (*t.exit - by).count() << " ns after the wait that saw it";
+        EXPECT_GE(*t.exit_earliest, t.creation);
+        EXPECT_LE(*t.exit_earliest, *t.exit);
+        EXPECT_EQ(t.precision.exit_source, proctimes::exit_source::observed);
+        EXPECT_EQ(t.precision.exit_resolution, *t.exit - *t.exit_earliest);
+    };
+    auto t = p->times();
+    ASSERT_TRUE(t) << t.error().message();
+    check(*t, seen);
+    check(e->times, reaped);
+}
+
+TEST(WindowsHandles, CoreIsSelfKnowsThisProcessAndThread) {
+    auto self = proctimes::process::open(static_cast<pid_t>(::GetCurrentProcessId()));
+    ASSERT_TRUE(self) << self.error().message();
+    EXPECT_TRUE(proctimes::detail::core_is_self(*self));
+    auto me = proctimes::thread::open(static_cast<pid_t>(::GetCurrentThreadId()));
+    ASSERT_TRUE(me) << me.error().message();
+    EXPECT_TRUE(proctimes::detail::core_is_self(*me));
+    auto c = proctimes::child::spawn({.argv = {wintest::self_path(), "child", "sleep", "0"}});
+    ASSERT_TRUE(c) << c.error().message();
+    auto other = proctimes::process::open(c->id());
+    ASSERT_TRUE(other) << other.error().message();
+    EXPECT_FALSE(proctimes::detail::core_is_self(*other));
+    ASSERT_TRUE(c->wait());
 }
 
 TEST(WindowsCycles, HardwareCounterAndCounts) {
