@@ -6,10 +6,13 @@
 //   threads <n>        starts <n> threads that sleep, and sleeps (terminated by the test)
 //   spawn-burn <ms>    spawns "burn <ms> 0" as its own child, waits, exits 0
 //   args ...           exits 0 when its command line parses back to tricky_arguments()
+//   argv-out <file> ...  writes the arguments after <file>, as its wide command
+//                      line has them, in UTF-8, each ended by a NUL, to <file>
 #include <windows.h>
 // After windows.h, which it needs:
 #include <shellapi.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -86,6 +89,21 @@ int child_main(int argc, char** argv) {
         for (int i = 3; i < n; ++i) got.push_back(utf8(w[i]));
         ::LocalFree(w);
         return got == tricky_arguments() ? 0 : 3;
+    }
+    if (mode == "argv-out" && argc >= 4) {
+        int n = 0;
+        LPWSTR* w = ::CommandLineToArgvW(::GetCommandLineW(), &n);
+        if (!w || n < 4) return 104;
+        std::string bytes;
+        for (int i = 4; i < n; ++i) {
+            bytes += utf8(w[i]);
+            bytes += '\0';
+        }
+        FILE* f = ::_wfopen(w[3], L"wb");
+        ::LocalFree(w);
+        if (!f) return 105;
+        const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+        return std::fclose(f) == 0 && ok ? 0 : 106;
     }
     return 100;
 }

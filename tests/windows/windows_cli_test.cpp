@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -56,8 +57,9 @@ struct cli_result {
     std::string out, err;
 };
 
-// Runs proctimes.exe with `args`, its stdout and stderr in files.
-cli_result run_cli(const std::vector<std::string>& args) {
+// Runs proctimes.exe with `args`, its stdout and stderr in files. One that
+// has not ended after `limit` is terminated (code -1).
+cli_result run_cli(const std::vector<std::string>& args, std::chrono::seconds limit = std::chrono::seconds{120}) {
     cli_result r;
     const std::string out_path = temp_file(), err_path = temp_file();
     if (out_path.empty() || err_path.empty()) return r;
@@ -69,8 +71,17 @@ cli_result run_cli(const std::vector<std::string>& args) {
         argv.insert(argv.end(), args.begin(), args.end());
         auto c = proctimes::child::spawn({.argv = argv, .stdout_fd = out_fd, .stderr_fd = err_fd});
         if (c) {
-            auto e = c->wait();
-            if (e && e->status) r.code = e->status->code;
+            auto e = c->wait_for(limit);
+            if (e && *e && (*e)->status) r.code = (*e)->status->code;
+            if (e && !*e) {
+                r.err = "proctimes.exe did not end within the limit; terminated\n";
+                HANDLE h = ::OpenProcess(PROCESS_TERMINATE, FALSE, static_cast<DWORD>(c->id()));
+                if (h) {
+                    ::TerminateProcess(h, 1);
+                    ::CloseHandle(h);
+                }
+                (void)c->wait();
+            }
         } else {
             r.err = "spawn: " + c.error().message();
         }
@@ -82,6 +93,28 @@ cli_result run_cli(const std::vector<std::string>& args) {
     ::DeleteFileA(out_path.c_str());
     ::DeleteFileA(err_path.c_str());
     return r;
+}
+
+std::wstring wide(const std::string& s) {
+    const int n = ::MultiByteToWideChar(CP_UTF8, 0, s.data(), static_cast<int>(s.size()), nullptr, 0);
+    std::wstring w(static_cast<std::size_t>(n > 0 ? n : 0), L'\0');
+    if (n > 0) ::MultiByteToWideChar(CP_UTF8, 0, s.data(), static_cast<int>(s.size()), w.data(), n);
+    return w;
+}
+
+std::string utf8(const std::wstring& w) {
+    const int n = ::WideCharToMultiByte(CP_UTF8, 0, w.data(), static_cast<int>(w.size()), nullptr, 0, nullptr, nullptr);
+    std::string s(static_cast<std::size_t>(n > 0 ? n : 0), '\0');
+    if (n > 0) ::WideCharToMultiByte(CP_UTF8, 0, w.data(), static_cast<int>(w.size()), s.data(), n, nullptr, nullptr);
+    return s;
+}
+
+// The bytes of the file at a UTF-8 path.
+std::string slurp_utf8(const std::string& path) {
+    std::ifstream in(std::filesystem::path(wide(path)), std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
 }
 
 std::uint64_t now_filetime() {
@@ -267,4 +300,77 @@ TEST(WindowsCli, ScopedWatchIsAUsageErrorThatSaysWhy) {
     const auto r = run_cli({"watch", "--all"});
     EXPECT_EQ(r.code, 2);
     EXPECT_NE(r.err.find("not available on Windows"), std::string::npos) << r.err;
+}
+
+TEST(WindowsCli, RunsANonAsciiProgramWithNonAsciiArguments) {
+    // A copy of this executable in a directory and under a name with spaces,
+    // ü, 日本 and an emoji; it writes back the arguments it received.
+    wchar_t tmp[MAX_PATH + 1] = {};
+    ASSERT_NE(::GetTempPathW(MAX_PATH + 1, tmp), 0u);
+    const std::string dir = utf8(tmp) + "proctimes dir \u00fc " + std::to_string(::GetCurrentProcessId());
+    ASSERT_TRUE(::CreateDirectoryW(wide(dir).c_str(), nullptr) || ::GetLastError() == ERROR_ALREADY_EXISTS);
+    const std::string program = dir + "\\\u00fcn\u00ef \u65e5\u672c \U0001F600.exe";
+    ASSERT_TRUE(::CopyFileW(wide(wintest::self_path()).c_str(), wide(program).c_str(), FALSE)) << ::GetLastError();
+    const std::string written = dir + "\\argv \u65e5\u672c.bin";
+    const std::string report = dir + "\\report \u00fc.json";
+    const std::vector<std::string> sent{
+        "\u65e5\u672c", "\u00fc", "\U0001F600 two words", "plain", "\u03a9mega \"quoted\"", "", "tab\there"};
+    std::vector<std::string> command{program, "child", "argv-out", written};
+    command.insert(command.end(), sent.begin(), sent.end());
+    std::vector<std::string> args{"run", "--format", "json", "-o", report, "--"};
+    args.insert(args.end(), command.begin(), command.end());
+    const auto r = run_cli(args);
+    const std::string got = slurp_utf8(written);
+    const std::string text = slurp_utf8(report);
+    ::DeleteFileW(wide(written).c_str());
+    ::DeleteFileW(wide(report).c_str());
+    ::DeleteFileW(wide(program).c_str());
+    ::RemoveDirectoryW(wide(dir).c_str());
+    ASSERT_EQ(r.code, 0) << r.err;
+    std::string expected;
+    for (const auto& a : sent) expected += a + '\0';
+    EXPECT_EQ(got, expected) << "the command's arguments, as it received them, byte for byte";
+    const json j = json::parse(text, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << text;
+    EXPECT_EQ(j.at("command").get<std::vector<std::string>>(), command);
+    EXPECT_EQ(j.at("exit_code"), 0);
+    EXPECT_EQ(text.find('\r'), std::string::npos) << "the report's lines end in LF";
+}
+
+TEST(WindowsCli, LinesEndInLf) {
+    const std::string self = std::to_string(::GetCurrentProcessId());
+    for (const char* format : {"table", "json", "csv"}) {
+        // A pid it shows, and one it reports an error for.
+        const auto r = run_cli({"show", "--format", format, self, "x"});
+        EXPECT_EQ(r.code, 1) << format << ": " << r.err;
+        EXPECT_NE(r.out.find(self), std::string::npos) << format << ": " << r.out;
+        EXPECT_NE(r.out.find('\n'), std::string::npos) << format;
+        EXPECT_EQ(r.out.find('\r'), std::string::npos) << format << ": " << r.out;
+        EXPECT_NE(r.err.find("'x': not a process id\n"), std::string::npos) << format << ": " << r.err;
+        EXPECT_EQ(r.err.find('\r'), std::string::npos) << format << ": " << r.err;
+    }
+}
+
+TEST(WindowsCli, AnIdBesideItsParentsIsNoSuchProcessToWatch) {
+    // Windows ignores an id's low two bits: this process's id + 1 would open
+    // this process, proctimes.exe's parent, which waits for it to end.
+    const DWORD self = ::GetCurrentProcessId();
+    const std::string beside = std::to_string(self + 1);
+    const auto r = run_cli({"watch", beside}, std::chrono::seconds{60});
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_NE(r.err.find("proctimes: pid " + beside + ": no such process"), std::string::npos) << r.err;
+}
+
+TEST(WindowsCli, HelpAndTheLinuxOnlyCommandsSayWhereTheyRun) {
+    const auto help = run_cli({"--help"});
+    EXPECT_EQ(help.code, 0) << help.err;
+    EXPECT_NE(help.out.find("GetProcessTimes"), std::string::npos) << help.out;
+    EXPECT_EQ(help.out.find("on Linux"), std::string::npos) << help.out;
+    EXPECT_EQ(help.out.find("serve"), std::string::npos) << help.out;
+    for (const char* command : {"serve", "doctor"}) {
+        const auto r = run_cli({command, "--config", "x.yml", "--help"});
+        EXPECT_EQ(r.code, 2) << command << ": " << r.out << r.err;
+        EXPECT_NE(r.err.find(std::string("proctimes: ") + command + " is not available on Windows"), std::string::npos)
+            << r.err;
+    }
 }

@@ -44,7 +44,11 @@ void prefer_exit_records() noexcept { set_exit_records_default(true); }
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
     try {
+#ifdef _WIN32
+        CLI::App app{"Process and thread times (GetProcessTimes, GetThreadTimes).", "proctimes"};
+#else
         CLI::App app{"Windows process and thread times (GetProcessTimes, GetThreadTimes) on Linux.", "proctimes"};
+#endif
         app.set_version_flag("--version", std::function<std::string()>(version_text),
                              "Print the version and the optional parts of this build, then exit");
         app.require_subcommand(0, 1);
@@ -62,6 +66,19 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 #if PROCTIMES_BUILT_EXPORTER
         subcommands.push_back(add_serve(app));
         subcommands.push_back(add_doctor(app));
+#endif
+#ifdef _WIN32
+        // The exporter and the eBPF report are Linux's: a usage error that
+        // says so, whatever follows (hidden from --help).
+        std::vector<CLI::App*> linux_only;
+        for (const char* name : {"serve", "doctor"}) {
+            CLI::App* sub = app.add_subcommand(name, "Linux only");
+            sub->group("");
+            sub->set_help_flag();
+            sub->allow_extras();
+            sub->prefix_command();
+            linux_only.push_back(sub);
+        }
 #endif
 
         // CLI11 consumes its argument vector from the back.
@@ -81,6 +98,16 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         for (const auto& s : subcommands) {
             if (s.app->parsed()) return s.run(out, err);
         }
+#ifdef _WIN32
+        for (const CLI::App* sub : linux_only) {
+            if (!sub->parsed()) continue;
+            err << "proctimes: " << sub->get_name() << " is not available on Windows: "
+                << (sub->get_name() == "serve" ? "the exporter reads Linux's /proc, cgroups and eBPF"
+                                               : "it reports on Linux's eBPF source")
+                << "\n";
+            return exit_usage;
+        }
+#endif
         out << app.help();
         return exit_success;
     } catch (const std::exception& e) {

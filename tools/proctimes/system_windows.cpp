@@ -5,8 +5,11 @@
 #include <iostream>
 #include <new>
 
+#include <fcntl.h>
 #include <io.h>
 #include <windows.h>
+
+#include <cstdio>
 
 namespace proctimes::cli::sys {
 
@@ -55,7 +58,13 @@ std::chrono::nanoseconds since_boot_now() noexcept {
 
 bool in_background_job() noexcept { return false; }
 
-std::optional<std::uint64_t> prepare_process() noexcept { return std::nullopt; }
+// Lines end in LF, as on Linux (docs/CLI.md): the C runtime's text mode
+// would write every '\n' as CRLF.
+std::optional<std::uint64_t> prepare_process() noexcept {
+    (void)::_setmode(::_fileno(stdout), _O_BINARY);
+    (void)::_setmode(::_fileno(stderr), _O_BINARY);
+    return std::nullopt;
+}
 
 std::optional<user_id> user_by_name(const std::string&) { return std::nullopt; }
 std::optional<std::string> user_name(user_id) { return std::nullopt; }

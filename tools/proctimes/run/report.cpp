@@ -3,6 +3,9 @@
 
 #include <cerrno>
 #include <cstring>
+#ifdef _WIN32
+#include <filesystem>
+#endif
 
 #include <fmt/format.h>
 
@@ -13,7 +16,14 @@ namespace proctimes::cli {
 std::optional<run_report_sink> run_report_sink::open(const std::string& path, std::ostream& err) {
     run_report_sink sink(err, path);
     if (!path.empty()) {
-        sink.file_.open(path, std::ios::out | std::ios::trunc);
+        // Binary: lines end in LF on Windows too. There the path is UTF-8,
+        // opened by its UTF-16 name (a narrow name is in the ANSI code page).
+#ifdef _WIN32
+        sink.file_.open(std::filesystem::path(std::u8string(path.begin(), path.end())),
+                        std::ios::out | std::ios::trunc | std::ios::binary);
+#else
+        sink.file_.open(path, std::ios::out | std::ios::trunc | std::ios::binary);
+#endif
         if (!sink.file_) {
             err << fmt::format("proctimes: run: cannot open '{}': {}\n", escape_for_table(path), std::strerror(errno));
             return std::nullopt;
