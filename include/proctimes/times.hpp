@@ -91,7 +91,10 @@ enum class exit_source : std::uint8_t {
     /// The exit happened NO LATER than `exit`, and no earlier than
     /// `exit_earliest`: the later of the last instant a sample saw the task
     /// alive and creation + the CPU time it used (a thread cannot run longer
-    /// than it lives; a process's threads, on all CPUs at once at most).
+    /// than it lives; a process's threads, on all CPUs at once at most). On
+    /// Windows `exit` is the kernel's exit time, and CPU time, charged a clock
+    /// tick at a time, bounds nothing: `exit_earliest` is the later of the
+    /// creation and the last sample that saw it alive (docs/WINDOWS.md).
     /// A monitor that was awake stamps within about 0.1 ms of the end; a task
     /// that was already a zombie when first seen can be stamped much later,
     /// and exit_resolution says how much.

@@ -192,10 +192,10 @@ TEST(WindowsHandles, AnIdIsTheProcesssOwnOrNamesNoProcess) {
         ASSERT_NE(h, nullptr) << "the system no longer opens process " << self << " for id " << self + low;
         EXPECT_EQ(::GetProcessId(h), self);
         ::CloseHandle(h);
-        auto p = proctimes::process::open(static_cast<pid_t>(self + low));
+        auto p = proctimes::process::open(static_cast<pid_t>(self) + low);
         ASSERT_FALSE(p) << "opened as " << p->id() << ", identity " << p->identity().id;
         EXPECT_EQ(p.error(), errc::no_such_process);
-        auto t = proctimes::thread::open(static_cast<pid_t>(tid + low));
+        auto t = proctimes::thread::open(static_cast<pid_t>(tid) + low);
         ASSERT_FALSE(t) << "opened as " << t->id();
         EXPECT_EQ(t.error(), errc::no_such_thread);
     }
