@@ -94,6 +94,59 @@ TEST(TreeCli, FilesThatAreNotRegularAreRefusedBeforeTheCommandStarts) {
     EXPECT_EQ(entries, 3u);
 }
 
+TEST(TreeCli, OneFileNamedTwiceIsAUsageErrorBeforeTheCommandStarts) {
+    temp_dir d;
+    const std::string marker = d / "ran";
+    const std::string f = d / "same";
+    fs::create_directory(d / "sub");
+    ASSERT_EQ(::symlink(d.path.c_str(), (d / "alias").c_str()), 0);
+    for (const auto& files : std::vector<std::vector<std::string>>{
+             {"-o", f, "--trace", f},
+             {"--trace", f, "--svg", f},
+             {"-o", f, "--svg", f},
+             {"-o", f, "--trace", d / "sub/../same"},    // the same name by another path
+             {"--trace", f, "--svg", d / "alias/same"},  // through a link to its directory
+         }) {
+        std::vector<std::string> args{"run", "--tree"};
+        args.insert(args.end(), files.begin(), files.end());
+        args.insert(args.end(), {"--", "touch", marker});
+        const auto r = run_cli(args);
+        EXPECT_EQ(r.code, 2) << files[0] << " " << files[2] << ": " << r.err;
+        EXPECT_NE(r.err.find("name the same file"), std::string::npos) << r.err;
+        EXPECT_FALSE(fs::exists(marker)) << "the command ran although its report would be lost";
+        EXPECT_FALSE(fs::exists(f)) << "nothing written";
+    }
+    // An existing file reached through a hard link is the same file too.
+    { std::ofstream(d / "a") << "x"; }
+    ASSERT_EQ(::link((d / "a").c_str(), (d / "b").c_str()), 0);
+    const auto r = run_cli({"run", "--tree", "-o", d / "a", "--svg", d / "b", "--", "touch", marker});
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_FALSE(fs::exists(marker));
+    // Distinct files are written, each whole.
+    const auto ok = run_cli({"run", "--tree", "-f", "json", "-o", d / "r.json", "--trace", d / "t.json", "--svg",
+                             d / "t.svg", "--", "touch", marker});
+    EXPECT_EQ(ok.code, 0) << ok.err;
+    EXPECT_NE(read_all(d / "r.json").find("\"processes\""), std::string::npos);
+    EXPECT_NE(read_all(d / "t.json").find("traceEvents"), std::string::npos);
+    EXPECT_NE(read_all(d / "t.svg").find("<svg"), std::string::npos);
+}
+
+TEST(TreeCli, AReportThatCannotBeWrittenSaysWhy) {
+    if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"run", "--tree", "-f", "json", "-o", "/dev/full", "--", "true"},
+             {"run", "--tree", "-f", "csv", "-o", "/dev/full", "--", "true"},
+             {"run", "--tree", "-o", "/dev/full", "--", "true"},
+             {"run", "--threads", "-f", "json", "-o", "/dev/full", "--", "true"},
+             {"run", "-f", "json", "-o", "/dev/full", "--", "true"},
+         }) {
+        const auto r = run_cli(args);
+        EXPECT_EQ(r.code, 125) << args[1] << " " << args[2] << ": " << r.err;
+        EXPECT_NE(r.err.find("error writing the report to '/dev/full': No space left on device"), std::string::npos)
+            << args[1] << " " << args[2] << " " << args[3] << ": " << r.err;
+    }
+}
+
 TEST(TreeFiles, WrittenWholeReplacingARegularFile) {
     temp_dir d;
     const std::string p = d / "out.svg";

@@ -7,8 +7,11 @@
 // or the -o file, as run's does; --trace and --svg files are checked before
 // the command starts and written whole once it has ended.
 #include <chrono>
+#include <iterator>
 #include <optional>
 #include <ostream>
+#include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -36,6 +39,19 @@ bool not_available(std::error_code ec) {
 
 int run_run_tree(const run_options& opts, std::ostream& out, std::ostream& err) {
     (void)out;  // the command owns standard output
+    // One file named twice would keep only the last written: refused before
+    // anything runs.
+    const std::pair<const char*, const std::string*> files[] = {
+        {"-o", &opts.output_file}, {"--trace", &opts.trace_file}, {"--svg", &opts.svg_file}};
+    for (std::size_t i = 0; i < std::size(files); ++i) {
+        for (std::size_t j = i + 1; j < std::size(files); ++j) {
+            if (files[i].second->empty() || files[j].second->empty()) continue;
+            if (!tree::same_file(*files[i].second, *files[j].second)) continue;
+            err << fmt::format("proctimes: run: {} and {} name the same file '{}': give each its own\n", files[i].first,
+                               files[j].first, escape_for_table(*files[j].second));
+            return exit_usage;
+        }
+    }
     auto sink = run_report_sink::open(opts.output_file, err);
     if (!sink) return exit_run_report_failed;
     std::ostream& report = sink->stream();

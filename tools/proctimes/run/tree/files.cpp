@@ -4,6 +4,8 @@
 #include "files.hpp"
 
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 
 #include <fcntl.h>
@@ -43,7 +45,27 @@ int temporary_beside(const std::string& path, std::string& tmp, std::string& err
     return fd;
 }
 
+// `path` with its directory resolved (realpath): the name it will have.
+std::string resolved_name(const std::string& path) {
+    const auto slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+    char real[PATH_MAX];
+    if (::realpath(dir.c_str(), real) == nullptr) return path;
+    return fmt::format("{}/{}", real, name);
+}
+
 }  // namespace
+
+bool same_file(const std::string& a, const std::string& b) {
+    if (a == b) return true;
+    struct stat sa {};
+    struct stat sb {};
+    const bool a_exists = ::stat(a.c_str(), &sa) == 0;
+    const bool b_exists = ::stat(b.c_str(), &sb) == 0;
+    if (a_exists && b_exists) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    return resolved_name(a) == resolved_name(b);
+}
 
 std::string check_output_file(const std::string& path) {
     if (path.empty()) return "an empty file name";

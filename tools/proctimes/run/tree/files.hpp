@@ -20,4 +20,9 @@ std::string check_output_file(const std::string& path);
 /// just before the rename. An error message, or empty.
 std::string write_file_atomically(const std::string& path, std::string_view contents);
 
+/// Whether `a` and `b` name the same file: the same name, the same existing
+/// file (device and inode; on Windows, the same volume and file index), or
+/// the same name in the same directory once links are resolved.
+bool same_file(const std::string& a, const std::string& b);
+
 }  // namespace proctimes::cli::tree

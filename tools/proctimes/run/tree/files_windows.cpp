@@ -66,7 +66,41 @@ HANDLE temporary_beside(const std::string& path, std::wstring& tmp, std::string&
     return INVALID_HANDLE_VALUE;
 }
 
+// The full path of `w` (GetFullPathNameW), or `w` when it cannot be made.
+std::wstring full_path(const std::wstring& w) {
+    const DWORD n = ::GetFullPathNameW(w.c_str(), 0, nullptr, nullptr);
+    if (n == 0) return w;
+    std::wstring out(n, L'\0');
+    const DWORD got = ::GetFullPathNameW(w.c_str(), n, out.data(), nullptr);
+    if (got == 0 || got >= n) return w;
+    out.resize(got);
+    return out;
+}
+
+// The volume and file index of an existing file.
+bool file_identity(const std::wstring& w, BY_HANDLE_FILE_INFORMATION& info) {
+    const HANDLE h = ::CreateFileW(w.c_str(), 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr,
+                                   OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, nullptr);
+    if (h == INVALID_HANDLE_VALUE) return false;
+    const bool ok = ::GetFileInformationByHandle(h, &info) != 0;
+    ::CloseHandle(h);
+    return ok;
+}
+
 }  // namespace
+
+bool same_file(const std::string& a, const std::string& b) {
+    if (a == b) return true;
+    const std::wstring wa = full_path(wide(a));
+    const std::wstring wb = full_path(wide(b));
+    BY_HANDLE_FILE_INFORMATION ia{};
+    BY_HANDLE_FILE_INFORMATION ib{};
+    if (file_identity(wa, ia) && file_identity(wb, ib))
+        return ia.dwVolumeSerialNumber == ib.dwVolumeSerialNumber && ia.nFileIndexHigh == ib.nFileIndexHigh &&
+               ia.nFileIndexLow == ib.nFileIndexLow;
+    return ::CompareStringOrdinal(wa.c_str(), static_cast<int>(wa.size()), wb.c_str(), static_cast<int>(wb.size()),
+                                  TRUE) == CSTR_EQUAL;
+}
 
 std::string check_output_file(const std::string& path) {
     if (path.empty()) return "an empty file name";
