@@ -160,7 +160,7 @@ result<tree_run> record(const spawn_options& options, const tree_options& topt) 
             cmd.programs.push_back(detail::read_program(c->id(), topt.max_argv_bytes, detail::realtime_now()));
             if (cmd.programs.back().argv.empty() && cmd.programs.back().executable.empty()) cmd.programs.clear();
             run.tree.processes.push_back(std::move(cmd));
-            e = c->wait();
+            e = detail::wait_untraced(*c);
         }
         if (a.subreaper_set) (void)::prctl(PR_SET_CHILD_SUBREAPER, a.previous_subreaper);
         reap_later(run.tree);

@@ -16,6 +16,7 @@
 // (the command itself, through child::wait, and orphans reparented to the
 // subreaper). Instants are CLOCK_REALTIME stamps taken by the recorder when
 // it meets a task and when it finds it ended.
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 
@@ -82,6 +83,7 @@ std::size_t tree_tracer::add_process(pid_t pid, std::int64_t parent, instant now
     }
     tree_.processes.push_back(std::move(p));
     live_threads_.push_back(0);
+    last_alive_.push_back(now);
     const std::size_t i = tree_.processes.size() - 1;
     procs_[pid] = i;
     return i;
@@ -197,6 +199,7 @@ void tree_tracer::on_stop(pid_t tid, int status) {
         early_[tid] = meet(tid, 0, now);
         it = tasks_.find(tid);
     }
+    last_alive_[it->second.proc] = now;  // stopped: its process has not ended
     if (!it->second.started) {
         it->second.started = true;
         // A new task's first stop (auto-attached: PTRACE_EVENT_STOP, SIGSTOP).
@@ -211,6 +214,15 @@ void tree_tracer::on_stop(pid_t tid, int status) {
             (void)::ptrace(PTRACE_LISTEN, tid, nullptr, 0);
             return;
         }
+        if (detaching_ && !is_stop_signal(sig) && ending_signal_pending(tid)) {
+            // Stopped by PTRACE_INTERRUPT with a signal pending that ends it
+            // (a Ctrl-C that reached the whole process group with the
+            // command): it ended with the command, not after it. Resumed
+            // still traced, it takes the signal (a signal-delivery-stop,
+            // below), then its exit is recorded as any other.
+            (void)::ptrace(PTRACE_CONT, tid, nullptr, 0);
+            return;
+        }
         if (detaching_ && tid == tree_.processes[it->second.proc].pid) {
             auto& p = tree_.processes[it->second.proc];
             if (!p.final_times) (void)read_process_cpu(tid, p);
@@ -220,10 +232,23 @@ void tree_tracer::on_stop(pid_t tid, int status) {
     }
     if (event != 0) {
         on_event(tid, event, now);
+        if (detaching_ && event == PTRACE_EVENT_EXIT) {
+            // Ending: kept traced, so that its zombie comes to the recorder.
+            (void)::ptrace(PTRACE_CONT, tid, nullptr, 0);
+            return;
+        }
         resume(tid, 0);
         return;
     }
-    // A signal-delivery-stop: deliver it, as untraced.
+    // A signal-delivery-stop: deliver it, as untraced. While the tree is let
+    // go, a signal that ends the process is delivered with the task still
+    // traced (and stopped again should it survive it after all, to be let go
+    // then): its end is recorded rather than lost.
+    if (detaching_ && signal_ends_process(tid, sig)) {
+        (void)::ptrace(PTRACE_CONT, tid, nullptr, sig);
+        (void)::ptrace(PTRACE_INTERRUPT, tid, nullptr, 0);
+        return;
+    }
     resume(tid, sig);
 }
 
@@ -265,6 +290,7 @@ void tree_tracer::on_exited(pid_t tid, const siginfo_t& si, bool peeked, child& 
     if (p.pid == tid) {
         procs_.erase(tid);
         if (!p.exited) p.exited = now;
+        p.outlived_command = false;  // seen ending: it did not outlive the recording
     }
 }
 
@@ -272,6 +298,8 @@ void tree_tracer::run(child& command, result<child_exit>& command_exit) {
     const instant start = realtime_now();
     tree_.processes.clear();
     early_.clear();
+    live_threads_.clear();
+    last_alive_.clear();
     (void)add_process(command_pid_, -1, start);
     live_threads_[0] = 1;
     tasks_[command_pid_] = task{0, true};  // seized before its exec: no first stop
@@ -309,6 +337,25 @@ void tree_tracer::run(child& command, result<child_exit>& command_exit) {
     if (!command_done_) {
         command_exit = command.wait();
         command_done_ = true;
+    }
+    set_exit_precision();
+}
+
+void tree_tracer::set_exit_precision() {
+    // A descendant's exit is stamped when the recorder finds it ended: no
+    // later than the real end, and no earlier than the last instant one of
+    // its tasks was seen stopped (its exit stop, when it had one). The
+    // command's comes from child::wait.
+    for (std::size_t i = 1; i < tree_.processes.size(); ++i) {
+        auto& p = tree_.processes[i];
+        if (!p.exited) {
+            p.precision.exit_source = exit_source::none;
+            p.precision.exit_resolution = {};
+            continue;
+        }
+        const instant earliest = std::min(*p.exited, std::max(p.created, last_alive_[i]));
+        p.precision.exit_source = exit_source::observed;
+        p.precision.exit_resolution = *p.exited - earliest;
     }
 }
 

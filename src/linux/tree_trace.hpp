@@ -44,6 +44,33 @@ std::error_code read_process_cpu(pid_t pid, tree_process& into, pid_t* ppid = nu
 /// the arguments cut at `max_argv_bytes` (argv_truncated then set).
 tree_program read_program(pid_t pid, std::size_t max_argv_bytes, instant started);
 
+/// The executable of a running process: /proc/<pid>/exe's link, less the
+/// " (deleted)" the kernel appends once the file has been removed (kept
+/// when it is the file's real name). Empty when it cannot be read.
+std::string executable_path(pid_t pid);
+
+/// Whether signal `sig`, delivered to task `tid` now, ends its process: its
+/// action is the default one (neither caught nor ignored: /proc/<tid>/status
+/// SigCgt, SigIgn) and that default is to terminate (with or without a core
+/// dump); SIGKILL always. false when the task cannot be read.
+bool signal_ends_process(pid_t tid, int sig) noexcept;
+
+/// Whether a signal pending for task `tid` (its own or its process's, not
+/// blocked) ends its process once delivered (signal_ends_process), as a
+/// terminal's Ctrl-C does to a whole process group.
+bool ending_signal_pending(pid_t tid) noexcept;
+
+/// When the command made itself a tracee of this thread (PTRACE_TRACEME, as
+/// a program that expects a debugger does) and sits in a trace-stop: lets
+/// it go (PTRACE_DETACH), the exec's SIGTRAP dropped, any other signal
+/// delivered, so that it runs on as untraced rather than stopped for ever.
+/// Whether it did.
+bool release_trace_stop(pid_t pid) noexcept;
+
+/// child::wait on this thread, releasing the command from any trace-stop
+/// it put itself in (release_trace_stop), looked for every 100 ms.
+result<child_exit> wait_untraced(child& command) noexcept;
+
 /// Why ptrace refused, in words, with what the system says about it
 /// (kernel.yama.ptrace_scope, TracerPid of the recorder).
 std::string ptrace_refusal_note(int err);
@@ -78,6 +105,9 @@ private:
     void on_exited(pid_t tid, const siginfo_t& si, bool peeked, child& command, result<child_exit>& command_exit);
     void resume(pid_t tid, int sig) noexcept;
     void detach_all();
+    // What each recorded exit instant promises (observed, and how early the
+    // real end can be), once the recording is over.
+    void set_exit_precision();
 
     process_tree& tree_;
     const tree_options& options_;
@@ -94,6 +124,9 @@ private:
     // add them a second time.
     std::unordered_map<pid_t, std::size_t> early_;
     std::vector<std::uint32_t> live_threads_;  // per process index
+    // Per process index: the last instant one of its tasks was seen stopped,
+    // so not yet ended (its creation until then): its exit came later.
+    std::vector<instant> last_alive_;
     std::chrono::nanoseconds orphans_rusage_{};
 };
 

@@ -10,6 +10,7 @@
 // stamped when its last thread exited (its exit work not in it), not final.
 #include "linux/bpf/tree_source.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -162,11 +163,8 @@ struct bpf_tree_recorder::impl {
             }
         }
         if (still_running(h)) {
-            char link[64];
-            std::snprintf(link, sizeof link, "%s/%u/exe", proc_root, h.tgid);
-            char exe[4096];
-            const ssize_t n = ::readlink(link, exe, sizeof exe);
-            if (n > 0 && static_cast<std::size_t>(n) < sizeof exe) return {exe, static_cast<std::size_t>(n)};
+            // Its path, also when the file has been removed since.
+            if (auto exe = executable_path(static_cast<pid_t>(h.tgid)); !exe.empty()) return exe;
         }
         if (!e.path.empty() && e.path.front() == '/') return std::string(e.path);
         return {};
@@ -296,6 +294,18 @@ struct bpf_tree_recorder::impl {
         members[i].zombie_read = true;
     }
 
+    // Whether member i, whose exit event has not been read, is a zombie or
+    // dying (a signal that ends it pending: a Ctrl-C that reached the whole
+    // process group): its exit event is on its way.
+    bool ending(std::size_t i) {
+        const auto& p = tree->processes[i];
+        tree_process cpu;
+        parse::stat_record st;
+        if (read_process_cpu(p.pid, cpu, nullptr, &st) || st.starttime != members[i].start_boottime / tick_ns)
+            return false;
+        return parse::process_ended(st) || ending_signal_pending(p.pid);
+    }
+
     // What still runs when the recording ends: its CPU as read now. One that
     // is gone (its exit and free events lost) keeps no values: none claimed.
     void read_outlived(std::size_t i) {
@@ -383,6 +393,9 @@ void bpf_tree_recorder::run(child& command, result<child_exit>& command_exit, pr
         m.reap_orphans();
         if (n > 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL))) break;
         if (fds[1].fd < 0) break;
+        // A command that made itself this thread's tracee (PTRACE_TRACEME)
+        // would stay in its trace-stop for ever: let go.
+        (void)release_trace_stop(m.command_pid);
     }
     command_exit = command.wait();
     m.consume();
@@ -397,22 +410,34 @@ void bpf_tree_recorder::run(child& command, result<child_exit>& command_exit, pr
     // longer would only delay the report; such a process keeps the lower
     // bound its exit gave, not final, and the tree's unaccounted CPU shows
     // the rest.
+    // A process found a zombie or dying with its exit event not read yet
+    // (ended with the command, by the same Ctrl-C) is waited for too, up to
+    // ending_quiet_limit: it has not outlived the command.
     constexpr std::chrono::milliseconds free_quiet_limit{50};
+    constexpr std::chrono::milliseconds ending_quiet_limit{1000};
     const auto deadline = std::chrono::steady_clock::now() + bpf_record_wait_limit;
     auto quiet_since = std::chrono::steady_clock::now();
     std::size_t pending_before = m.members.size() + 1;
     while (true) {
         std::size_t pending = 0;
+        std::size_t ending = 0;
         for (std::size_t i = 1; i < m.members.size(); ++i) {
             auto& mb = m.members[i];
+            if (!mb.exit_seen && !mb.free_seen) {
+                ending += m.ending(i) ? 1 : 0;
+                continue;
+            }
             if (!mb.exit_seen || mb.free_seen || mb.zombie_read) continue;
             m.read_zombie(i);
             pending += mb.zombie_read ? 0 : 1;
         }
+        pending += ending;
         const auto now = std::chrono::steady_clock::now();
         if (pending < pending_before) quiet_since = now;
         pending_before = pending;
-        if (pending == 0 || now >= deadline || now - quiet_since >= free_quiet_limit) break;
+        if (pending == 0 || now >= deadline ||
+            now - quiet_since >= (ending > 0 ? ending_quiet_limit : free_quiet_limit))
+            break;
         pollfd ring{ring_buffer__epoll_fd(m.ring), POLLIN, 0};
         (void)::poll(&ring, 1, 10);
         m.consume();
@@ -421,6 +446,24 @@ void bpf_tree_recorder::run(child& command, result<child_exit>& command_exit, pr
     // What never ended: still running (let go), or ended unseen.
     for (std::size_t i = 1; i < m.members.size(); ++i)
         if (!m.members[i].exit_seen && !m.members[i].free_seen) m.read_outlived(i);
+    // The instants are the kernel's: a creation is its start time, an exit
+    // the exit tracepoint's clock, each to the ns. An exit known only from
+    // the free (its exit event lost) is no later than that: observed, and
+    // no earlier than its creation. The command's come from child::wait.
+    for (std::size_t i = 1; i < m.members.size(); ++i) {
+        auto& p = tree.processes[i];
+        p.precision.creation_resolution = nanoseconds{1};
+        if (!p.exited) {
+            p.precision.exit_source = exit_source::none;
+            p.precision.exit_resolution = {};
+        } else if (m.members[i].exit_seen) {
+            p.precision.exit_source = exit_source::bpf_exit;
+            p.precision.exit_resolution = nanoseconds{1};
+        } else {
+            p.precision.exit_source = exit_source::observed;
+            p.precision.exit_resolution = std::max(*p.exited - p.created, nanoseconds{0});
+        }
+    }
     const auto* bss = m.skel->bss;
     tree.unseen_processes += __atomic_load_n(&bss->tree_untracked, __ATOMIC_RELAXED);
     // Events that did not fit: which process each belonged to is unknown.

@@ -33,6 +33,13 @@
 #include "run/thread_tracker.hpp"
 #include "system.hpp"
 
+#ifndef _WIN32
+#include <csignal>
+
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#endif
+
 namespace proctimes::cli {
 
 namespace {
@@ -182,10 +189,37 @@ run_values values_of(const run_report& r) {
 
 namespace {
 
+#ifndef _WIN32
+// The command made itself a tracee of proctimes (PTRACE_TRACEME, as a program
+// that expects a debugger does) and sits in a trace-stop, which nobody else
+// would end: let go, the exec's SIGTRAP dropped and any other signal
+// delivered, so that it runs on as untraced.
+void release_trace_stop(pid_t pid) noexcept {
+    siginfo_t si{};
+    if (::waitid(P_PID, static_cast<id_t>(pid), &si, WSTOPPED | WNOHANG | WNOWAIT) != 0 || si.si_pid != pid ||
+        si.si_code != CLD_TRAPPED)
+        return;
+    siginfo_t taken{};
+    if (::waitid(P_PID, static_cast<id_t>(pid), &taken, WSTOPPED | WNOHANG) != 0 || taken.si_pid != pid) return;
+    (void)::ptrace(PTRACE_DETACH, pid, nullptr, taken.si_status == SIGTRAP ? 0 : taken.si_status);
+}
+#endif
+
 // Waits for the command, polling its threads with --threads.
 result<child_exit> wait_for_command(child& c, bool threads, run_report& r) {
     auto& warnings = r.warnings;
+#ifdef _WIN32
     if (!threads) return c.wait();
+#else
+    if (!threads) {
+        for (;;) {
+            auto w = c.wait_for(std::chrono::milliseconds{100});
+            if (!w) return w.error();
+            if (*w) return **w;
+            release_trace_stop(c.id());
+        }
+    }
+#endif
     if (!c.handle().valid()) {
         warnings.push_back(fmt::format("its threads cannot be listed: {}", c.handle_error().message()));
         r.threads_incomplete = true;
@@ -196,6 +230,9 @@ result<child_exit> wait_for_command(child& c, bool threads, run_report& r) {
         tracker.poll();
         auto w = c.wait_for(thread_poll_interval);
         if (!w) return w.error();
+#ifndef _WIN32
+        if (!*w) release_trace_stop(c.id());
+#endif
         if (*w) {
             r.process.threads = tracker.records(c.id());
             if (auto f = tracker.list_failure())
