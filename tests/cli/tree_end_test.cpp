@@ -84,6 +84,25 @@ int wait_bounded(pid_t pid, std::chrono::milliseconds limit) {
     return -1;
 }
 
+// How many processes of session `sid` run a program called `comm`.
+int count_in_session(pid_t sid, const std::string& comm) {
+    int n = 0;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/proc", ec)) {
+        std::ifstream f(e.path() / "stat");
+        std::string text;
+        if (!std::getline(f, text)) continue;
+        const auto open = text.find('('), close = text.rfind(')');
+        if (open == std::string::npos || close == std::string::npos) continue;
+        std::istringstream rest(text.substr(close + 2));
+        char state = 0;
+        long ppid = 0, pgrp = 0, session = 0;
+        rest >> state >> ppid >> pgrp >> session;
+        n += session == sid && text.substr(open + 1, close - open - 1) == comm;
+    }
+    return n;
+}
+
 bool bpf_usable() { return ::geteuid() == 0; }
 
 std::vector<std::string> sources() {
@@ -118,7 +137,9 @@ TEST(TreeEnd, CtrlCToTheProcessGroupEndsEveryProcessNoneOutlived) {
             const pid_t pid = start_in_session({"run", "--tree", "--tree-source", source, "-f", "json", "-o", out, "--",
                                                 "perl", "-e", "fork; fork; sleep 5"});
             ASSERT_GT(pid, 0);
-            std::this_thread::sleep_for(500ms);
+            // Once the command and its three children run (at most 10 s on a loaded machine).
+            for (int i = 0; i < 1000 && count_in_session(pid, "perl") < 4; ++i) std::this_thread::sleep_for(10ms);
+            std::this_thread::sleep_for(100ms);
             ASSERT_EQ(::kill(-pid, SIGINT), 0);  // the process group: proctimes, perl and its children
             const int code = wait_bounded(pid, 20s);
             ASSERT_EQ(code, 130) << where << "proctimes' exit status (-1: it hung)";
@@ -228,9 +249,12 @@ TEST(TreeEnd, OrphansAreReparentedToProctimes) {
     temp_dir d;
     for (const auto& source : sources()) {
         const std::string parent = d / ("parent-" + source);
-        // A subshell starts the orphan and exits at once; the command lives on.
+        // A subshell starts the orphan and exits at once; the command lives
+        // on until the orphan has written its parent (10 s at most).
         const std::string script =
-            "( sh -c 'sleep 0.2; cut -d\" \" -f4 /proc/$$/stat > \"$0\"' " + parent + " & ); sleep 0.6";
+            "( sh -c 'sleep 0.1; cut -d\" \" -f4 /proc/$$/stat > \"$0.new\"; mv \"$0.new\" "
+            "\"$0\"' " +
+            parent + " & ); i=0; while [ ! -s " + parent + " ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done";
         const pid_t pid =
             start_in_session({"run", "--tree", "--tree-source", source, "-o", d / "report", "--", "sh", "-c", script});
         ASSERT_EQ(wait_bounded(pid, 20s), 0) << source;
