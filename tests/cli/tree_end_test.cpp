@@ -251,10 +251,11 @@ TEST(TreeEnd, OrphansAreReparentedToProctimes) {
         const std::string parent = d / ("parent-" + source);
         // A subshell starts the orphan and exits at once; the command lives
         // on until the orphan has written its parent (10 s at most).
-        const std::string script =
-            "( sh -c 'sleep 0.1; cut -d\" \" -f4 /proc/$$/stat > \"$0.new\"; mv \"$0.new\" "
-            "\"$0\"' " +
-            parent + " & ); i=0; while [ ! -s " + parent + " ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done";
+        std::string script = "( sh -c 'sleep 0.1; cut -d\" \" -f4 /proc/$$/stat > \"$0.new\"; mv \"$0.new\" \"$0\"' ";
+        script += parent;
+        script += " & ); i=0; while [ ! -s ";
+        script += parent;
+        script += " ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done";
         const pid_t pid =
             start_in_session({"run", "--tree", "--tree-source", source, "-o", d / "report", "--", "sh", "-c", script});
         ASSERT_EQ(wait_bounded(pid, 20s), 0) << source;
