@@ -103,7 +103,21 @@ int count_in_session(pid_t sid, const std::string& comm) {
     return n;
 }
 
-bool bpf_usable() { return ::geteuid() == 0; }
+// Whether the bpf source loads here (root, kernel BTF, a build with eBPF):
+// asked of proctimes once.
+bool bpf_usable() {
+    static const bool usable = [] {
+        if (::geteuid() != 0) return false;
+        temp_dir d;
+        const std::string out = d / "probe.json";
+        const pid_t pid =
+            start_in_session({"run", "--tree", "--tree-source", "bpf", "-f", "json", "-o", out, "--", "true"});
+        if (pid <= 0 || wait_bounded(pid, std::chrono::seconds{20}) != 0) return false;
+        const json r = read_json(out);
+        return r.is_object() && r["source"] == "bpf";
+    }();
+    return usable;
+}
 
 std::vector<std::string> sources() {
     std::vector<std::string> s{"ptrace"};
