@@ -55,6 +55,11 @@ pid_t start_in_session(const std::vector<std::string>& args) {
     const pid_t pid = ::fork();
     if (pid != 0) return pid;
     ::setsid();
+    // As a shell starts a foreground job: Ctrl-C and Ctrl-\ with their
+    // default action, even when this test runs with them ignored (a
+    // background job of a non-interactive shell).
+    (void)std::signal(SIGINT, SIG_DFL);
+    (void)std::signal(SIGQUIT, SIG_DFL);
     const int null = ::open("/dev/null", O_RDWR);
     ::dup2(null, 1);
     ::dup2(null, 2);
