@@ -33,6 +33,12 @@ int exit_stream::native_handle() const noexcept { return impl_ ? impl_->native_h
 
 std::string_view exit_stream::source() const noexcept { return impl_ ? impl_->source() : std::string_view{}; }
 
+result<bool> exit_stream::settle(std::chrono::nanoseconds from_since_boot, std::chrono::nanoseconds to_since_boot,
+                                 std::chrono::milliseconds timeout) const noexcept {
+    if (!impl_) return make_error_code(errc::invalid_handle);
+    return impl_->settle(from_since_boot, to_since_boot, timeout);
+}
+
 std::optional<std::uint64_t> exit_stream::lost() const noexcept {
     return impl_ ? impl_->lost() : std::optional<std::uint64_t>{};
 }

@@ -39,6 +39,13 @@ struct PROCTIMES_LOCAL exit_stream::impl {
     [[nodiscard]] virtual std::string_view source() const noexcept = 0;
     /// exit_stream::lost: exact count of lost records, where the source has one.
     [[nodiscard]] virtual std::optional<std::uint64_t> lost() const noexcept = 0;
+    /// exit_stream::settle: true once every released task's end of the
+    /// window can be read (or was counted lost); false at the deadline. A
+    /// source that sends each record as its task exits has nothing to wait for.
+    [[nodiscard]] virtual result<bool> settle(std::chrono::nanoseconds /*from*/, std::chrono::nanoseconds /*to*/,
+                                              std::chrono::milliseconds /*timeout*/) const noexcept {
+        return true;
+    }
 };
 
 namespace detail {

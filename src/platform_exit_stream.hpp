@@ -132,6 +132,20 @@ public:
     /// Ends whose exit instant could not be stamped (delivered without
     /// `exit`), including runs of the exit program the kernel skipped.
     [[nodiscard]] std::uint64_t unstamped() const noexcept;
+    /// Waits until every end of a task that ran do_exit() in (from, to]
+    /// (CLOCK_BOOTTIME) and is gone from /proc (released) has been passed to
+    /// the callback or counted lost; true once so, false when `deadline`
+    /// passed first. The free program runs an RCU grace period after the
+    /// release, and its record then waits in the ring buffer for this
+    /// stream's thread: a reader that must hold every end up to an instant (a
+    /// frame of `ps --interval`) calls this first. Tasks not yet released
+    /// (zombies, a leader waiting for its threads) are not waited for. Reads
+    /// the map of exit stamps and the /proc entry of each task in (from, to]
+    /// that has one, every millisecond. A task whose free never runs
+    /// (docs/BPF.md, "Losses") keeps it waiting until the deadline, or until
+    /// the sweep counts that end lost.
+    [[nodiscard]] bool settle(std::chrono::nanoseconds from, std::chrono::nanoseconds to,
+                              std::chrono::steady_clock::time_point deadline) const;
     /// Records delivered to the callback so far.
     [[nodiscard]] std::uint64_t delivered() const noexcept { return delivered_.load(); }
     /// Records that were not a well-formed record (never expected).

@@ -208,6 +208,19 @@ public:
     /// no room for). Empty for taskstats (whose socket reports that records
     /// were lost, not how many) and when moved from.
     [[nodiscard]] std::optional<std::uint64_t> lost() const noexcept;
+    /// Waits until the end of every task that exited in (from_since_boot,
+    /// to_since_boot] (CLOCK_BOOTTIME) and has been released (reaped) can be
+    /// read, or was counted in lost(): true then, false once `timeout`
+    /// passed. eBPF records come an RCU grace period after the release, later
+    /// when the stream's thread is slow; a reader that accounts for an
+    /// interval (a frame of `ps --interval`) calls this with the interval
+    /// before its last read(), so that no end of the interval comes after.
+    /// Tasks not yet released (zombies) are not waited for. A task whose
+    /// final values the kernel never reports (docs/BPF.md, "Losses") keeps
+    /// it waiting until `timeout`. taskstats: true at once (records are sent
+    /// as tasks exit). Errors: invalid_handle on a moved-from stream; ENOMEM.
+    result<bool> settle(std::chrono::nanoseconds from_since_boot, std::chrono::nanoseconds to_since_boot,
+                        std::chrono::milliseconds timeout) const noexcept;
 
     struct impl;
 

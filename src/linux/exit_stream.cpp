@@ -74,6 +74,16 @@ public:
 
     [[nodiscard]] int native_handle() const noexcept override { return bpf ? bpf->fd() : records->fd(); }
 
+    [[nodiscard]] result<bool> settle(nanoseconds from, nanoseconds to,
+                                      std::chrono::milliseconds timeout) const noexcept override {
+        if (!bpf) return true;  // taskstats sends each record as its task exits
+        try {
+            return bpf->settle(from, to, std::chrono::steady_clock::now() + timeout);
+        } catch (const std::bad_alloc&) {
+            return detail::errno_code(ENOMEM);
+        }
+    }
+
     result<bool> read(std::vector<ended_task>& out) noexcept override {
         if (bpf) return bpf->drain(out);
         bool complete = true;

@@ -4,6 +4,7 @@
 // read(), with an eventfd that says the queue is not empty.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -31,6 +32,12 @@ public:
     result<bool> drain(std::vector<ended_task>& out) noexcept;
     /// Ends lost since open(), exactly.
     [[nodiscard]] std::uint64_t lost() const noexcept;
+    /// bpf_exit_stream::settle: once true, every end of the window that was
+    /// released is in the queue (or counted lost).
+    [[nodiscard]] bool settle(std::chrono::nanoseconds from, std::chrono::nanoseconds to,
+                              std::chrono::steady_clock::time_point deadline) const {
+        return stream_->settle(from, to, deadline);
+    }
 
 private:
     bpf_exit_queue() = default;

@@ -18,6 +18,10 @@ bpf_exit_stream::~bpf_exit_stream() = default;
 std::uint64_t bpf_exit_stream::dropped() const noexcept { return 0; }
 std::uint64_t bpf_exit_stream::unnamed_lost() const noexcept { return 0; }
 std::uint64_t bpf_exit_stream::unstamped() const noexcept { return 0; }
+bool bpf_exit_stream::settle(std::chrono::nanoseconds, std::chrono::nanoseconds,
+                             std::chrono::steady_clock::time_point) const {
+    return true;
+}
 bpf_exit_stream::counters bpf_exit_stream::count() const noexcept { return {}; }
 std::uint64_t exit_records_bpf_lost() noexcept { return 0; }
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <string>
 #include <thread>
@@ -441,6 +442,50 @@ bpf_exit_stream::counters bpf_exit_stream::count() const noexcept {
     c.execs_dropped = __atomic_load_n(&bss->execs_dropped, __ATOMIC_RELAXED);
     c.command_lines_unkept = impl_->unkept.load(std::memory_order_relaxed);
     return c;
+}
+bool bpf_exit_stream::settle(nanoseconds from, nanoseconds to, std::chrono::steady_clock::time_point deadline) const {
+    const impl& m = *impl_;
+    const auto* bss = m.skel->bss;
+    const int fd = bpf_map__fd(m.skel->maps.proctimes_exit_stamp);
+    const auto lo = static_cast<std::uint64_t>(std::max<std::int64_t>(from.count(), 0));
+    const auto hi = static_cast<std::uint64_t>(std::max<std::int64_t>(to.count(), 0));
+    const auto pause = [] {
+        const timespec ms{0, 1'000'000};
+        ::nanosleep(&ms, nullptr);
+    };
+    // A stamp in (from, to] not yet consumed, of a task gone from /proc: its
+    // free has not run yet. (A consumed stamp has exit_boottime 0.)
+    const auto stamp_waits = [&] {
+        std::uint64_t key = 0, next = 0;
+        std::uint64_t* prev = nullptr;
+        // Bounded: deletions while walking can restart the walk at the first key.
+        for (std::size_t n = 0; n < (std::size_t{1} << 18) && bpf_map_get_next_key(fd, prev, &next) == 0; ++n) {
+            key = next;
+            prev = &key;
+            pt_exit_stamp st{};
+            if (bpf_map_lookup_elem(fd, &key, &st) != 0) continue;
+            if (st.exit_boottime <= lo || st.exit_boottime > hi) continue;
+            if (!m.task_listed(st)) return true;
+        }
+        return false;
+    };
+    while (stamp_waits()) {
+        if (std::chrono::steady_clock::now() >= deadline) return false;
+        pause();
+    }
+    // Every such free has run: runs of the free program so far (each counted
+    // before it consumes its stamp) are each either a record submitted to the
+    // ring buffer or one that did not fit. Wait for the thread to have passed
+    // the submitted ones on.
+    const std::uint64_t runs = __atomic_load_n(&bss->free_runs, __ATOMIC_ACQUIRE);
+    for (;;) {
+        const std::uint64_t done = delivered_.load(std::memory_order_acquire) +
+                                   malformed_.load(std::memory_order_acquire) +
+                                   __atomic_load_n(&bss->dropped, __ATOMIC_ACQUIRE);
+        if (done >= runs) return true;
+        if (std::chrono::steady_clock::now() >= deadline) return false;
+        pause();
+    }
 }
 std::uint64_t bpf_exit_stream::unstamped() const noexcept {
     return __atomic_load_n(&impl_->skel->bss->unstamped, __ATOMIC_RELAXED) +

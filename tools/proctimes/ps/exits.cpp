@@ -51,7 +51,24 @@ bool listed(const snapshot& s, const ended_task& e, nanoseconds tick) {
 
 }  // namespace
 
-void ledger_sources::await_gone(const snapshot& before, const snapshot& after) {
+void ledger_sources::settle(const snapshot& before, const snapshot& after, nanoseconds deadline) {
+    if (!stream_) return;
+    // Every process that exited in the interval and was reaped before the
+    // second walk reached it belongs to this frame, also one that no walk
+    // listed (begun and ended in the interval). Its record comes an RCU grace
+    // period after its release, later when the stream's thread is slow: wait
+    // until the stream holds them all. Without this wait, the ends of the
+    // last few ms of every interval (15-30 per frame in a fork storm) came
+    // after the frame was written, and were listed only in the next frame as
+    // ended_earlier, outside both frames' ended_processes.
+    const nanoseconds left = deadline - sys::since_boot_now();
+    if (left.count() > 0)
+        (void)stream_->settle(before.since_boot, after.since_boot + after.walk_duration,
+                              std::chrono::ceil<std::chrono::milliseconds>(left));
+    drain();
+}
+
+void ledger_sources::await_gone(const snapshot& before, const snapshot& after, nanoseconds deadline) {
     if (!stream_) return;
     const nanoseconds tick = tick_length();
     // The processes of `before` that `after` no longer lists: ended in the
@@ -61,7 +78,6 @@ void ledger_sources::await_gone(const snapshot& before, const snapshot& after) {
         const auto* a = after.find(b.pid());
         if (!a || a->identity.start_ticks != b.identity.start_ticks) gone.push_back(&b);
     }
-    const nanoseconds deadline = sys::since_boot_now() + gone_wait;
     for (;;) {
         std::erase_if(gone, [&](const snapshot_process* b) {
             return std::any_of(pending_.begin(), pending_.end(), [&](const ended_task& e) {
@@ -128,7 +144,10 @@ void ledger_sources::assign(const snapshot& before, const snapshot& after) {
 
 result<cpu_ledger> ledger_sources::ledger(const snapshot& before, const snapshot& after) {
     drain();
-    await_gone(before, after);
+    // One bound for both waits: a frame is late by at most gone_wait.
+    const nanoseconds deadline = sys::since_boot_now() + gone_wait;
+    settle(before, after, deadline);
+    await_gone(before, after, deadline);
     assign(before, after);
     lost_at_ledger_ = stream_ ? stream_->lost() : std::nullopt;
     if (!stat_prev_ || !stat_cur_) return stat_error_ ? stat_error_ : make_error_code(errc::malformed_data);

@@ -93,7 +93,8 @@ public:
 
 private:
     void drain();
-    void await_gone(const snapshot& before, const snapshot& after);
+    void settle(const snapshot& before, const snapshot& after, std::chrono::nanoseconds deadline);
+    void await_gone(const snapshot& before, const snapshot& after, std::chrono::nanoseconds deadline);
     void assign(const snapshot& before, const snapshot& after);
     std::optional<exit_stream> stream_;
     std::string why_none_;
