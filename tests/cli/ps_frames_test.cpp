@@ -265,9 +265,10 @@ TEST(PsFrames, StormInWavesEveryEndCountedByItsFrameOrLost) {
         ::unlink(path);
     }
     const auto n = static_cast<std::int64_t>(counted.size());
-    std::printf("%d children in %.1f s: %lld counted in their frame, %zu only in a later one (ended_earlier), "
-                "%lld lost, %d frames\n",
-                storm, storm_s, static_cast<long long>(n), earlier.size(), static_cast<long long>(lost), frames);
+    std::printf(
+        "%d children in %.1f s: %lld counted in their frame, %zu only in a later one (ended_earlier), "
+        "%lld lost, %d frames\n",
+        storm, storm_s, static_cast<long long>(n), earlier.size(), static_cast<long long>(lost), frames);
     EXPECT_EQ(twice, 0) << "an end listed twice";
     EXPECT_LE(n, storm);
     EXPECT_GE(ended_processes, n) << "the ledgers counted fewer ends than their frames list";
