@@ -450,22 +450,41 @@ bool bpf_exit_stream::settle(nanoseconds from, nanoseconds to, std::chrono::stea
     const auto lo = static_cast<std::uint64_t>(std::max<std::int64_t>(from.count(), 0));
     const auto hi = static_cast<std::uint64_t>(std::max<std::int64_t>(to.count(), 0));
     const auto pause = [] {
-        const timespec ms{0, 1'000'000};
-        ::nanosleep(&ms, nullptr);
+        const timespec two_ms{0, 2'000'000};
+        ::nanosleep(&two_ms, nullptr);
     };
-    // A stamp in (from, to] not yet consumed, of a task gone from /proc: its
-    // free has not run yet. (A consumed stamp has exit_boottime 0.)
+    // Whether the stamp is one to wait for: in (from, to], not yet consumed
+    // (a consumed stamp has exit_boottime 0), of a task gone from /proc (its
+    // free has yet to run).
+    const auto waits_for = [&](const pt_exit_stamp& st) {
+        return st.exit_boottime > lo && st.exit_boottime <= hi && !m.task_listed(st);
+    };
+    // The map read in batches (a few system calls for the whole map); where
+    // the kernel has no batch lookup, key by key (bounded: deletions while
+    // walking restart the walk at the first key).
+    constexpr std::uint32_t chunk = 1024;
+    std::vector<std::uint64_t> keys(chunk);
+    std::vector<pt_exit_stamp> stamps(chunk);
     const auto stamp_waits = [&] {
+        std::uint64_t in = 0, out = 0;
+        for (bool first = true;; first = false) {
+            std::uint32_t count = chunk;
+            const int err = bpf_map_lookup_batch(fd, first ? nullptr : &in, &out, keys.data(), stamps.data(), &count,
+                                                 nullptr);
+            const int why = err != 0 ? errno : 0;
+            if (err != 0 && why != ENOENT && first) break;  // no batch lookup here: key by key below
+            for (std::uint32_t i = 0; i < count && i < chunk; ++i)
+                if (waits_for(stamps[i])) return true;
+            if (err != 0) return why != ENOENT;  // ENOENT: the whole map was read
+            in = out;
+        }
         std::uint64_t key = 0, next = 0;
         std::uint64_t* prev = nullptr;
-        // Bounded: deletions while walking can restart the walk at the first key.
         for (std::size_t n = 0; n < (std::size_t{1} << 18) && bpf_map_get_next_key(fd, prev, &next) == 0; ++n) {
             key = next;
             prev = &key;
             pt_exit_stamp st{};
-            if (bpf_map_lookup_elem(fd, &key, &st) != 0) continue;
-            if (st.exit_boottime <= lo || st.exit_boottime > hi) continue;
-            if (!m.task_listed(st)) return true;
+            if (bpf_map_lookup_elem(fd, &key, &st) == 0 && waits_for(st)) return true;
         }
         return false;
     };
