@@ -469,8 +469,8 @@ bool bpf_exit_stream::settle(nanoseconds from, nanoseconds to, std::chrono::stea
         std::uint64_t in = 0, out = 0;
         for (bool first = true;; first = false) {
             std::uint32_t count = chunk;
-            const int err = bpf_map_lookup_batch(fd, first ? nullptr : &in, &out, keys.data(), stamps.data(), &count,
-                                                 nullptr);
+            const int err =
+                bpf_map_lookup_batch(fd, first ? nullptr : &in, &out, keys.data(), stamps.data(), &count, nullptr);
             const int why = err != 0 ? errno : 0;
             if (err != 0 && why != ENOENT && first) break;  // no batch lookup here: key by key below
             for (std::uint32_t i = 0; i < count && i < chunk; ++i)
