@@ -24,6 +24,7 @@
 #include "cpu_split.hpp"
 #include "exits.skel.h"
 #include "fd.hpp"
+#include "linux/bpf/exit_stamps.hpp"
 #include "linux/bpf/loader.hpp"
 #include "linux/exit_records.hpp"
 #include "linux/sys.hpp"
@@ -459,36 +460,7 @@ bool bpf_exit_stream::settle(nanoseconds from, nanoseconds to, std::chrono::stea
     const auto waits_for = [&](const pt_exit_stamp& st) {
         return st.exit_boottime > lo && st.exit_boottime <= hi && !m.task_listed(st);
     };
-    // The map read in batches (a few system calls for the whole map); where
-    // the kernel has no batch lookup, key by key (bounded: deletions while
-    // walking restart the walk at the first key).
-    constexpr std::uint32_t chunk = 1024;
-    std::vector<std::uint64_t> keys(chunk);
-    std::vector<pt_exit_stamp> stamps(chunk);
-    const auto stamp_waits = [&] {
-        std::uint64_t in = 0, out = 0;
-        for (bool first = true;; first = false) {
-            std::uint32_t count = chunk;
-            const int err =
-                bpf_map_lookup_batch(fd, first ? nullptr : &in, &out, keys.data(), stamps.data(), &count, nullptr);
-            const int why = err != 0 ? errno : 0;
-            if (err != 0 && why != ENOENT && first) break;  // no batch lookup here: key by key below
-            for (std::uint32_t i = 0; i < count && i < chunk; ++i)
-                if (waits_for(stamps[i])) return true;
-            if (err != 0) return why != ENOENT;  // ENOENT: the whole map was read
-            in = out;
-        }
-        std::uint64_t key = 0, next = 0;
-        std::uint64_t* prev = nullptr;
-        for (std::size_t n = 0; n < (std::size_t{1} << 18) && bpf_map_get_next_key(fd, prev, &next) == 0; ++n) {
-            key = next;
-            prev = &key;
-            pt_exit_stamp st{};
-            if (bpf_map_lookup_elem(fd, &key, &st) == 0 && waits_for(st)) return true;
-        }
-        return false;
-    };
-    while (stamp_waits()) {
+    while (any_exit_stamp(fd, waits_for)) {
         if (std::chrono::steady_clock::now() >= deadline) return false;
         pause();
     }

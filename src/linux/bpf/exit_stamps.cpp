@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+#include "linux/bpf/exit_stamps.hpp"
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include <bpf/bpf.h>
+
+namespace proctimes::inline v1::detail {
+
+bool any_exit_stamp(int map_fd, const std::function<bool(const pt_exit_stamp&)>& wanted) {
+    constexpr std::uint32_t chunk = 1024;
+    std::vector<std::uint64_t> keys(chunk);
+    std::vector<pt_exit_stamp> stamps(chunk);
+    std::uint64_t in = 0, out = 0;
+    for (bool first = true;; first = false) {
+        std::uint32_t count = chunk;
+        const int err =
+            bpf_map_lookup_batch(map_fd, first ? nullptr : &in, &out, keys.data(), stamps.data(), &count, nullptr);
+        const int why = err != 0 ? errno : 0;
+        if (err != 0 && why != ENOENT && first) break;  // no batch lookup here: key by key below
+        for (std::uint32_t i = 0; i < count && i < chunk; ++i)
+            if (wanted(stamps[i])) return true;
+        if (err != 0) return why != ENOENT;  // ENOENT: the whole map was read
+        in = out;
+    }
+    std::uint64_t key = 0, next = 0;
+    std::uint64_t* prev = nullptr;
+    for (std::size_t n = 0; n < (std::size_t{1} << 18) && bpf_map_get_next_key(map_fd, prev, &next) == 0; ++n) {
+        key = next;
+        prev = &key;
+        pt_exit_stamp st{};
+        if (bpf_map_lookup_elem(map_fd, &key, &st) == 0 && wanted(st)) return true;
+    }
+    return false;
+}
+
+}  // namespace proctimes::inline v1::detail
