@@ -141,7 +141,7 @@ public:
     /// frame of `ps --interval`) calls this first. Tasks not yet released
     /// (zombies, a leader waiting for its threads) are not waited for. Reads
     /// the map of exit stamps and the /proc entry of each task in (from, to]
-    /// that has one, every millisecond. A task whose free never runs
+    /// that has one, every 2 ms. A task whose free never runs
     /// (docs/BPF.md, "Losses") keeps it waiting until the deadline, or until
     /// the sweep counts that end lost.
     [[nodiscard]] bool settle(std::chrono::nanoseconds from, std::chrono::nanoseconds to,
