@@ -14,6 +14,7 @@
 
 #include "pattern.hpp"
 #include "serve/exposition.hpp"
+#include "serve/goflags.hpp"
 #include "serve/grouping.hpp"
 #include "utf8.hpp"
 
@@ -263,4 +264,220 @@ TEST(NameTemplate, AnEndedProcessIsNotNamedWithAMadeUpPid) {
     const verdict bash = c->ended_verdict("bash", 0, nullptr);  // a record has its comm
     EXPECT_EQ(bash.k, verdict::kind::matched);
     EXPECT_EQ(bash.group, "bash");
+}
+
+namespace {
+
+// A classifier over the config YAML (nullptr, and `err`, when it is refused).
+std::unique_ptr<classifier> from_config(const std::string& yaml, std::string& err) {
+    char path[] = "/tmp/proctimes-rules-XXXXXX";
+    const int fd = ::mkstemp(path);
+    EXPECT_GE(fd, 0);
+    if (fd < 0) return nullptr;
+    EXPECT_EQ(::write(fd, yaml.data(), yaml.size()), static_cast<ssize_t>(yaml.size()));
+    ::close(fd);
+    proctimes::cli::serve_options o;
+    o.config_file = path;
+    auto c = classifier::make(o, err);
+    ::unlink(path);
+    return c;
+}
+
+// The group the rules give a process of this comm and command line (words
+// separated by NULs, as /proc/<pid>/cmdline has them); "-" when none.
+std::string group_for(classifier& c, std::string_view comm, std::string_view area) {
+    const process_facts f = command_line_facts(area);
+    const verdict v = c.ended_verdict(comm, 0, &f);
+    return v.k == verdict::kind::matched ? v.group : std::string("-");
+}
+
+}  // namespace
+
+// process-exporter starts with these and groups no process; `process_names: []`
+// fell back to grouping every process by name, and the others were refused.
+TEST(ProcessExporterConfig, NoRulesGroupNoProcess) {
+    for (const char* yaml : {"", "# only a comment\n\n# another one\n", "process_names:\n", "process_names: ~\n",
+                             "process_names: []\n", "other: 1\n", "---\n"}) {
+        std::string err;
+        EXPECT_TRUE(parse_pe_config(yaml, err).empty()) << yaml;
+        EXPECT_EQ(err, "") << yaml;
+        auto c = from_config(yaml, err);
+        ASSERT_TRUE(c) << yaml << ": " << err;
+        EXPECT_TRUE(c->uses_config()) << yaml;
+        EXPECT_EQ(group_for(*c, "sleep",
+                            std::string_view("sleep\0"
+                                             "1\0",
+                                             8)),
+                  "-")
+            << yaml;
+        EXPECT_FALSE(c->group_of_ended("bash", 0)) << yaml;
+    }
+    // What process-exporter refuses stays refused.
+    for (const char* yaml : {"process_names: 3\n", "process_names: {comm: [a]}\n", "- comm: [a]\n", "just text\n",
+                             "process_names:\n  - name: x\n", "process_names:\n  - ~\n"}) {
+        std::string err;
+        EXPECT_TRUE(parse_pe_config(yaml, err).empty()) << yaml;
+        EXPECT_NE(err, "") << yaml;
+    }
+}
+
+// Go's yaml.v2: the last of two equal keys counts (yaml-cpp's lookup took the first).
+TEST(ProcessExporterConfig, TheLastOfDuplicateKeysCounts) {
+    std::string err;
+    auto c = from_config(
+        "process_names:\n  - comm: [bash]\nprocess_names:\n  - comm: [sleep]\n"
+        "  - name: a\n    comm: [bash]\n    comm: [cat]\n    name: 'b-{{.Comm}}'\n",
+        err);
+    ASSERT_TRUE(c) << err;
+    EXPECT_EQ(group_for(*c, "sleep", std::string_view("sleep\0", 6)), "sleep");
+    EXPECT_EQ(group_for(*c, "bash", std::string_view("bash\0", 5)), "-");
+    EXPECT_EQ(group_for(*c, "cat", std::string_view("cat\0", 4)), "b-cat");
+    // A later null empties the earlier list, as in Go.
+    EXPECT_TRUE(parse_pe_config("process_names:\n  - comm: [a]\n    comm:\n", err).empty());
+    EXPECT_NE(err.find("none of comm"), std::string::npos) << err;
+}
+
+// `<<` merges a map in, as yaml.v2 does: in document order (a key after it
+// overrides, one before it is overridden), and of a list of maps the first
+// takes precedence. yaml-cpp alone saw a key named "<<" and no comm.
+TEST(ProcessExporterConfig, MergeKeys) {
+    std::string err;
+    auto c = from_config(R"(base: &b {comm: [sleep]}
+named: &n {comm: [cat], name: "fromn"}
+process_names:
+  - <<: *b
+    name: "m-{{.Comm}}"
+  - name: "before"
+    <<: *n
+  - comm: [bash]
+    <<: [{name: "first"}, {name: "second", comm: [dash]}]
+)",
+                         err);
+    ASSERT_TRUE(c) << err;
+    EXPECT_EQ(group_for(*c, "sleep", std::string_view("sleep\0", 6)), "m-sleep");
+    EXPECT_EQ(group_for(*c, "cat", std::string_view("cat\0", 4)), "fromn");
+    EXPECT_EQ(group_for(*c, "dash", std::string_view("dash\0", 5)), "first");
+    EXPECT_EQ(group_for(*c, "bash", std::string_view("bash\0", 5)), "-");
+    // A quoted "<<" is an ordinary key: the entry has no matcher.
+    EXPECT_TRUE(parse_pe_config("base: &b {comm: [x]}\nprocess_names:\n  - \"<<\": *b\n", err).empty());
+    EXPECT_NE(err.find("none of comm"), std::string::npos) << err;
+    err.clear();
+    EXPECT_TRUE(parse_pe_config("process_names:\n  - <<: [1]\n    comm: [x]\n", err).empty());
+    EXPECT_NE(err.find("merge key"), std::string::npos) << err;
+    EXPECT_NE(err.find("line 2"), std::string::npos) << err;
+    // A map that merges itself (yaml-cpp builds the cycle) is refused, not followed forever.
+    err.clear();
+    EXPECT_TRUE(parse_pe_config("a: &a {<<: *a}\nprocess_names:\n  - <<: *a\n    comm: [x]\n", err).empty());
+    EXPECT_NE(err.find("nested more than"), std::string::npos) << err;
+}
+
+// An empty list is a matcher too: `comm: []` and `exe: []` match nothing,
+// `cmdline: []` everything; an empty or null name is the default {{.ExeBase}};
+// a null item is "".
+TEST(ProcessExporterConfig, EmptyListsNamesAndNulls) {
+    std::string err;
+    auto c = from_config(R"(process_names:
+  - comm: []
+    name: never
+  - exe: []
+    cmdline: []
+    name: never
+  - comm: [~, sleep]
+    name: ""
+  - comm: [cat]
+    name:
+  - cmdline: []
+    name: "all-{{.Comm}}"
+)",
+                         err);
+    ASSERT_TRUE(c) << err;
+    EXPECT_EQ(group_for(*c, "sleep",
+                        std::string_view("/bin/sleep\0"
+                                         "9\0",
+                                         13)),
+              "sleep");
+    EXPECT_EQ(group_for(*c, "cat", std::string_view("/usr/bin/cat\0", 13)), "cat");
+    EXPECT_EQ(group_for(*c, "top", std::string_view("top\0", 4)), "all-top");
+}
+
+// {{.Matches}} is the whole map, as Go prints it: keys sorted, "" holding the
+// last unnamed group (the whole match when there is none). It was cut off.
+TEST(NameTemplate, TheWholeMatchesMap) {
+    std::string err;
+    auto c = from_config(R"(process_names:
+  - name: "x{{.Matches}}y"
+    cmdline: ['^(sl)(?P<a>e+)p (?P<b>\d+)']
+  - name: "{{.Matches}}|{{.Matches.a}}"
+    cmdline: ['^cat', '(?P<a>-\w)?$']
+  - name: "{{.Matches}}"
+    comm: [top]
+)",
+                         err);
+    ASSERT_TRUE(c) << err;
+    EXPECT_EQ(group_for(*c, "sleep",
+                        std::string_view("sleep\0"
+                                         "300\0",
+                                         10)),
+              "xmap[:sl a:ee b:300]y");
+    EXPECT_EQ(group_for(*c, "cat", std::string_view("cat\0", 4)), "map[: a:]|");
+    EXPECT_EQ(group_for(*c, "cat", std::string_view("cat\0-n\0", 7)), "map[:-n a:-n]|-n");
+    EXPECT_EQ(group_for(*c, "top", std::string_view("top\0", 4)), "map[]");
+    EXPECT_EQ(go_string_map({{"b", "1"}, {"", "x"}, {"b", "2"}}), "map[:x b:2]");
+}
+
+// Go's regexp refuses \C (one byte), which RE2 takes; the docs promise Go's syntax.
+TEST(ProcessExporterConfig, BackslashCIsRefusedAsGoRefusesIt) {
+    std::string err;
+    EXPECT_TRUE(parse_pe_config("process_names:\n  - cmdline: ['a\\Cb']\n", err).empty());
+    EXPECT_NE(err.find("invalid escape sequence: `\\C`"), std::string::npos) << err;
+    EXPECT_NE(err.find("a\\Cb"), std::string::npos) << err;
+    for (const char* ok : {"a\\\\Cb", "\\Qa\\Cb\\E", "[C]\\\\C", "\\QC\\E\\\\C"}) {
+        err.clear();
+        EXPECT_EQ(parse_pe_config(std::string("process_names:\n  - cmdline: ['") + ok + "']\n", err).size(), 1u)
+            << ok << ": " << err;
+    }
+    EXPECT_NE(go_regexp_refusal("[\\C]"), "");
+    EXPECT_NE(go_regexp_refusal("\\Qx\\E\\C"), "");
+    EXPECT_TRUE(rules_from_procnames("", "sleep,(\\C+)", err).empty());
+    EXPECT_NE(err.find("-namemapping: bad regex '(\\C+)': invalid escape sequence"), std::string::npos) << err;
+    err.clear();
+    proctimes::cli::serve_options o;
+    o.include = "^a\\C";
+    EXPECT_FALSE(classifier::make(o, err));
+    EXPECT_NE(err.find("--include"), std::string::npos) << err;
+    EXPECT_NE(err.find("\\C"), std::string::npos) << err;
+}
+
+// process-exporter's YAML reader refuses a byte that is not UTF-8, in a comment too.
+TEST(ProcessExporterConfig, BytesThatAreNotUtf8AreRefused) {
+    std::string err;
+    EXPECT_TRUE(parse_pe_config("process_names:\n  - comm: [sl\xff"
+                                "eep]\n",
+                                err)
+                    .empty());
+    EXPECT_NE(err.find("line 2, column 14 (byte 0xFF)"), std::string::npos) << err;
+    err.clear();
+    EXPECT_TRUE(parse_pe_config("# caf\xe9\nprocess_names:\n  - comm: [a]\n", err).empty());
+    EXPECT_NE(err.find("line 1, column 6 (byte 0xE9)"), std::string::npos) << err;
+    err.clear();
+    EXPECT_EQ(parse_pe_config("# caf\xc3\xa9\nprocess_names:\n  - comm: [\xc3\xa9t\xc3\xa9]\n", err).size(), 1u) << err;
+}
+
+// Deep nesting was refused as "yaml-cpp: error at line 1, column 1204: bad file".
+TEST(ProcessExporterConfig, DeepNestingIsRefusedWithItsLimitAndLine) {
+    std::string err;
+    const std::string flow = "process_names:\n  - comm: [x]\nx: " + std::string(2000, '[') + std::string(2000, ']');
+    EXPECT_TRUE(parse_pe_config(flow, err).empty());
+    EXPECT_NE(err.find("line 3, column"), std::string::npos) << err;
+    EXPECT_NE(err.find("nested more than 499 deep"), std::string::npos) << err;  // yaml-cpp 0.7's limit
+    EXPECT_EQ(err.find("bad file"), std::string::npos) << err;
+    err.clear();
+    std::string block = "process_names:\n  - comm: [x]\nx:\n";
+    for (int i = 1; i <= 600; ++i) block += std::string(2 * static_cast<std::size_t>(i), ' ') + "a:\n";
+    EXPECT_TRUE(parse_pe_config(block, err).empty());
+    EXPECT_NE(err.find("line 501, column"), std::string::npos) << err;  // where the 500th level starts
+    EXPECT_NE(err.find("nested more than"), std::string::npos) << err;
+    err.clear();
+    const std::string shallow = "process_names:\n  - comm: [x]\nx: " + std::string(400, '[') + std::string(400, ']');
+    EXPECT_EQ(parse_pe_config(shallow, err).size(), 1u) << err;
 }

@@ -340,3 +340,77 @@ TEST(ServeRules, ExporterSourceTellsTheTruth) {
     EXPECT_EQ(value_of(out, "proctimes_exporter_source{snapshot=\"proc\",exits=\"none\"}"), 1)
         << out.substr(out.find("proctimes_exporter_source"));
 }
+
+// process-exporter starts with a config that has no rules and exports no
+// group; `process_names: []` exported a group for every process name, and the
+// others were refused (exit 2).
+TEST(ServeRules, AConfigWithoutRulesMonitorsNothing) {
+    for (const char* yaml : {"process_names: []\n", "", "# nothing yet\n", "process_names:\n", "other: 1\n"}) {
+        const std::string cfg = temp_file(yaml);
+        std::string out;
+        const int rc = run_bin("serve --once --top 3 --config " + cfg, out);
+        ::unlink(cfg.c_str());
+        ASSERT_EQ(rc, 0) << yaml << ": " << out.substr(0, 2000);
+        std::size_t groups = 0, pe_groups = 0;
+        for (const auto& [series, value] : samples(out)) {
+            groups += series.rfind("proctimes_group_processes{", 0) == 0 ? 1 : 0;
+            pe_groups += series.rfind("namedprocess_namegroup_num_procs{", 0) == 0 ? 1 : 0;
+        }
+        EXPECT_EQ(groups, 0u) << yaml;
+        EXPECT_EQ(pe_groups, 0u) << yaml;
+        EXPECT_NE(out.find("# TYPE namedprocess_scrape_errors"), std::string::npos) << yaml;
+    }
+}
+
+// The same file names the same groups as in process-exporter: merge keys
+// (`<<: *anchor`), and the last of duplicate keys.
+TEST(ServeRules, MergeKeysAndDuplicateKeysAsProcessExporterReadsThem) {
+    named_child child({"pt-merge-me"});
+    const std::string cfg = temp_file(
+        "base: &b {comm: [pt-merge-me]}\n"
+        "process_names:\n  - comm: [pt-not-this]\n"
+        "process_names:\n  - <<: *b\n    name: first\n    name: 'merged-{{.Comm}}'\n");
+    std::string out;
+    const int rc = run_bin("serve --once --top 0 --config " + cfg, out);
+    ::unlink(cfg.c_str());
+    ASSERT_EQ(rc, 0) << out;
+    EXPECT_EQ(value_of(out, "proctimes_group_processes{group=\"merged-pt-merge-me\"}"), 1) << out.substr(0, 3000);
+    EXPECT_EQ(value_of(out, "proctimes_group_processes{group=\"first\"}"), -1);
+}
+
+// Refusals name the line and the reason (exit 2): a byte that is not UTF-8,
+// \C in a regex, and nesting deeper than the YAML reader takes.
+TEST(ServeRules, ConfigRefusalsNameTheLine) {
+    const std::pair<std::string, std::string> cases[] = {
+        {"process_names:\n  - comm: [a\xff]\n", "line 2, column 13 (byte 0xFF): not UTF-8"},
+        {"process_names:\n  - cmdline: ['x\\C']\n", "invalid escape sequence: `\\C`"},
+        {"process_names:\n  - comm: [a]\nx: " + std::string(1000, '[') + std::string(1000, ']') + "\n",
+         "line 3, column"},
+    };
+    for (const auto& [yaml, want] : cases) {
+        const std::string cfg = temp_file(yaml);
+        std::string out;
+        const int rc = run_bin("serve --once --config " + cfg, out);
+        ::unlink(cfg.c_str());
+        EXPECT_EQ(rc, 2) << out;
+        EXPECT_NE(out.find("proctimes: serve: " + cfg + ": line "), std::string::npos) << out;
+        EXPECT_NE(out.find(want), std::string::npos) << out;
+    }
+}
+
+// {{.Matches}} names the group with the whole map, as process-exporter prints
+// it (it was cut off there: "x").
+TEST(ServeRules, TheWholeMatchesMapNamesTheGroup) {
+    const std::string cfg =
+        temp_file("process_names:\n  - name: 'x{{.Matches}}y'\n    cmdline: ['^(sl)(?P<a>e+)p (?P<b>271)$']\n");
+    std::vector<std::string> argv_s{"sleep", "271"};
+    const pid_t pid = spawn(argv_s);
+    ASSERT_GT(pid, 0);
+    ::usleep(100000);
+    std::string out;
+    const int rc = run_bin("serve --once --top 0 --config " + cfg, out);
+    kill_group(pid);
+    ::unlink(cfg.c_str());
+    ASSERT_EQ(rc, 0) << out;
+    EXPECT_EQ(value_of(out, "proctimes_group_processes{group=\"xmap[:sl a:ee b:271]y\"}"), 1) << out.substr(0, 3000);
+}

@@ -45,4 +45,22 @@ bool pattern::search(std::string_view text, std::vector<std::pair<std::string, s
     return true;
 }
 
+bool pattern::search_captures(std::string_view text, std::vector<std::pair<std::string, std::string>>& captures) const {
+    std::string scratch;
+    const std::string_view t = as_utf8(text, scratch);
+    const auto n = static_cast<std::size_t>(re_->NumberOfCapturingGroups()) + 1;
+    std::vector<re2::StringPiece> sub(n);
+    if (!re_->Match(re2::StringPiece(t.data(), t.size()), 0, t.size(), RE2::UNANCHORED, sub.data(),
+                    static_cast<int>(n)))
+        return false;
+    const auto& names = re_->CapturingGroupNames();  // index -> name, for the named ones
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto it = names.find(static_cast<int>(i));
+        const re2::StringPiece& s = sub[i];
+        captures.emplace_back(it == names.end() ? std::string() : it->second,
+                              s.data() == nullptr ? std::string() : std::string(s.data(), s.size()));
+    }
+    return true;
+}
+
 }  // namespace proctimes::cli

@@ -39,6 +39,13 @@ public:
     /// ((?P<name>...)) and what it matched ("" for a group that took no part).
     [[nodiscard]] bool search(std::string_view text, std::vector<std::pair<std::string, std::string>>& named) const;
 
+    /// As search(), and on a match appends every group, the whole match first,
+    /// in order, each with its name ("" when it has none) and what it matched
+    /// ("" for a group that took no part): Go's SubexpNames() beside
+    /// FindStringSubmatch().
+    [[nodiscard]] bool search_captures(std::string_view text,
+                                       std::vector<std::pair<std::string, std::string>>& captures) const;
+
     [[nodiscard]] const std::string& text() const noexcept { return text_; }
 
 private:

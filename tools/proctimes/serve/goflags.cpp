@@ -65,6 +65,10 @@ std::vector<pe_rule> rules_from_procnames(const std::string& procnames, const st
                 return {};
             }
         for (std::size_t i = 0; i + 1 < toks.size(); i += 2) {
+            if (const std::string why = go_regexp_refusal(toks[i + 1]); !why.empty()) {
+                error = "-namemapping: bad regex '" + toks[i + 1] + "': " + why;
+                return {};
+            }
             RE2::Options ro;
             ro.set_log_errors(false);
             auto re = std::make_shared<const re2::RE2>(toks[i + 1], ro);

@@ -35,6 +35,9 @@ struct pe_rule {
     /// their named groups are the template's {{.Matches.NAME}}.
     std::vector<std::shared_ptr<const pattern>> cmdline;
     std::vector<std::string> cmdline_text;
+    /// A `comm: []` or `exe: []` (an empty list, not a missing one): as in
+    /// process-exporter, a matcher no process passes.
+    bool matches_nothing = false;
     /// -namemapping: the group name from the command line (nullopt: the rule
     /// does not match); replaces the template when set.
     std::function<std::optional<std::string>(std::string_view cmdline)> mapping;
@@ -66,9 +69,17 @@ inline std::string_view shown_name(std::string_view name) noexcept {
 /// without blocking (a FIFO or device is refused). Sets `error` on failure.
 std::vector<pe_rule> read_pe_config(const std::string& path, std::string& error);
 
-/// Parses the YAML text of a process-exporter config. Returns the rules, or
-/// sets `error` (a message naming what is wrong).
+/// Parses the YAML text of a process-exporter config, as its YAML reader (Go's
+/// yaml.v2) reads it: of two equal keys of a map the last counts, `<<` merges
+/// a map (or a list of maps) in at its place, and a text without a
+/// `process_names` list (empty, comments only, `process_names:` alone) has
+/// no rules, which groups no process. Returns the rules, or sets `error` (a
+/// message naming what is wrong, and its line where there is one).
 std::vector<pe_rule> parse_pe_config(std::string_view yaml, std::string& error);
+
+/// "" when `expr` is in Go's regexp syntax as far as RE2 can tell; else why
+/// Go refuses it (RE2 takes `\C`, one byte, which Go's regexp has not).
+std::string go_regexp_refusal(std::string_view expr);
 
 /// What a classifier needs to know about a process beyond its snapshot entry;
 /// read from /proc only when the grouping uses it.
@@ -129,7 +140,8 @@ public:
     std::optional<std::string> group_of_ended(std::string_view name, uid_t uid);
 
     /// process-exporter's rules name the groups (--config, -procnames, -namemapping).
-    [[nodiscard]] bool uses_config() const noexcept { return !rules_.empty(); }
+    /// A config without rules groups no process.
+    [[nodiscard]] bool uses_config() const noexcept { return uses_config_; }
     /// Some rule needs the executable or the command line.
     [[nodiscard]] bool rules_need_facts() const noexcept { return need_facts_; }
     /// Some rule needs the cgroups ({{.Cgroups}}), which an exec record does not carry.
@@ -152,6 +164,7 @@ private:
     std::string proc_root_;
     std::shared_ptr<const pattern> include_, exclude_;
     std::vector<pe_rule> rules_;
+    bool uses_config_ = false;
     bool need_facts_ = false;
     bool need_cgroups_ = false;
     std::int64_t boot_seconds_ = 0;  ///< read_boot_seconds(), once, as process-exporter does

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <map>
 
 namespace proctimes::cli::serve {
 namespace {
@@ -80,6 +81,8 @@ std::optional<pe_name_template> pe_name_template::parse(std::string_view text, s
             f = field::start_time;
         } else if (action == ".Cgroups") {
             f = field::cgroups;
+        } else if (action == ".Matches") {
+            f = field::matches;
         } else if (action.substr(0, matches_prefix.size()) == matches_prefix &&
                    is_identifier(action.substr(matches_prefix.size()))) {
             f = field::match;
@@ -89,7 +92,7 @@ std::optional<pe_name_template> pe_name_template::parse(std::string_view text, s
         } else {
             error = "name template '" + std::string(text) + "': the action '{{" + std::string(action) +
                     "}}' is not supported (only the fields .Comm, .ExeBase, .ExeFull, .Username, .PID, .StartTime, "
-                    ".Cgroups and .Matches.NAME)";
+                    ".Cgroups, .Matches and .Matches.NAME)";
             return std::nullopt;
         }
         t.pieces_.push_back({f, std::move(key)});
@@ -144,6 +147,11 @@ std::string pe_name_template::render(const name_values& v) const {
                 out += found ? std::string_view(found->second) : std::string_view("<no value>");
                 break;
             }
+            case field::matches: {
+                static const std::vector<std::pair<std::string, std::string>> none;
+                out += go_string_map(v.matches ? *v.matches : none);
+                break;
+            }
             case field::stop:
                 return out;
         }
@@ -182,6 +190,22 @@ std::string go_string_list(const std::vector<std::string>& v) {
     for (std::size_t i = 0; i < v.size(); ++i) {
         if (i) out += ' ';
         out += v[i];
+    }
+    out += ']';
+    return out;
+}
+
+std::string go_string_map(const std::vector<std::pair<std::string, std::string>>& entries) {
+    std::map<std::string, std::string> sorted;
+    for (const auto& [k, v] : entries) sorted[k] = v;
+    std::string out = "map[";
+    bool first = true;
+    for (const auto& [k, v] : sorted) {
+        if (!first) out += ' ';
+        first = false;
+        out += k;
+        out += ':';
+        out += v;
     }
     out += ']';
     return out;

@@ -27,12 +27,26 @@ struct name_values {
     pid_t pid = 0;
     std::string_view start_time;              ///< as go_time_string writes it
     const std::vector<std::string>* cgroups;  ///< the path of each line of its cgroup file, in order
-    const std::vector<std::pair<std::string, std::string>>* matches;  ///< named groups of the cmdline regexes
+    /// The groups of the cmdline regexes, regex by regex, each group's name ("" for an
+    /// unnamed one, or the whole match) beside what it matched; of one name, the last counts.
+    const std::vector<std::pair<std::string, std::string>>* matches;
 };
 
 class pe_name_template {
 public:
-    enum class field : std::uint8_t { text, comm, exe_base, exe_full, username, pid, start_time, cgroups, match, stop };
+    enum class field : std::uint8_t {
+        text,
+        comm,
+        exe_base,
+        exe_full,
+        username,
+        pid,
+        start_time,
+        cgroups,
+        match,    ///< {{.Matches.NAME}}
+        matches,  ///< {{.Matches}}: the whole map, as Go prints it
+        stop
+    };
 
     /// Parses TEXT; on failure returns nothing and says why in `error`.
     static std::optional<pe_name_template> parse(std::string_view text, std::string& error);
@@ -62,5 +76,10 @@ std::string go_time_string(std::int64_t seconds, std::int64_t nanoseconds);
 
 /// Go's fmt of a []string: "[a b c]".
 std::string go_string_list(const std::vector<std::string>& v);
+
+/// Go's fmt of a map[string]string built from `entries` in order (a later
+/// value of a key replaces the earlier one): "map[k1:v1 k2:v2]", keys sorted
+/// bytewise.
+std::string go_string_map(const std::vector<std::pair<std::string, std::string>>& entries);
 
 }  // namespace proctimes::cli::serve
