@@ -22,7 +22,12 @@ struct kernel_user {
 /// when utime is 0 everything is kernel time (as cputime_adjust() does); when
 /// both are 0 (less than one tick sampled) the total is reported as user time,
 /// the kernel's choice for the same case — except for kernel threads, which
-/// never run in user mode: their time is all kernel time.
+/// never run in user mode: their time is all kernel time. (Their stat line
+/// can show user time: cputime_adjust() gives a task's runtime to utime while
+/// no system tick was sampled for it, and keeps it; the tick samples
+/// themselves, taskstats' ac_utime, are 0 for every kernel thread.) For other
+/// tasks each side differs from stat's by at most what the exact total exceeds
+/// stat's truncated utime + stime: under two ticks (docs/PYTHON.md).
 constexpr kernel_user split_by_ticks(std::chrono::nanoseconds total, std::uint64_t utime, std::uint64_t stime,
                                      bool kernel_thread = false) noexcept {
     if (total.count() <= 0) return {};

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 """proctimes against psutil on the same processes, within the resolutions each
 states: psutil's CPU times are 10 ms ticks, its create_time is built on
-/proc/stat's whole-second btime; proctimes' totals are exact to 1 ns, its
-split to a 10 ms tick, its creation to a 10 ms tick."""
+/proc/stat's whole-second btime; proctimes' totals are exact to 1 ns, each side
+of its split within the two totals' difference of psutil's (under two ticks),
+its creation to a 10 ms tick."""
 import time
 
 import pytest
@@ -91,3 +92,30 @@ def test_snapshot_agrees_with_psutil(idle_child):
     assert entry.ppid == p.ppid() and entry.name == p.name()
     assert sorted(th.tid for th in entry.threads) == sorted(t.id for t in p.threads())
     assert abs(entry.times.creation_ns / 1e9 - p.create_time()) <= 1.0 + TICK_NS / 1e9
+
+
+def test_kernel_threads_have_kernel_time_only():
+    # A kernel thread never runs in user mode, and the kernel's own tick
+    # samples (taskstats' ac_utime) give none of them user time; stat, and so
+    # psutil, can show some (cputime_adjust() gives a task's runtime to user
+    # time while no system tick was sampled). Here all of it is kernel time:
+    # psutil's two sides together, to within the totals' difference.
+    tick = TICK_NS / 1e9
+    seen = 0
+    for pid in psutil.pids():
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                flags = int(f.read().rsplit(")", 1)[1].split()[6])
+            if not flags & 0x00200000:  # PF_KTHREAD
+                continue
+            theirs = psutil.Process(pid).cpu_times()
+            ours = proctimes.Process(pid).cpu_times()
+        except (OSError, psutil.Error, IndexError, ValueError):
+            continue
+        seen += 1
+        assert ours.user == 0, pid
+        # Ours is read after psutil's and is exact: never less than its
+        # truncated sum; more by under two ticks plus what ran in between.
+        assert -1e-9 <= ours.system - (theirs.user + theirs.system) < 2 * tick + 0.1, pid
+    if seen == 0:
+        pytest.skip("no kernel thread is visible here")

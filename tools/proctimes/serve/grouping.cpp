@@ -261,7 +261,7 @@ std::vector<pe_rule> parse_pe_config(std::string_view yaml, std::string& error) 
                 }
                 const std::string text = go_string(*name);
                 if (!text.empty() && !r.set_name(text, error)) {
-                    error = at_line(*name) + error;
+                    error.insert(0, at_line(*name));
                     return {};
                 }
             }
