@@ -17,6 +17,7 @@ target_sources(proctimes_cli PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/procfiles.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exposition.cpp
   ${CMAKE_CURRENT_LIST_DIR}/grouping.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/pe_config.cpp
   ${CMAKE_CURRENT_LIST_DIR}/name_template.cpp
   ${CMAKE_CURRENT_LIST_DIR}/goflags.cpp
   ${CMAKE_CURRENT_LIST_DIR}/http.cpp
