@@ -461,6 +461,16 @@ TEST(ProcessExporterConfig, BytesThatAreNotUtf8AreRefused) {
     EXPECT_NE(err.find("line 1, column 6 (byte 0xE9)"), std::string::npos) << err;
     err.clear();
     EXPECT_EQ(parse_pe_config("# caf\xc3\xa9\nprocess_names:\n  - comm: [\xc3\xa9t\xc3\xa9]\n", err).size(), 1u) << err;
+    // Nor a control character (C0 but tab, LF and CR; DEL; C1 but NEL; U+FFFE).
+    for (const char* bad : {"\x01", "\x7f", "\x1b", "\xc2\x80", "\xef\xbf\xbe"}) {
+        err.clear();
+        EXPECT_TRUE(parse_pe_config(std::string("process_names:\n  - comm: [a] # x") + bad + "\n", err).empty()) << bad;
+        EXPECT_NE(err.find("line 2, column 18: the character U+"), std::string::npos) << err;
+    }
+    err.clear();
+    EXPECT_EQ(
+        parse_pe_config("\xef\xbb\xbfprocess_names: \t# \xc2\x85 \xf0\x9f\x98\x80\r\n  - comm: [a]\n", err).size(), 1u)
+        << err;
 }
 
 // Deep nesting was refused as "yaml-cpp: error at line 1, column 1204: bad file".

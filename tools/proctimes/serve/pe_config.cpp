@@ -116,15 +116,28 @@ std::optional<std::vector<std::string>> string_list(const go_map& entry, const c
     return v;
 }
 
-// The first byte that is not UTF-8, as "line L, column C (byte 0xHH)"; "" when all is.
-std::string first_invalid_utf8(std::string_view text) {
+// What YAML (and so process-exporter's reader) allows in a file: tab, LF, CR,
+// printable ASCII, NEL, and the rest of Unicode but for surrogates, U+FFFE
+// and U+FFFF.
+bool yaml_allowed(char32_t c) {
+    return c == 0x09 || c == 0x0A || c == 0x0D || (c >= 0x20 && c <= 0x7E) || c == 0x85 || (c >= 0xA0 && c <= 0xD7FF) ||
+           (c >= 0xE000 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0x10FFFF);
+}
+
+// The first byte that is not UTF-8, or character YAML does not allow, as
+// "line L, column C: ..."; "" when there is none.
+std::string first_refused_character(std::string_view text) {
     std::size_t line = 1, column = 1;
     while (!text.empty()) {
         const std::size_t n = utf8_length(text);
-        if (n == 0)
-            return fmt::format("line {}, column {} (byte 0x{:02X})", line, column,
-                               static_cast<unsigned>(static_cast<unsigned char>(text.front())));
-        if (text.front() == '\n') {
+        const auto byte = [&text](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+        if (n == 0) return fmt::format("line {}, column {} (byte 0x{:02X}): not UTF-8", line, column, byte(0));
+        char32_t c = n == 1 ? byte(0) : byte(0) & (0x7Fu >> n);
+        for (std::size_t i = 1; i < n; ++i) c = (c << 6) | (byte(i) & 0x3Fu);
+        if (!yaml_allowed(c))
+            return fmt::format("line {}, column {}: the character U+{:04X}, which YAML does not allow", line, column,
+                               static_cast<std::uint32_t>(c));
+        if (c == '\n') {
             ++line;
             column = 1;
         } else {
@@ -172,13 +185,14 @@ std::string go_regexp_refusal(std::string_view expr) {
 }
 
 std::vector<pe_rule> parse_pe_config(std::string_view yaml, std::string& error) {
-    // Go's YAML reader refuses a byte that is not UTF-8 anywhere (comments
-    // too); UTF-16 with a byte order mark is read as such by both.
+    // Go's YAML reader refuses a byte that is not UTF-8 and a control
+    // character anywhere (comments too); UTF-16 with a byte order mark is
+    // read as such by both.
     const bool utf16 =
         yaml.size() >= 2 && ((yaml[0] == '\xFF' && yaml[1] == '\xFE') || (yaml[0] == '\xFE' && yaml[1] == '\xFF'));
     if (!utf16) {
-        if (const std::string where = first_invalid_utf8(yaml); !where.empty()) {
-            error = where + ": not UTF-8 (process-exporter refuses it too)";
+        if (const std::string where = first_refused_character(yaml); !where.empty()) {
+            error = where + " (process-exporter refuses it too)";
             return {};
         }
     }
