@@ -491,3 +491,44 @@ TEST(ProcessExporterConfig, DeepNestingIsRefusedWithItsLimitAndLine) {
     const std::string shallow = "process_names:\n  - comm: [x]\nx: " + std::string(400, '[') + std::string(400, ']');
     EXPECT_EQ(parse_pe_config(shallow, err).size(), 1u) << err;
 }
+
+// Random texts of YAML's structure, anchors, aliases and merge keys: each is
+// rules or a message, never an exception, a hang or a crash (a map merging
+// itself through an alias is a cycle yaml-cpp builds).
+TEST(ProcessExporterConfig, RandomStructureIsRulesOrAMessage) {
+    std::mt19937 rng(20261128);
+    const char* const prefixes[] = {"", "base: &a {comm: [a], name: m}\n", "c: &c {<<: *c}\nbase: &a {exe: [a]}\n"};
+    const char* const items[] = {"comm: [a]",
+                                 "<<: *a",
+                                 "<<: [*a, {name: y}]",
+                                 "name: x",
+                                 "cmdline: ['(?P<n>.)']",
+                                 "comm: []",
+                                 "<<: *c",
+                                 "exe: [b]",
+                                 "'<<': *a",
+                                 "comm: ~",
+                                 "name: '{{.Matches}}'"};
+    const char* const noise[] = {"{", "[", "]", "*a", "&a ", ": ", "\n", "<<: ", "- ", "\xff"};
+    const auto t0 = steady::now();
+    std::size_t with_rules = 0, refused = 0;
+    for (int i = 0; i < 20000; ++i) {
+        std::string text = prefixes[rng() % std::size(prefixes)];
+        text += "process_names:\n";
+        for (unsigned e = rng() % 4; e > 0; --e) {
+            text += "  - ";
+            for (unsigned k = 1 + rng() % 4; k > 0; --k)
+                text += std::string(items[rng() % std::size(items)]) + "\n    ";
+            text += "\n";
+        }
+        if (rng() % 3 == 0) text.insert(rng() % (text.size() + 1), noise[rng() % std::size(noise)]);
+        std::string err;
+        const auto rules = parse_pe_config(text, err);
+        ASSERT_TRUE(err.empty() || rules.empty()) << text;
+        with_rules += rules.empty() ? 0 : 1;
+        refused += err.empty() ? 0 : 1;
+    }
+    EXPECT_GT(with_rules, 1000u);
+    EXPECT_GT(refused, 1000u);
+    EXPECT_LT(steady::now() - t0, std::chrono::seconds(60));  // about a second; generous on a loaded machine
+}
