@@ -1,29 +1,34 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""One warm scrape of `proctimes serve` against one of prometheus-process-exporter.
+"""What `proctimes serve` costs a user, against prometheus-process-exporter.
 
-Same machine, same moment, same load: every process grouped by its name (comm),
-plus one process with 2,000 extra idle threads. proctimes is also measured with
-process-exporter's families on (--namedprocess; with --threads; with --gather-smaps).
-For each exporter: the wall time
-of a GET /metrics as the scraper sees it, and the exporter's own CPU time for it
-(the sum of /proc/<pid>/task/*/schedstat run times, 1 ns, read before and after).
-Each figure is the median of N warm scrapes (after 3 unmeasured ones), 0.3 s
-apart (proctimes shares one collection between scrapes closer than 0.1 s).
+Both exporters run side by side in one run, started the same way (the same
+process-exporter flags and config, nothing else: serve takes process-exporter's
+defaults with them, -threads and -gather-smaps included), and are scraped like
+Prometheus does: every --interval seconds (1 s), with Prometheus' Accept and
+Accept-Encoding headers, for --seconds (30 s). The figure is each exporter's
+whole-process CPU over the run: utime + stime of /proc/<pid>/stat at its start
+and end (every thread, background ones included: serve's exit-record drain
+and HTTP threads, Go's garbage collector), divided by the scrapes. Start-up
+(until both answered a first scrape) is not in it.
 
-    bench/serve_compare.py [--build build] [--scrapes 7]
+Two settings:
+  stock   Debian's stock config (process_names: [{name: "{{.Comm}}",
+          cmdline: ['.+']}], /usr/share/doc/prometheus-process-exporter/
+          examples/all.yaml), with the machine brought to --tasks tasks (2,100)
+          by idle load: --load threads (serve_load: one process of idle
+          threads), processes (idle `sleep` processes) or mixed (half each).
+  configs the machine as it is (about 100 tasks on an idle VM), with each of
+          the reference configs of the side-by-side test: the README's, Debian's
+          all.yaml, a mix of comm, exe and cmdline rules with templates.
 
-process-exporter is run with the config that groups every process by name
-(process_names: [{name: "{{.Comm}}", cmdline: [".+"]}]) and -threads=false (no
-per-thread-name series, as proctimes serve has none by default); its default
-(-threads=true) is measured too and printed.
+    bench/serve_compare.py [--build build] [--setting stock|configs|both]
+                           [--load threads|processes|mixed] [--runs 1]
 
-Every family on, like for like: `proctimes serve` started with process-exporter's
-own flags and config (-config.path, -threads: every namedprocess_* family,
-threads_wchan and process_* included, as the config brings them) against
-process-exporter with -threads and -gather-smaps=false; and both with smaps
-(process-exporter's default -gather-smaps=true, serve's -gather-smaps). The
-target: serve's CPU per scrape at most 1/10 of process-exporter's.
+Prints, per run, each exporter's CPU per scrape and serve's share of
+process-exporter's, and the median share over --runs; exits 1 when a median
+is above --target (0.1). The two exporters share the machine, so a busy
+machine raises both; compare shares of one run, not figures across runs.
 """
 import argparse
 import os
@@ -32,8 +37,34 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
+
+PE_BIN = "/usr/bin/prometheus-process-exporter"
+STOCK = "process_names:\n  - name: \"{{.Comm}}\"\n    cmdline:\n    - '.+'\n"
+# The reference configs of tests/serve/side_by_side_test.cpp.
+CONFIGS = {
+    "readme": "process_names:\n  - comm:\n    - bash\n  - exe:\n    - postgres\n    - /usr/local/bin/prometheus\n"
+              "  - name: \"{{.ExeFull}}:{{.Matches.Cfgfile}}\"\n    exe:\n    - /usr/local/bin/process-exporter\n"
+              "    cmdline:\n    - -config.path\\s+(?P<Cfgfile>\\S+)\n",
+    "all": STOCK,
+    "mix": "process_names:\n"
+           "  - name: \"burner-{{.Comm}}\"\n    exe: [sbs-burn]\n"
+           "  - name: \"{{.ExeBase}}\"\n    comm: [pt_threads]\n"
+           "  - name: \"churn:{{.Matches.n}}\"\n    cmdline: ['short (?P<n>\\d+) ']\n"
+           "  - name: \"loop-{{.Comm}}\"\n    comm: [sh]\n    cmdline: ['sbs-loop']\n"
+           "  - name: \"{{.Comm}}\"\n    comm: [bash]\n"
+           "  - name: \"kernel-{{.Comm}}\"\n    comm: [kthreadd]\n",
+}
+# What Prometheus 2.x sends.
+HEADERS = {
+    "Accept": "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
+              "text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
+    "Accept-Encoding": "gzip",
+    "User-Agent": "Prometheus/2.42.0",
+    "X-Prometheus-Scrape-Timeout-Seconds": "10",
+}
 
 
 def free_port():
@@ -44,137 +75,175 @@ def free_port():
     return p
 
 
-def cpu_ns(pid):
-    total = 0
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                total += int(f.read().split()[0])
-        except OSError:
-            pass  # a thread that ended: its time is in the process's, not lost to the sum's others
-    return total
+def cpu_ticks(pid):
+    """utime + stime of the whole process (every thread, ended ones included), in clock ticks."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # fields 14 and 15
 
 
-def wait_up(url, limit=20):
+def tasks_now():
+    n = 0
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                n += len(os.listdir(f"/proc/{d}/task"))
+            except OSError:
+                pass
+    return n
+
+
+def get(url):
+    req = urllib.request.Request(url, headers=HEADERS)
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return r.read()
+
+
+def wait_up(url, limit=30):
     end = time.time() + limit
     while time.time() < end:
         try:
-            urllib.request.urlopen(url, timeout=5).read()
+            get(url)
             return True
         except OSError:
             time.sleep(0.2)
     return False
 
 
-def measure(name, pid, url, n):
-    for _ in range(3):  # warm: caches, the first walk, Go's heap
-        urllib.request.urlopen(url, timeout=30).read()
-        time.sleep(0.3)
-    walls, cpus, size = [], [], 0
-    for _ in range(n):
-        c0 = cpu_ns(pid)
-        t0 = time.perf_counter()
-        body = urllib.request.urlopen(url, timeout=30).read()
-        wall = time.perf_counter() - t0
-        time.sleep(0.05)  # let the exporter finish its own bookkeeping after the reply
-        cpus.append((cpu_ns(pid) - c0) / 1e6)
-        walls.append(wall * 1e3)
-        size = len(body)
-        time.sleep(0.25)
-    w, c = statistics.median(walls), statistics.median(cpus)
-    print(f"  {name:<44} wall {w:8.2f} ms   own CPU {c:8.2f} ms   ({size} bytes)")
-    return w, c
+class Exporter:
+    def __init__(self, label, argv):
+        self.label = label
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/metrics"
+        self.proc = subprocess.Popen(argv + ["-web.listen-address", f"127.0.0.1:{self.port}"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.failed = 0
+        self.size = 0
+
+    def scrape(self):
+        try:
+            self.size = len(get(self.url))
+        except OSError:
+            self.failed += 1
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def run_once(proctimes, cfg, seconds, interval, flags):
+    """Both exporters with config `cfg`, scraped together every `interval` s: CPU ms per scrape of each."""
+    common = ["-config.path", cfg] + flags
+    ex = [Exporter("serve", [proctimes, "serve"] + common), Exporter("process-exporter", [PE_BIN] + common)]
+    try:
+        if not all(wait_up(e.url) for e in ex):
+            raise RuntimeError("an exporter did not start")
+        time.sleep(interval)
+        for e in ex:  # the first scrape of each (a full read of everything) is start-up
+            e.scrape()
+        c0 = [cpu_ticks(e.proc.pid) for e in ex]
+        n = max(1, int(round(seconds / interval)))
+        next_at = time.monotonic() + interval
+        for _ in range(n):
+            time.sleep(max(0.0, next_at - time.monotonic()))
+            next_at += interval
+            # Both at once, as two Prometheus jobs with the same interval would.
+            ts = [threading.Thread(target=e.scrape) for e in ex]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+        time.sleep(interval / 2)  # each finishes what it does after answering
+        c1 = [cpu_ticks(e.proc.pid) for e in ex]
+        hz = os.sysconf("SC_CLK_TCK")
+        per = [(b - a) * 1000.0 / hz / n for a, b in zip(c0, c1)]
+        if any(e.failed for e in ex):
+            raise RuntimeError("failed scrapes: " + ", ".join(f"{e.label} {e.failed}" for e in ex))
+        return per, [e.size for e in ex]
+    finally:
+        for e in ex:
+            e.stop()
+
+
+def start_load(load_bin, kind, count):
+    procs = []
+    if count <= 0:
+        return procs
+    n_threads = count if kind == "threads" else (count // 2 if kind == "mixed" else 0)
+    n_procs = count - n_threads
+    if n_threads > 0:
+        procs.append(subprocess.Popen([load_bin, "threads", str(n_threads), "3600"]))
+    for _ in range(n_procs):
+        procs.append(subprocess.Popen(["sleep", "3600"]))
+    return procs
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default="build")
-    ap.add_argument("--scrapes", type=int, default=7)
-    ap.add_argument("--threads", type=int, default=2000)
+    ap.add_argument("--setting", choices=["stock", "configs", "both"], default="both")
+    ap.add_argument("--load", choices=["threads", "processes", "mixed"], default="mixed")
+    ap.add_argument("--tasks", type=int, default=2100, help="tasks on the machine in the stock setting")
+    ap.add_argument("--seconds", type=float, default=30)
+    ap.add_argument("--interval", type=float, default=1.0)
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--target", type=float, default=0.1)
+    ap.add_argument("--flag", action="append", default=[],
+                    help="a process-exporter flag given to both, e.g. --flag=-gather-smaps=false (repeatable)")
     a = ap.parse_args()
     proctimes = os.path.join(a.build, "bin", "proctimes")
-    load = os.path.join(a.build, "bin", "serve_load")
-    pe_bin = "/usr/bin/prometheus-process-exporter"
-    for p in (proctimes, load, pe_bin):
+    load_bin = os.path.join(a.build, "bin", "serve_load")
+    for p in (proctimes, PE_BIN) + ((load_bin,) if a.setting != "configs" and a.load != "processes" else ()):
         if not os.access(p, os.X_OK):
-            print(f"skipped: {p} is absent (build serve_load; Debian package prometheus-process-exporter)")
+            print(f"skipped: {p} is absent (build proctimes_tool and serve_load; "
+                  "Debian package prometheus-process-exporter)")
             return 0
 
     tmp = tempfile.mkdtemp(prefix="proctimes-serve-bench-")
-    cfg = os.path.join(tmp, "pe.yml")
-    with open(cfg, "w") as f:
-        f.write('process_names:\n  - name: "{{.Comm}}"\n    cmdline:\n    - \'.+\'\n')
-    procs = []
+    paths = {}
+    for name, text in CONFIGS.items():
+        paths[name] = os.path.join(tmp, name + ".yml")
+        with open(paths[name], "w") as f:
+            f.write(text)
+    print(f"whole-process CPU over {a.seconds:g} s of scrapes every {a.interval:g} s, "
+          f"{os.cpu_count()} CPUs, {a.runs} run(s)")
+    worst = 0.0
+    load = []
     try:
-        procs.append(subprocess.Popen([load, "threads", str(a.threads), "600"]))
-        p1, p2, p3 = free_port(), free_port(), free_port()
-        pt = subprocess.Popen([proctimes, "serve", "--listen", f"127.0.0.1:{p1}", "--group-by", "name"],
-                              stdout=subprocess.DEVNULL)
-        # The same with process-exporter's families (--namedprocess), and with its thread families.
-        variants = [("proctimes serve --namedprocess", ["--namedprocess"]),
-                    ("proctimes serve --namedprocess --threads", ["--namedprocess", "--threads"]),
-                    ("proctimes serve --namedprocess --gather-smaps", ["--namedprocess", "--gather-smaps"])]
-        vprocs = []
-        for _, extra in variants:
-            port = free_port()
-            vprocs.append((subprocess.Popen([proctimes, "serve", "--listen", f"127.0.0.1:{port}", "--group-by",
-                                             "name"] + extra, stdout=subprocess.DEVNULL),
-                           f"http://127.0.0.1:{port}/metrics"))
-        procs += [v for v, _ in vprocs]
-        pe = subprocess.Popen([pe_bin, "-web.listen-address", f"127.0.0.1:{p2}", "-config.path", cfg,
-                               "-threads=false"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        pe_default = subprocess.Popen([pe_bin, "-web.listen-address", f"127.0.0.1:{p3}", "-config.path", cfg],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        # Every family on, started as a process-exporter user would (its flags, its config).
-        compat = []
-        # With the config, serve takes process-exporter's families and defaults (-threads, -gather-smaps).
-        for label, smaps in (("proctimes serve, process-exporter's flags, -threads -gather-smaps=false", False),
-                             ("proctimes serve, process-exporter's flags, -threads -gather-smaps", True)):
-            port = free_port()
-            argv = [proctimes, "serve", "-web.listen-address", f"127.0.0.1:{port}", "-config.path", cfg,
-                    "-threads", "-children=false", "-gather-smaps" if smaps else "-gather-smaps=false"]
-            compat.append((label, subprocess.Popen(argv, stdout=subprocess.DEVNULL),
-                           f"http://127.0.0.1:{port}/metrics"))
-        p4 = free_port()
-        pe_nosmaps = subprocess.Popen([pe_bin, "-web.listen-address", f"127.0.0.1:{p4}", "-config.path", cfg,
-                                       "-threads", "-gather-smaps=false", "-children=false"],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        procs += [pt, pe, pe_default, pe_nosmaps] + [c for _, c, _ in compat]
-        urls = [f"http://127.0.0.1:{p}/metrics" for p in (p1, p2, p3)]
-        if not all(wait_up(u) for u in urls):
-            print("an exporter did not start")
-            return 1
-        ntasks = sum(len(os.listdir(f"/proc/{d}/task")) for d in os.listdir("/proc") if d.isdigit()
-                     and os.path.isdir(f"/proc/{d}/task"))
-        print(f"one warm scrape, median of {a.scrapes}; {ntasks} tasks on the machine "
-              f"({a.threads} idle threads in one process), {os.cpu_count()} CPUs")
-        w1, c1 = measure("proctimes serve --group-by name", pt.pid, urls[0], a.scrapes)
-        for (label, _), (vp, vurl) in zip(variants, vprocs):
-            if wait_up(vurl):
-                measure(label, vp.pid, vurl, a.scrapes)
-        w2, c2 = measure("process-exporter, all by {{.Comm}}, -threads=false", pe.pid, urls[1], a.scrapes)
-        w3, c3 = measure("process-exporter, all by {{.Comm}} (default -threads)", pe_default.pid, urls[2], a.scrapes)
-        print(f"ratio process-exporter / proctimes: wall {w2 / w1:.1f}x, own CPU {c2 / max(c1, 1e-3):.1f}x "
-              f"(target >= 3x); against its default: wall {w3 / w1:.1f}x, CPU {c3 / max(c1, 1e-3):.1f}x")
-        pe_url = f"http://127.0.0.1:{p4}/metrics"
-        if all(wait_up(u) for _, _, u in compat) and wait_up(pe_url):
-            print("every family on, the same config and flags:")
-            cs = [measure(label, cp.pid, url, a.scrapes)[1] for label, cp, url in compat]
-            c4 = measure("process-exporter -threads -gather-smaps=false", pe_nosmaps.pid, pe_url, a.scrapes)[1]
-            for label, c, pe_c in (("without smaps", cs[0], c4), ("with smaps", cs[1], c3)):
-                r = c / max(pe_c, 1e-3)
-                print(f"  {label}: serve's CPU per scrape is {r:.3f} of process-exporter's "
-                      f"({'within' if r <= 0.1 else 'ABOVE'} the 1/10 target)")
-    finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
+        cases = []
+        if a.setting in ("configs", "both"):
+            cases += [(f"configs: {name}", name, 0) for name in CONFIGS]
+        if a.setting in ("stock", "both"):
+            cases.append((f"stock: all.yaml, {a.tasks} tasks ({a.load})", "all", a.tasks))
+        for label, cfg, want_tasks in cases:
+            for p in load:
                 p.kill()
+                p.wait()
+            load = []
+            if want_tasks:
+                load = start_load(load_bin, a.load, want_tasks - tasks_now())
+                time.sleep(1)
+            shares = []
+            for run in range(a.runs):
+                (s, pe), (s_size, pe_size) = run_once(proctimes, paths[cfg], a.seconds, a.interval, a.flag)
+                share = s / pe if pe > 0 else float("inf")
+                shares.append(share)
+                print(f"  {label:<44} {tasks_now():5d} tasks  serve {s:7.2f} ms  process-exporter "
+                      f"{pe:7.2f} ms per scrape  ({s_size}/{pe_size} bytes gzip)  share {share:.3f}", flush=True)
+            m = statistics.median(shares)
+            worst = max(worst, m)
+            print(f"  {label}: median share {m:.3f} "
+                  f"({'within' if m <= a.target else 'ABOVE'} the {a.target:g} target)", flush=True)
+    finally:
+        for p in load:
+            p.kill()
+            p.wait()
         subprocess.run(["rm", "-rf", tmp])
-    return 0
+    return 0 if worst <= a.target else 1
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
 
 #include <sys/resource.h>
 
+#include "commands.hpp"
 #include "proctimes/exit.hpp"
 #include "serve/late_records.hpp"
 
@@ -193,6 +194,71 @@ void collector::collect() {
     if (stat) stat_prev_ = *stat;
     ++collections_;
     last_duration_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+namespace {
+
+// The exact CPU total of a task (ns), or -1 when the snapshot's is not exact.
+std::int64_t exact_total(const task_times& t) {
+    const nanoseconds res = t.precision.total_resolution;
+    if (res <= nanoseconds{0} || res > std::chrono::microseconds(1)) return -1;
+    return (t.user + t.kernel).count();
+}
+
+// An idle process's smaps_rollup is read again after this long even so: its
+// Pss also moves when other processes map or unmap pages it shares.
+constexpr auto smaps_refresh = std::chrono::seconds(10);
+
+}  // namespace
+
+read_hints collector::pe_read_hints(const snapshot_process& p, const pe_proc& pe) {
+    read_hints h;
+    h.live = is_live_proc_root(opts_.proc_root);
+    const std::int64_t total = exact_total(p.times);
+    if (total >= 0 && pe.files_cpu.count() == total && pe.files.result == proc_files::outcome::ok) {
+        h.idle_since = &pe.files;
+        h.keep_smaps = std::chrono::steady_clock::now() - pe.smaps_at < smaps_refresh;
+        return h;
+    }
+    // It ran: the threads that did not are taken as they were.
+    idle_buf_.clear();
+    const auto& last = pe.thread_files_last;
+    for (const snapshot_thread& t : cur_.threads_of(p)) {
+        const std::int64_t cpu = exact_total(t.times);
+        if (cpu < 0) continue;
+        const auto it = std::lower_bound(last.begin(), last.end(), t.tid(),
+                                         [](const thread_files& f, pid_t tid) { return f.tid < tid; });
+        if (it == last.end() || it->tid != t.tid() || it->start_ticks != t.identity.start_ticks || it->cpu_ns != cpu)
+            continue;
+        idle_buf_.push_back(*it);
+        idle_buf_.back().name = std::string(t.name.view());  // another thread may have renamed it
+    }
+    if (!idle_buf_.empty()) h.idle_threads = &idle_buf_;
+    return h;
+}
+
+void collector::pe_remember(const snapshot_process& p, pe_proc& pe, const proc_files& r, bool read_threads,
+                            const read_hints& hints) {
+    // (A reader that found it had run after all read smaps_rollup too: the
+    // next refresh then comes early, never late.)
+    if (opts_.gather_smaps && !(hints.idle_since && hints.keep_smaps && hints.idle_since->smaps))
+        pe.smaps_at = std::chrono::steady_clock::now();
+    pe.files = r;
+    pe.files_cpu = nanoseconds{exact_total(p.times)};
+    if (!read_threads) return;
+    // Each thread with the CPU total this snapshot gave it (before the read).
+    const auto threads = cur_.threads_of(p);
+    const auto by_tid = [](const thread_files& a, const thread_files& b) { return a.tid < b.tid; };
+    if (!std::is_sorted(thread_buf_.begin(), thread_buf_.end(), by_tid))  // procfs lists them in order
+        std::sort(thread_buf_.begin(), thread_buf_.end(), by_tid);
+    for (thread_files& f : thread_buf_) {
+        const auto it = std::lower_bound(threads.begin(), threads.end(), f.tid,
+                                         [](const snapshot_thread& t, pid_t tid) { return t.tid() < tid; });
+        f.cpu_ns = it != threads.end() && it->tid() == f.tid && it->identity.start_ticks == f.start_ticks
+                       ? exact_total(it->times)
+                       : -1;
+    }
+    pe.thread_files_last = thread_buf_;
 }
 
 std::string collector::scrape(format f) {

@@ -69,8 +69,10 @@ void collector::update_namedprocess(const snapshot_process& p, proc_state& st, g
     const bool idle = pe.have && res > nanoseconds{0} && res <= std::chrono::microseconds(1) && total == pe.cpu_at_read;
     const bool thread_families = opts_.threads && p.thread_entries >= 2;
     const bool multi = p.thread_count > 1 || thread_families;
+    const read_hints hints = pe_read_hints(p, pe);
     const proc_files r = read_proc_files(opts_.proc_root, p.pid(), p.identity.start_ticks, opts_.gather_smaps,
-                                         multi && !idle, opts_.threads, &thread_buf_);
+                                         multi && !idle, opts_.threads, &thread_buf_, hints);
+    pe_remember(p, pe, r, multi && !idle, hints);
     if (r.result == proc_files::outcome::vanished) {
         ++pe_partial_errors_;  // it ended while being read: nothing of it is added
         return;

@@ -4,10 +4,12 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <limits>
@@ -211,7 +213,7 @@ std::string parse_wchan(std::string_view text) {
 }
 
 proc_files read_proc_files(const std::string& proc_root, pid_t pid, std::uint64_t start_ticks, bool smaps, bool threads,
-                           bool thread_io, std::vector<thread_files>* out_threads) {
+                           bool thread_io, std::vector<thread_files>* out_threads, const read_hints& hints) {
     proc_files r;
     const std::string dir = proc_root + "/" + std::to_string(pid);
     const detail::unique_fd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY));
@@ -221,6 +223,14 @@ proc_files read_proc_files(const std::string& proc_root, pid_t pid, std::uint64_
     }
     struct statfs sfs {};
     const bool procfs = ::fstatfs(d.get(), &sfs) == 0 && sfs.f_type == proc_super_magic;
+    // Asked before stat is read: a stat read through `d` after it proves the
+    // pid still named this process when it was asked.
+    std::optional<std::uint64_t> kernel_fd_limit;
+    if (hints.live && procfs) {
+        rlimit lim{};
+        if (::prlimit(pid, RLIMIT_NOFILE, nullptr, &lim) == 0)
+            kernel_fd_limit = lim.rlim_cur == RLIM_INFINITY ? u64_max : static_cast<std::uint64_t>(lim.rlim_cur);
+    }
     std::string text;
     int err = read_at(d.get(), "stat", procfs, text);
     if (err != 0) {
@@ -234,6 +244,38 @@ proc_files read_proc_files(const std::string& proc_root, pid_t pid, std::uint64_
         return r;
     }
     r.stat = *st;
+    if (const proc_files* was = hints.idle_since; !threads && was && was->result == proc_files::outcome::ok &&
+                                                  was->stat.utime == st->utime && was->stat.stime == st->stime &&
+                                                  was->stat.minflt == st->minflt && was->stat.majflt == st->majflt &&
+                                                  was->stat.num_threads == st->num_threads) {
+        // It has not run: what only its running changes stands.
+        if (was->stat.rss_pages == st->rss_pages && was->stat.vsize == st->vsize) {
+            r.status = was->status;
+        } else {
+            err = read_at(d.get(), "status", procfs, text);
+            if (err != 0) {
+                r.result = gone(err) ? proc_files::outcome::vanished : proc_files::outcome::failed;
+                return r;
+            }
+            const auto status = parse_status(text);
+            if (!status) return r;
+            r.status = *status;
+        }
+        r.result = proc_files::outcome::ok;
+        r.io = was->io;
+        r.open_fds = was->open_fds;
+        r.wchan = was->wchan;
+        if (kernel_fd_limit)
+            r.fd_limit = kernel_fd_limit;
+        else if (read_at(d.get(), "limits", procfs, text) == 0)
+            r.fd_limit = parse_open_files_limit(text);
+        if (smaps && hints.keep_smaps && was->smaps)
+            r.smaps = was->smaps;
+        else if (smaps && read_at(d.get(), "smaps_rollup", procfs, text) == 0)
+            r.smaps = parse_smaps_rollup(text);
+        r.partial = !r.io || !r.open_fds || !r.fd_limit || (smaps && !r.smaps);
+        return r;
+    }
     err = read_at(d.get(), "status", procfs, text);
     if (err != 0) {
         r.result = gone(err) ? proc_files::outcome::vanished : proc_files::outcome::failed;
@@ -249,7 +291,10 @@ proc_files read_proc_files(const std::string& proc_root, pid_t pid, std::uint64_
     if (read_at(d.get(), "io", procfs, text) == 0) r.io = parse_io(text);
     std::uint64_t fds = 0;
     if (count_fds(d.get(), procfs, fds) == 0) r.open_fds = fds;
-    if (read_at(d.get(), "limits", procfs, text) == 0) r.fd_limit = parse_open_files_limit(text);
+    if (kernel_fd_limit)
+        r.fd_limit = kernel_fd_limit;
+    else if (read_at(d.get(), "limits", procfs, text) == 0)
+        r.fd_limit = parse_open_files_limit(text);
     if (smaps && read_at(d.get(), "smaps_rollup", procfs, text) == 0) r.smaps = parse_smaps_rollup(text);
     if (read_at(d.get(), "wchan", procfs, text) == 0) r.wchan = parse_wchan(text);
     r.partial = !r.io || !r.open_fds || !r.fd_limit || (smaps && !r.smaps);
@@ -263,6 +308,15 @@ proc_files read_proc_files(const std::string& proc_root, pid_t pid, std::uint64_
         });
         if (lerr != 0) r.partial = true;
         for (const pid_t tid : tids) {
+            if (hints.idle_threads) {
+                const auto& idle = *hints.idle_threads;
+                const auto it = std::lower_bound(idle.begin(), idle.end(), tid,
+                                                 [](const thread_files& f, pid_t t) { return f.tid < t; });
+                if (it != idle.end() && it->tid == tid) {
+                    out_threads->push_back(*it);  // it has not run since: its files are as they were
+                    continue;
+                }
+            }
             const std::string base = "task/" + std::to_string(tid) + "/";
             thread_files t;
             t.tid = tid;

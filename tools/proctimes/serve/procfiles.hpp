@@ -98,6 +98,32 @@ struct thread_files {
     std::uint64_t voluntary_switches = 0, nonvoluntary_switches = 0;
     std::optional<io_fields> io;
     std::string wchan;  ///< task/<tid>/wchan, read with `thread_io`
+    /// Not read here: the caller's record of the thread's exact CPU total (ns)
+    /// when these were read, -1 when unknown (read_hints::idle_threads).
+    std::int64_t cpu_ns = -1;
+};
+
+/// What a collection knows of a process beyond its pid and start tick, so that
+/// it need not read again what cannot have changed.
+struct read_hints {
+    /// proc_root is the procfs of this pid namespace: the open-files limit is
+    /// asked of the kernel (prlimit(2), no text to generate; the limits file
+    /// when that is refused), never of a process the pid does not name (the
+    /// stat read after it, through the directory opened before, proves that).
+    bool live = false;
+    /// The previous read of the process, when its CPU total (to the ns) has
+    /// not moved since it was taken: it ran no thread, so status (while its
+    /// resident pages are unchanged: VmSwap moves only with them), io, its
+    /// descriptors and wchan are as they were, and are taken from it. stat is
+    /// read every time (resident and virtual size, state); if a fault count
+    /// or tick moved there (it ran after all), everything is read.
+    const proc_files* idle_since = nullptr;
+    /// With idle_since: its smaps_rollup is recent enough to stand too.
+    bool keep_smaps = false;
+    /// Threads with these tids whose CPU total (to the ns) has not moved
+    /// since they were read into this list (sorted by tid, with their start
+    /// tick): their entries are taken as they were, with the name given here.
+    const std::vector<thread_files>* idle_threads = nullptr;
 };
 
 /// Reads <proc_root>/<pid>: stat first (its start tick must be
@@ -108,6 +134,6 @@ struct thread_files {
 /// each thread's stat, status and (with `thread_io`) io and wchan, into `out_threads`
 /// (threads that end meanwhile are left out).
 proc_files read_proc_files(const std::string& proc_root, pid_t pid, std::uint64_t start_ticks, bool smaps, bool threads,
-                           bool thread_io, std::vector<thread_files>* out_threads);
+                           bool thread_io, std::vector<thread_files>* out_threads, const read_hints& hints = {});
 
 }  // namespace proctimes::cli::serve
