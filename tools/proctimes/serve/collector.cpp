@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <ctime>
+#include <string_view>
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "commands.hpp"
 #include "proctimes/exit.hpp"
@@ -46,6 +48,13 @@ std::unique_ptr<collector> collector::make(const serve_options& opts, std::strin
         return nullptr;
     }
     c->snap_ = std::move(*s);
+    // Pids of proc_root are this process's pids only if its "self" names it
+    // (not a procfs of another pid namespace mounted at /proc).
+    if (is_live_proc_root(opts.proc_root)) {
+        char link[32] = {};
+        const ssize_t n = ::readlink((opts.proc_root + "/self").c_str(), link, sizeof link - 1);
+        c->live_pids_ = n > 0 && std::string_view(link, static_cast<std::size_t>(n)) == std::to_string(::getpid());
+    }
     if (opts.exit_records && is_live_proc_root(opts.proc_root)) {
         auto es = exit_stream::open(opts.exit_from);
         if (es) {
@@ -213,7 +222,7 @@ constexpr auto smaps_refresh = std::chrono::seconds(10);
 
 read_hints collector::pe_read_hints(const snapshot_process& p, const pe_proc& pe) {
     read_hints h;
-    h.live = is_live_proc_root(opts_.proc_root);
+    h.live = live_pids_;
     const std::int64_t total = exact_total(p.times);
     if (total >= 0 && pe.files_cpu.count() == total && pe.files.result == proc_files::outcome::ok) {
         h.idle_since = &pe.files;

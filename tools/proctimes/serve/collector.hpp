@@ -182,6 +182,7 @@ private:
     /// not be read, and those read only in part (or that ended mid-read).
     std::uint64_t pe_procread_errors_ = 0, pe_partial_errors_ = 0;
     std::vector<thread_files> thread_buf_, idle_buf_;
+    bool live_pids_ = false;  ///< proc_root's pids are this pid namespace's (read_hints::live)
     std::string cached_[2];
 };
 
