@@ -55,15 +55,24 @@ std::unique_ptr<proctimes::cli::serve::collector> every_family(const std::string
     return proctimes::cli::serve::collector::make(opts, error);
 }
 
-// Children named `name` that wait in pause(2) until killed.
+// Children named `name` that sleep until killed: sleep(1) run through a link
+// called `name`, so that no code of this test program (a sanitizer's runtime
+// restarts a thread of its own in a forked child, which then runs every
+// 100 ms) runs in them.
 struct idle_children {
     std::vector<pid_t> pids;
+    std::string dir, link;
     idle_children(int n, const char* name) {
+        char tmpl[] = "/tmp/proctimes_pe_cost_XXXXXX";
+        if (::mkdtemp(tmpl) == nullptr) return;
+        dir = tmpl;
+        link = dir + "/" + name;
+        if (::symlink("/bin/sleep", link.c_str()) != 0) return;
         for (int i = 0; i < n; ++i) {
             const pid_t c = ::fork();
             if (c == 0) {
-                ::prctl(PR_SET_NAME, name);
-                for (;;) ::pause();
+                ::execl(link.c_str(), name, "100000", static_cast<char*>(nullptr));
+                ::_exit(127);
             }
             if (c > 0) pids.push_back(c);
         }
@@ -71,7 +80,13 @@ struct idle_children {
     ~idle_children() {
         for (const pid_t c : pids) ::kill(c, SIGKILL);
         for (const pid_t c : pids) ::waitpid(c, nullptr, 0);
+        if (!dir.empty()) {
+            ::unlink(link.c_str());
+            ::rmdir(dir.c_str());
+        }
     }
+    idle_children(const idle_children&) = delete;
+    idle_children& operator=(const idle_children&) = delete;
 };
 
 // CPU (seconds) and read calls of this process per collection of `col`, over
@@ -111,7 +126,7 @@ TEST(ServePeCost, IdleMembersAreNotReadAgain) {
     ASSERT_TRUE(with) << error;
     auto without = every_family("pe-cost-none-xyz", error);
     ASSERT_TRUE(without) << error;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // every child in pause()
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // every child exec'd and asleep
     const std::string first = with->scrape(format::text_004);
     ASSERT_EQ(value_of(first, "namedprocess_namegroup_num_procs{groupname=\"pe-cost-idle\"}"), members);
     (void)without->scrape(format::text_004);
