@@ -244,59 +244,46 @@ proc_files read_proc_files(const std::string& proc_root, pid_t pid, std::uint64_
         return r;
     }
     r.stat = *st;
-    if (const proc_files* was = hints.idle_since; !threads && was && was->result == proc_files::outcome::ok &&
-                                                  was->stat.utime == st->utime && was->stat.stime == st->stime &&
-                                                  was->stat.minflt == st->minflt && was->stat.majflt == st->majflt &&
-                                                  was->stat.num_threads == st->num_threads) {
-        // It has not run: what only its running changes stands.
-        if (was->stat.rss_pages == st->rss_pages && was->stat.vsize == st->vsize) {
-            r.status = was->status;
-        } else {
-            err = read_at(d.get(), "status", procfs, text);
-            if (err != 0) {
-                r.result = gone(err) ? proc_files::outcome::vanished : proc_files::outcome::failed;
-                return r;
-            }
-            const auto status = parse_status(text);
-            if (!status) return r;
-            r.status = *status;
+    // A member that has not run since `was` was read: what only its running
+    // changes (io, descriptors, wchan; status unless its pages moved) stands.
+    const proc_files* was = hints.idle_since;
+    const bool idle = !threads && was && was->result == proc_files::outcome::ok && was->stat.utime == st->utime &&
+                      was->stat.stime == st->stime && was->stat.minflt == st->minflt &&
+                      was->stat.majflt == st->majflt && was->stat.num_threads == st->num_threads;
+    if (idle && was->stat.rss_pages == st->rss_pages && was->stat.vsize == st->vsize) {
+        r.status = was->status;
+    } else {
+        err = read_at(d.get(), "status", procfs, text);
+        if (err != 0) {
+            r.result = gone(err) ? proc_files::outcome::vanished : proc_files::outcome::failed;
+            return r;
         }
-        r.result = proc_files::outcome::ok;
-        r.io = was->io;
-        r.open_fds = was->open_fds;
-        r.wchan = was->wchan;
-        if (kernel_fd_limit)
-            r.fd_limit = kernel_fd_limit;
-        else if (read_at(d.get(), "limits", procfs, text) == 0)
-            r.fd_limit = parse_open_files_limit(text);
-        if (smaps && hints.keep_smaps && was->smaps)
-            r.smaps = was->smaps;
-        else if (smaps && read_at(d.get(), "smaps_rollup", procfs, text) == 0)
-            r.smaps = parse_smaps_rollup(text);
-        r.partial = !r.io || !r.open_fds || !r.fd_limit || (smaps && !r.smaps);
-        return r;
+        const auto status = parse_status(text);
+        if (!status) return r;
+        r.status = *status;
     }
-    err = read_at(d.get(), "status", procfs, text);
-    if (err != 0) {
-        r.result = gone(err) ? proc_files::outcome::vanished : proc_files::outcome::failed;
-        return r;
-    }
-    const auto status = parse_status(text);
-    if (!status) return r;
-    r.status = *status;
     r.result = proc_files::outcome::ok;
 
     // The rest may be refused (io, fd: another user's process without
     // CAP_SYS_PTRACE) or vanish with the process: partial.
-    if (read_at(d.get(), "io", procfs, text) == 0) r.io = parse_io(text);
-    std::uint64_t fds = 0;
-    if (count_fds(d.get(), procfs, fds) == 0) r.open_fds = fds;
+    if (idle) {
+        r.io = was->io;
+        r.open_fds = was->open_fds;
+        r.wchan = was->wchan;
+    } else {
+        if (read_at(d.get(), "io", procfs, text) == 0) r.io = parse_io(text);
+        std::uint64_t fds = 0;
+        if (count_fds(d.get(), procfs, fds) == 0) r.open_fds = fds;
+        if (read_at(d.get(), "wchan", procfs, text) == 0) r.wchan = parse_wchan(text);
+    }
     if (kernel_fd_limit)
         r.fd_limit = kernel_fd_limit;
     else if (read_at(d.get(), "limits", procfs, text) == 0)
         r.fd_limit = parse_open_files_limit(text);
-    if (smaps && read_at(d.get(), "smaps_rollup", procfs, text) == 0) r.smaps = parse_smaps_rollup(text);
-    if (read_at(d.get(), "wchan", procfs, text) == 0) r.wchan = parse_wchan(text);
+    if (smaps && idle && hints.keep_smaps && was->smaps)
+        r.smaps = was->smaps;
+    else if (smaps && read_at(d.get(), "smaps_rollup", procfs, text) == 0)
+        r.smaps = parse_smaps_rollup(text);
     r.partial = !r.io || !r.open_fds || !r.fd_limit || (smaps && !r.smaps);
 
     if (threads && out_threads) {
