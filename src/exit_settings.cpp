@@ -2,10 +2,10 @@
 // The exit switches of proctimes/exit.hpp: portable policy. Each switch is
 // its setter's choice, else its variable's (settings.hpp), else its default;
 // a backend only says whether its exit-record listener is registered and
-// which it is (platform.hpp: exit_records_backend_status,
+// which it is (backend/backend.hpp: exit_records_backend_status,
 // exit_records_backend_uses_bpf), and reads the switches through the public
 // getters and exit_records_bpf_wanted().
-#include "platform.hpp"
+#include "backend/backend.hpp"
 #include "proctimes/exit.hpp"
 #include "settings.hpp"
 

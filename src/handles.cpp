@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 // proctimes::process and proctimes::thread: portable handles over a backend's
-// task cores (platform.hpp), and the lifecycle query that drives the
+// task cores (backend/backend.hpp), and the lifecycle query that drives the
 // backend's sampler.
 #include "proctimes/process.hpp"
 
 #include <new>
 
+#include "backend/backend.hpp"
 #include "fd.hpp"
-#include "platform.hpp"
 
 namespace proctimes::inline v1 {
 

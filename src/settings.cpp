@@ -5,8 +5,8 @@
 
 #include <array>
 
+#include "backend/backend.hpp"
 #include "parse/number.hpp"
-#include "platform_env.hpp"
 #include "proctimes/settings.hpp"
 
 namespace proctimes::inline v1::detail {

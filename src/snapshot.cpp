@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The portable snapshotter: proctimes::take_snapshot, proctimes::snapshotter
 // and snapshot::find. It drives the backend's snapshot source (declared in
-// src/platform_snapshot.hpp) and owns the policy around it: when a snapshot
+// src/backend/backend.hpp) and owns the policy around it: when a snapshot
 // is taken, when an idle process's threads may be copied from the previous
 // snapshot, what a failed take leaves behind. See
 // include/proctimes/snapshot.hpp for the contract.
@@ -11,7 +11,7 @@
 #include <cerrno>
 #include <new>
 
-#include "platform_snapshot.hpp"
+#include "backend/backend.hpp"
 
 namespace proctimes::inline v1 {
 

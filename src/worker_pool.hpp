@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The worker pool: runs one job on the calling thread and on helper threads
 // started for the call. Portable (std::thread only); a snapshot source uses it
-// to share a walk out (src/linux/snapshot_walk.cpp).
+// to share a walk out (src/linux/snapshot.cpp).
 //
 // Why threads per call and not a kept pool: a walk runs a few times a second
 // at most, a thread starts in ~50 µs, and a kept pool would keep threads in

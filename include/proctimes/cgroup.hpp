@@ -24,10 +24,9 @@
 #include <cstdint>
 #include <string>
 
-#include <sys/types.h>
-
 #include "proctimes/export.h"
 #include "proctimes/result.hpp"
+#include "proctimes/times.hpp"
 
 namespace proctimes::inline v1 {
 

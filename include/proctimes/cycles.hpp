@@ -125,4 +125,11 @@ namespace this_process {
 PROCTIMES_API std::uint64_t cycles() noexcept;
 }  // namespace this_process
 
+/// Whether a hardware cycle counter for this process could be opened: on
+/// Linux, whether perf_event_open(2) would give one (success, or the errno it
+/// fails with: ENOENT, no PMU, as in most virtual machines; EACCES/EPERM:
+/// perf_event_paranoid). Diagnostic only: see the top of this header for why
+/// counts never come from it. Backends without one answer not_supported.
+PROCTIMES_API result<void> hardware_cycle_counter_status() noexcept;
+
 }  // namespace proctimes::inline v1

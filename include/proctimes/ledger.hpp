@@ -39,8 +39,6 @@
 #include <string_view>
 #include <vector>
 
-#include <sys/types.h>
-
 #include "proctimes/export.h"
 #include "proctimes/result.hpp"
 #include "proctimes/snapshot.hpp"

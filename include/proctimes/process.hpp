@@ -25,8 +25,6 @@
 #include <string>
 #include <vector>
 
-#include <sys/types.h>
-
 #include "proctimes/export.h"
 #include "proctimes/result.hpp"
 #include "proctimes/times.hpp"

@@ -6,10 +6,9 @@
 //    Windows names (BOOL, HANDLE, GetProcessTimes, ...) as types and macros,
 //    which a C++ program using this API should not get by accident. Include it
 //    on its own, in code ported from Windows.
-//  - <proctimes/boot.hpp>: kept only so that older code compiles; its contents
-//    are in <proctimes/linux.hpp>.
 #pragma once
 
+#include "proctimes/boot.hpp"
 #include "proctimes/cgroup.hpp"
 #include "proctimes/civil.hpp"
 #include "proctimes/clock.hpp"
@@ -28,9 +27,8 @@
 #include "proctimes/tree.hpp"
 #include "proctimes/version.hpp"
 
-// What only has a meaning on Linux (start ticks, the boot anchor, pidfds,
-// taskstats exit records): on Linux only, so that portable code that uses it
-// fails to compile elsewhere instead of failing at run time.
+// What only has a meaning on Linux (pidfds): on Linux only, so that portable
+// code that uses it fails to compile elsewhere instead of failing at run time.
 #if defined(__linux__)
 #include "proctimes/linux.hpp"
 #endif

@@ -52,8 +52,6 @@
 #include <system_error>
 #include <vector>
 
-#include <sys/types.h>
-
 #include "proctimes/export.h"
 #include "proctimes/result.hpp"
 #include "proctimes/times.hpp"

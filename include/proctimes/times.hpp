@@ -9,12 +9,26 @@
 #include <string>
 #include <string_view>
 
-#include <sys/types.h>
+#if !defined(_WIN32)
+#include <sys/types.h>  // uid_t
+#endif
 
 #include "proctimes/export.h"
 #include "proctimes/filetime.hpp"
 
 namespace proctimes::inline v1 {
+
+/// A process or thread id, the same on every platform and from no system
+/// header: a 32-bit signed number, POSIX's pid_t (every POSIX system's is
+/// int). On Windows, whose ids are DWORDs (multiples of 4 below 2^32) and
+/// whose SDK has no pid_t, it is 64 bits wide: the type mingw-w64's
+/// <sys/types.h> calls pid_t there, so that code passing its own pid_t
+/// converts nothing.
+#if defined(_WIN32)
+using pid_t = std::int64_t;
+#else
+using pid_t = std::int32_t;
+#endif
 
 /// A user's numeric id, as snapshots and exit records carry it: uid_t on
 /// POSIX systems. Windows names users by SID, not by number (and mingw-w64

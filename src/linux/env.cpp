@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The environment hook (src/platform_env.hpp): getenv(3), or secure_getenv(3).
+// The environment hook (src/backend/backend.hpp): getenv(3), or secure_getenv(3).
 #include <cstdlib>
 
-#include "platform_env.hpp"
+#include "backend/backend.hpp"
 
 namespace proctimes::inline v1::detail {
 

@@ -1,22 +1,22 @@
 // SPDX-License-Identifier: MIT
 // The pidfd accessors of proctimes/linux.hpp: the descriptors a handle already
 // holds, lent to the caller's event loop; and terminating through them
-// (platform.hpp: terminate_process, terminate_child).
+// (backend/backend.hpp: terminate_process, terminate_child).
 #include "proctimes/linux.hpp"
 
+#include "backend/backend.hpp"
 #include "linux/sys.hpp"
-#include "platform.hpp"
 
 namespace proctimes::inline v1 {
 
 int native_pidfd(const process& p) noexcept {
     const auto* c = detail::handle_access::core(p);
-    return c ? detail::core_native_handle(*c) : -1;
+    return c ? static_cast<int>(detail::core_native_handle(*c)) : -1;  // a pidfd
 }
 
 int native_pidfd(const thread& t) noexcept {
     const auto* c = detail::handle_access::core(t);
-    return c ? detail::core_native_handle(*c) : -1;
+    return c ? static_cast<int>(detail::core_native_handle(*c)) : -1;  // a pidfd
 }
 
 int native_pidfd(const child& c) noexcept { return c.process_.valid() ? native_pidfd(c.process_) : c.pidfd_; }

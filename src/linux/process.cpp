@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Linux backend: opening a process or thread core (platform.hpp, "opening a
+// Linux backend: opening a process or thread core (backend/backend.hpp, "opening a
 // task"), what was fixed at open, and the reads of its name, parent and
 // threads. Sampling is in task_sample.cpp, the calling process in self.cpp.
 //
@@ -19,11 +19,11 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "backend/backend.hpp"
 #include "linux/fork_generation.hpp"
 #include "linux/sys.hpp"
 #include "linux/task.hpp"
 #include "parse/procfs.hpp"
-#include "platform.hpp"
 #include "proctimes/boot.hpp"
 
 namespace proctimes::inline v1::detail {
@@ -210,7 +210,7 @@ pid_t core_id(const task_core& c) noexcept { return c.id; }
 pid_t core_process_id(const task_core& c) noexcept { return c.tgid; }
 const task_identity& core_identity(const task_core& c) noexcept { return c.identity; }
 instant core_creation(const task_core& c) noexcept { return c.creation; }
-int core_native_handle(const task_core& c) noexcept { return c.pidfd.get(); }
+native_handle core_native_handle(const task_core& c) noexcept { return c.pidfd.get(); }
 
 bool core_is_self(const task_core& c) noexcept {
     // Opened in this process: the generation moves in every forked child, so

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Linux backend of this_process and this_thread (platform.hpp, "the calling
+// Linux backend of this_process and this_thread (backend/backend.hpp, "the calling
 // process and thread"): read without a handle.
 //
 // Sources (docs/DESIGN.md, "CPU times"): the process from getrusage(RUSAGE_SELF),
@@ -14,13 +14,13 @@
 #include <fcntl.h>
 #include <sys/resource.h>
 
+#include "backend/backend.hpp"
 #include "clock_ns.hpp"
 #include "cpu_split.hpp"
 #include "linux/fork_generation.hpp"
 #include "linux/sys.hpp"
 #include "linux/task.hpp"
 #include "parse/procfs.hpp"
-#include "platform.hpp"
 #include "proctimes/boot.hpp"
 #include "proctimes/process.hpp"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Internals of the /proc snapshot source, shared by its two files:
 // src/linux/snapshot_read.cpp reads one task's records, and
-// src/linux/snapshot_walk.cpp walks /proc and shares the reads out over
+// src/linux/snapshot.cpp walks /proc and shares the reads out over
 // walkers. Linux only.
 //
 // Identity without pidfds. Each per-task read goes through ONE descriptor

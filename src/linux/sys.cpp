@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "linux/sys.hpp"
 
+#include "backend/backend.hpp"
 #include "linux/fork_generation.hpp"
 #include "parse/procfs.hpp"
-#include "platform.hpp"
 
 #include <atomic>
 #include <cerrno>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The Linux backend's task core (platform.hpp): the descriptors a process
+// The Linux backend's task core (backend/backend.hpp): the descriptors a process
 // or thread handle keeps, and the state it shares with the exit monitor.
 #pragma once
 
@@ -9,11 +9,11 @@
 #include <mutex>
 #include <optional>
 
+#include "backend/backend.hpp"
 #include "cpu_split.hpp"
 #include "linux/sys.hpp"
 #include "parse/netlink.hpp"
 #include "parse/procfs.hpp"
-#include "platform.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/result.hpp"
 #include "proctimes/times.hpp"
@@ -89,7 +89,7 @@ std::chrono::nanoseconds creation_resolution() noexcept;
 /// Opens a process core on a child whose pidfd clone3 returned (spawn.cpp).
 result<task_core_ptr> open_child_core(pid_t pid, unique_fd pidfd) noexcept;
 
-/// await_exit_record (platform.hpp), in detail: for a task that is gone
+/// await_exit_record (backend/backend.hpp), in detail: for a task that is gone
 /// without a zombie read and without its exit record: if a record is expected
 /// (the listener watched it, no record with its id came, none was lost since),
 /// waits for it up to record_wait_limit,

@@ -26,11 +26,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backend/backend.hpp"
 #include "clock_ns.hpp"
 #include "linux/sys.hpp"
 #include "linux/task.hpp"
 #include "linux/tree_trace.hpp"
-#include "platform.hpp"
 
 namespace proctimes::inline v1::detail {
 

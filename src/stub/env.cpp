@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-// The stub's environment hook (src/platform_env.hpp): the C library's
+// The stub's environment hook (src/backend/backend.hpp): the C library's
 // getenv(3) for both kinds. Where the stub is built there is no notion of a
 // privileged start that the standard library could check.
 #include <cstdlib>
 
-#include "platform_env.hpp"
+#include "backend/backend.hpp"
 
 namespace proctimes::inline v1::detail {
 

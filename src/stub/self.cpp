@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-// The stub backend's calling process and thread (platform.hpp). The ids are
+// The stub backend's calling process and thread (backend/backend.hpp). The ids are
 // POSIX; the times are not known without a backend: errc::not_supported.
 #include <unistd.h>
 
+#include "backend/backend.hpp"
 #include "clock_ns.hpp"
-#include "platform.hpp"
 
 namespace proctimes::inline v1::detail {
 

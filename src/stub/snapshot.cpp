@@ -2,7 +2,7 @@
 // Stub backend, snapshots: a platform without a snapshot source. Every
 // snapshotter::open and take_snapshot answers errc::not_supported; the
 // portable snapshot code (src/snapshot*.cpp) builds and links unchanged.
-#include "platform_snapshot.hpp"
+#include "backend/backend.hpp"
 
 namespace proctimes::inline v1::detail {
 

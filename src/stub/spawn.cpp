@@ -7,7 +7,7 @@
 
 #include <utility>
 
-#include "platform.hpp"
+#include "backend/backend.hpp"
 #include "proctimes/exit.hpp"
 
 namespace proctimes::inline v1 {

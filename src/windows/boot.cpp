@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The windows backend's boot anchor (proctimes/linux.hpp's boot_anchor, used
+// The windows backend's boot anchor (proctimes/boot.hpp's boot_anchor, used
 // by snapshots and identities). Windows has no start ticks since boot:
 // creation times are absolute FILETIMEs, the same for every reader. So on
 // Windows a start tick is one FILETIME unit (clock_ticks_per_second() is

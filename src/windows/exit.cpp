@@ -7,8 +7,7 @@
 // Linux's: not_supported. Settings are read from the process environment.
 #include <cstdlib>
 
-#include "platform.hpp"
-#include "platform_env.hpp"
+#include "backend/backend.hpp"
 #include "platform_exit_listener.hpp"
 
 namespace proctimes::inline v1::detail {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The windows backend's names and kin (platform.hpp: core_name,
+// The windows backend's names and kin (backend/backend.hpp: core_name,
 // core_parent_id, core_thread_ids): the image's file name
 // (QueryFullProcessImageNameW) or the thread's description
 // (GetThreadDescription, Windows 10 1607+), the parent's id

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The windows backend's samples (platform.hpp: sample, realtime_now) and the
+// The windows backend's samples (backend/backend.hpp: sample, realtime_now) and the
 // helpers of src/windows/win.hpp. GetProcessTimes/GetThreadTimes give
 // creation, exit, kernel and user in one call; the handle being signalled
 // says the task has ended, and then the values are final.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The windows backend's calling process and thread (platform.hpp): their ids
+// The windows backend's calling process and thread (backend/backend.hpp): their ids
 // and GetProcessTimes/GetThreadTimes on the pseudo-handles.
 #include "windows/task.hpp"
 

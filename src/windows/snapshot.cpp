@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The windows backend's snapshot source (platform_snapshot.hpp): one
+// The windows backend's snapshot source (backend/backend.hpp): one
 // NtQuerySystemInformation(SystemProcessInformation) call returns every
 // process with its threads, creation FILETIMEs and CPU times, consistent to
 // the moment of the call. The entries are in the kernel's order; they are put
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "platform_snapshot.hpp"
+#include "backend/backend.hpp"
 #include "proctimes/boot.hpp"
 #include "windows/ntdll.hpp"
 #include "windows/task.hpp"

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-// The windows backend's task core (platform.hpp): the HANDLE a process or
+// The windows backend's task core (backend/backend.hpp): the HANDLE a process or
 // thread handle keeps, and the state it shares with waiters. A Windows
 // process or thread object stays readable for as long as a handle to it is
 // open, ended or not: GetProcessTimes on it gives the final values and the
 // exit FILETIME, so there is no exit monitor to run and nothing to reap.
 #pragma once
 
-#include "platform.hpp"
+#include "backend/backend.hpp"
 #include "windows/win.hpp"
 
 namespace proctimes::inline v1::detail {

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # The layout rules of the source tree (docs/DESIGN.md, "Layers"):
 #  1. no file outside src/linux/ includes a header of src/linux/ (the backend
-#     is reached through src/platform.hpp only), but for the backend's own
+#     is reached through src/backend/backend.hpp only), but for the backend's own
 #     white-box tests in tests/bpf/ (the eBPF exit stream and its cache);
 #  2. the portable code (src/ outside src/linux/ and src/parse/) includes no
 #     kernel header (<linux/...>, <sys/syscall.h>): kernel headers belong to
@@ -21,7 +21,7 @@ hits=$(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"linux/' \
          --include='*.c' --include='*.cc' --include='*.cpp' --include='*.h' --include='*.hpp' \
          src tools tests bench fuzz examples python 2>/dev/null | grep -vE '^(src/linux|tests/bpf)/')
 if [ -n "$hits" ]; then
-    echo "Outside src/linux/, these include a header of src/linux/ (use src/platform.hpp):"
+    echo "Outside src/linux/, these include a header of src/linux/ (use src/backend/backend.hpp):"
     echo "$hits"
     status=1
 fi

@@ -10,7 +10,8 @@
 # src/linux/ went into that library, that the Win32 layer did (its exported
 # proctimes_* functions), and that the stub's own tests (StubBackend.*:
 # hooks answer not_supported) ran, and that the functions the stub defines
-# are the ones docs/DESIGN.md lists as what a backend implements.
+# are the ones the seam file, src/backend/backend.hpp, declares as what a
+# backend owes (tests/layout/backend_contract.py check), no fewer, no more.
 # A compiler launcher (ccache) set in the environment is passed through.
 set -eu
 src=${1:?usage: stub_build_test.sh <source dir> <work dir> <cmake> <ctest> [generator]}
@@ -41,7 +42,7 @@ if find "$work/CMakeFiles/proctimes.dir" -name '*.o' | grep -E '/src/linux/|netl
     echo "a Linux backend source was built into the stub library"
     exit 1
 fi
-find "$work/CMakeFiles/proctimes.dir/src/stub" -name 'task.cpp.o' | grep -q . || { echo "src/stub/task.cpp not built"; exit 1; }
+find "$work/CMakeFiles/proctimes.dir/src/stub" -name 'process.cpp.o' | grep -q . || { echo "src/stub/process.cpp not built"; exit 1; }
 
 # One shared library, linked without undefined symbols, with the Win32 layer in it.
 lib=$(find "$work" -name 'libproctimes.so.*' -type f | head -n 1)
@@ -49,14 +50,14 @@ lib=$(find "$work" -name 'libproctimes.so.*' -type f | head -n 1)
 grep -qs -e '-Wl,--no-undefined' "$work/CMakeFiles/proctimes.dir/link.txt" "$work/build.ninja" ||
     { echo "the library was not linked with --no-undefined"; exit 1; }
 for f in api_process api_times child handles; do
-    [ -f "$work/CMakeFiles/proctimes.dir/src/win32/$f.cpp.o" ] || { echo "src/win32/$f.cpp not built into the library"; exit 1; }
+    [ -f "$work/CMakeFiles/proctimes.dir/src/win32_layer/$f.cpp.o" ] || { echo "src/win32_layer/$f.cpp not built into the library"; exit 1; }
 done
 for sym in proctimes_GetProcessTimes proctimes_WaitForSingleObject proctimes_TerminateProcess proctimes_CreateProcessA; do
     nm -D --defined-only "$lib" | grep -q " T $sym\$" || { echo "$sym is not exported by $lib"; exit 1; }
 done
 
-# What a backend implements, as the stub's objects show it, is what
-# docs/DESIGN.md lists ("What a backend implements").
+# The stub defines every function the seam file says a backend owes, and
+# nothing it does not declare (src/backend/backend.hpp).
 python3 "$src/tests/layout/backend_contract.py" check "$src" "$work"
 
 "$ctest" --test-dir "$work" --output-on-failure -j2 > "$work/test.log" 2>&1 || { cat "$work/test.log"; exit 1; }

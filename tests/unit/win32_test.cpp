@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "proctimes/error.hpp"
-#include "win32/cmdline.hpp"
-#include "win32/handles.hpp"
-#include "win32/win32.hpp"
+#include "win32_layer/cmdline.hpp"
+#include "win32_layer/handles.hpp"
+#include "win32_layer/win32.hpp"
 
 using namespace proctimes;
 using namespace proctimes::win32;

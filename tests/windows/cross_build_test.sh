@@ -25,7 +25,7 @@ mkdir -p "$work"
 grep -q "platform backend: windows" "$work/configure.log" || { echo "the windows backend was not chosen"; exit 1; }
 "$cmake" --build "$work" -j2 >"$work/build.log" 2>&1 || { tail -60 "$work/build.log"; exit 1; }
 # The windows backend defines every hook and public function a backend owes
-# (docs/DESIGN.md, "What a backend implements").
+# (the groups hooks and public of src/backend/backend.hpp).
 python3 "$src/tests/layout/backend_contract.py" defines "$src" "$work" windows x86_64-w64-mingw32-nm
 "$ctest" --test-dir "$work" -L windows --output-on-failure --timeout 300 >"$work/test.log" 2>&1 || { cat "$work/test.log"; exit 1; }
 tail -3 "$work/test.log"

@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include "backend/backend.hpp"
 #include "fd.hpp"
-#include "platform.hpp"
 #include "proctimes/civil.hpp"
 #include "proctimes/cycles.hpp"
 #include "proctimes/exit.hpp"

@@ -28,6 +28,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "backend/backend.hpp"
 #include "clock_ns.hpp"
 #include "cpu_split.hpp"
 #include "linux/bpf/loader.hpp"
@@ -36,7 +37,6 @@
 #include "linux/tree_trace.hpp"
 #include "parse/bpf_records.hpp"
 #include "parse/procfs.hpp"
-#include "platform.hpp"
 #include "proctimes/linux.hpp"
 #include "tree.skel.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The windows backend's tasks (platform.hpp): opening a process or thread by
+// The windows backend's tasks (backend/backend.hpp): opening a process or thread by
 // id with OpenProcess/OpenThread (the least access that reads times and
 // waits), its identity (id + creation FILETIME), and the accessors.
 #include "windows/task.hpp"
@@ -107,8 +107,9 @@ pid_t core_id(const task_core& c) noexcept { return c.id; }
 pid_t core_process_id(const task_core& c) noexcept { return c.pid; }
 const task_identity& core_identity(const task_core& c) noexcept { return c.identity; }
 instant core_creation(const task_core& c) noexcept { return c.creation; }
-// A HANDLE does not fit the seam's int (nor is it a descriptor): none.
-int core_native_handle(const task_core&) noexcept { return -1; }
+native_handle core_native_handle(const task_core& c) noexcept {
+    return reinterpret_cast<native_handle>(c.handle.get());
+}
 task_lifecycle& core_lifecycle(task_core& c) noexcept { return c.life; }
 
 bool core_is_self(const task_core& c) noexcept {
@@ -130,8 +131,5 @@ void watch_exit(const task_core_ptr&) noexcept {}
 void unwatch_exit(const task_core_ptr&, bool) noexcept {}
 void deliver_exit_records() noexcept {}
 void await_exit_record(task_core&) noexcept {}
-
-// The seam's int handle cannot carry a HANDLE (core_native_handle is -1).
-std::error_code kill_by_native_handle(int) noexcept { return make_error_code(errc::not_supported); }
 
 }  // namespace proctimes::inline v1::detail

@@ -24,8 +24,8 @@
 
 #include "proctimes/cycles.hpp"
 #include "proctimes/process.hpp"
-#include "win32/child.hpp"
-#include "win32/win32.hpp"
+#include "win32_layer/child.hpp"
+#include "win32_layer/win32.hpp"
 
 namespace proctimes::inline v1::win32 {
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "win32/handles.hpp"
+#include "win32_layer/handles.hpp"
 
 #include <new>
 
-#include "platform.hpp"
+#include "backend/backend.hpp"
 
 namespace proctimes::inline v1::win32 {
 

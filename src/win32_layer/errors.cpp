@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Core errors → Win32 error codes, and the per-thread last error.
-#include "win32/win32.hpp"
+#include "win32_layer/win32.hpp"
 
 #include <cerrno>
 #include <new>

@@ -12,13 +12,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "platform.hpp"
+#include "backend/backend.hpp"
 #include "proctimes/exit.hpp"
 #include "proctimes/spawn.hpp"
-#include "win32/child.hpp"
-#include "win32/cmdline.hpp"
-#include "win32/handles.hpp"
-#include "win32/win32.hpp"
+#include "win32_layer/child.hpp"
+#include "win32_layer/cmdline.hpp"
+#include "win32_layer/handles.hpp"
+#include "win32_layer/win32.hpp"
 
 using namespace proctimes;
 using namespace proctimes::win32;

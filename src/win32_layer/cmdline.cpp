@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "win32/cmdline.hpp"
+#include "win32_layer/cmdline.hpp"
 
 #include <cstring>
 

@@ -13,11 +13,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backend/backend.hpp"
 #include "linux/bpf/tree_source.hpp"
 #include "linux/spawn_gate.hpp"
 #include "linux/sys.hpp"
 #include "linux/tree_trace.hpp"
-#include "platform.hpp"
 #include "proctimes/tree.hpp"
 
 namespace proctimes::inline v1 {

@@ -3,7 +3,7 @@
 // src/linux/snapshot_read.cpp) and shares the walk out over one or two
 // walkers (src/worker_pool.hpp), then merges their records
 // (src/snapshot_merge.cpp). Linux only; implements detail::snapshot_source of
-// src/platform_snapshot.hpp.
+// src/backend/backend.hpp.
 //
 // Cost model (measured, docs/PERFORMANCE.md): the walk is dominated by the
 // kernel generating each stat file. Directories are read with getdents64(2)
@@ -21,13 +21,13 @@
 #include <sched.h>
 #include <sys/statfs.h>
 
+#include "backend/backend.hpp"
 #include "clock_ns.hpp"
 #include "linux/bpf/snapshot_source.hpp"
 #include "linux/fork_generation.hpp"
 #include "linux/snapshot_proc.hpp"
 #include "parse/loadavg.hpp"
 #include "parse/procfs.hpp"
-#include "platform_snapshot.hpp"
 #include "precision.hpp"
 #include "proctimes/boot.hpp"
 #include "worker_pool.hpp"

@@ -2,7 +2,7 @@
 // Win32 layer: the FILETIME helpers, on top of proctimes/civil.hpp.
 #include "proctimes/civil.hpp"
 #include "proctimes/filetime.hpp"
-#include "win32/win32.hpp"
+#include "win32_layer/win32.hpp"
 
 using namespace proctimes;
 using namespace proctimes::win32;

@@ -3,12 +3,12 @@
 // QueryThreadCycleTime.
 #include <unistd.h>
 
-#include "platform.hpp"
+#include "backend/backend.hpp"
 #include "proctimes/cycles.hpp"
 #include "proctimes/filetime.hpp"
 #include "proctimes/process.hpp"
-#include "win32/handles.hpp"
-#include "win32/win32.hpp"
+#include "win32_layer/handles.hpp"
+#include "win32_layer/win32.hpp"
 
 using namespace proctimes;
 using namespace proctimes::win32;

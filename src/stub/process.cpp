@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-// The stub backend's tasks (platform.hpp): a platform without a backend
+// The stub backend's tasks (backend/backend.hpp): a platform without a backend
 // opens nothing, and says so with errc::not_supported. No core is ever
 // created, so the hooks that take one are unreachable; they still answer
 // as a backend must.
 #include <climits>
 
-#include "platform.hpp"
+#include "backend/backend.hpp"
 
 namespace proctimes::inline v1::detail {
 
@@ -28,7 +28,7 @@ pid_t core_id(const task_core&) noexcept { return 0; }
 pid_t core_process_id(const task_core&) noexcept { return 0; }
 const task_identity& core_identity(const task_core& c) noexcept { return c.identity; }
 instant core_creation(const task_core&) noexcept { return instant{}; }
-int core_native_handle(const task_core&) noexcept { return -1; }
+native_handle core_native_handle(const task_core&) noexcept { return no_native_handle; }
 bool core_is_self(const task_core&) noexcept { return false; }
 task_lifecycle& core_lifecycle(task_core& c) noexcept { return c.life; }
 

@@ -15,12 +15,12 @@
 
 #include <unistd.h>
 
-#include "platform.hpp"
+#include "backend/backend.hpp"
 #include "proctimes/civil.hpp"
 #include "proctimes/filetime.hpp"
 #include "proctimes/process.hpp"
-#include "win32/child.hpp"
-#include "win32/win32.hpp"
+#include "win32_layer/child.hpp"
+#include "win32_layer/win32.hpp"
 
 using namespace proctimes;
 using namespace proctimes::win32;

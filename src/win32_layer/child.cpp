@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "win32/child.hpp"
+#include "win32_layer/child.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -9,7 +9,7 @@
 
 #include <unistd.h>
 
-#include "platform.hpp"
+#include "backend/backend.hpp"
 #include "proctimes/error.hpp"
 #include "proctimes/exit.hpp"
 

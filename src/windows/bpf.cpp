@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: MIT
+// The windows backend's eBPF answer (proctimes/snapshot.hpp): eBPF is
+// Linux's; there is no such snapshot source here.
+#include "proctimes/snapshot.hpp"
+
+namespace proctimes::inline v1 {
+
+bpf_source_status bpf_snapshot_status() noexcept {
+    bpf_source_status st;
+    st.reason = "no eBPF on Windows";
+    return st;
+}
+
+}  // namespace proctimes::inline v1
