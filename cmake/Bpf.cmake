@@ -93,13 +93,13 @@ if(PROCTIMES_EBPF)
   endforeach()
   add_custom_target(proctimes_bpf_skeletons DEPENDS ${_skels})
   add_dependencies(proctimes proctimes_bpf_skeletons)
-  target_sources(proctimes PRIVATE src/linux/bpf/loader.cpp src/linux/bpf/snapshot_source.cpp src/linux/bpf/exit_stream.cpp
+  target_sources(proctimes PRIVATE src/linux/bpf/loader.cpp src/linux/bpf/snapshot_source.cpp src/linux/bpf/exit_ring_reader.cpp
                                    src/linux/bpf/tree_source.cpp)
   # The exit stream's stamps read from user space (no skeleton needed).
   target_sources(proctimes PRIVATE src/linux/bpf/exit_stamps.cpp)
   # Only the files that include a skeleton see the generated directory, so the
   # rest of the library compiles the same with and without the eBPF source.
-  set_property(SOURCE src/linux/bpf/snapshot_source.cpp src/linux/bpf/exit_stream.cpp src/linux/bpf/tree_source.cpp
+  set_property(SOURCE src/linux/bpf/snapshot_source.cpp src/linux/bpf/exit_ring_reader.cpp src/linux/bpf/tree_source.cpp
                APPEND PROPERTY INCLUDE_DIRECTORIES ${_bpf_out})
   # libbpf is private to the library: no libbpf type appears in a public header.
   # Linked by name (not the pkg-config target) so that a static libproctimes's

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The platform seam's part for exit_stream (proctimes/ledger.hpp): a backend
 // supplies a listener for the end of every task on the system, as an
-// exit_stream::impl, and src/exit_stream.cpp makes the public class of it.
+// exit_stream::impl, and src/exit/public_stream.cpp makes the public class of it.
 #pragma once
 
 #include <chrono>

@@ -15,7 +15,7 @@
 //   public handles (src/handles.cpp: process, thread, this_process, this_thread)
 //     -> open_*_core, core_* accessors, watch_exit/unwatch_exit   (backend)
 //     -> query/record_exit (src/handles.cpp)
-//          -> task_lifecycle (src/task_state.hpp: every rule of a task's end)
+//          -> task_lifecycle (src/exit/lifecycle.hpp: every rule of a task's end)
 //               -> sample, deliver_exit_records, await_exit_record, realtime_now (backend)
 //   backend internals (exit monitor, spawn) -> record_exit, task_lifecycle methods
 //
@@ -48,6 +48,7 @@
 #include <system_error>
 #include <vector>
 
+#include "exit/lifecycle.hpp"
 #include "proctimes/boot.hpp"
 #include "proctimes/cgroup.hpp"
 #include "proctimes/cycles.hpp"
@@ -60,7 +61,6 @@
 #include "proctimes/spawn.hpp"
 #include "proctimes/times.hpp"
 #include "proctimes/tree.hpp"
-#include "task_state.hpp"
 
 namespace proctimes::inline v1::detail {
 
@@ -157,7 +157,7 @@ native_handle core_native_handle(const task_core& c) noexcept;
 /// that thread. Such a core takes the sources of self_process_times() and
 /// self_thread_times(), so that every handle to the caller gives one answer.
 bool core_is_self(const task_core& c) noexcept;
-/// The task's lifecycle (src/task_state.hpp), shared with the exit watch.
+/// The task's lifecycle (src/exit/lifecycle.hpp), shared with the exit watch.
 task_lifecycle& core_lifecycle(task_core& c) noexcept;
 
 // ---- sampling ----------------------------------------------------------------------
@@ -190,7 +190,7 @@ void await_exit_record(task_core& c) noexcept;
 /// Registers the exit-record listener if not tried yet (the portable part
 /// calls it only with the monitor and records switched on). Empty when it is
 /// registered, else why not (errc::not_supported where the backend has none).
-/// The public exit_records_status() (src/exit_settings.cpp).
+/// The public exit_records_status() (src/exit/settings.cpp).
 std::error_code exit_records_backend_status() noexcept;
 /// True when the registered listener is the eBPF exit stream (false when
 /// none is registered).
@@ -293,7 +293,7 @@ PROCTIMES_API bpf_source_status bpf_snapshot_status() noexcept;
 namespace proctimes::inline v1::detail {
 
 // contract: given -----------------------------------------------------------------
-// Defined by the portable part (src/handles.cpp, src/exit_settings.cpp) for
+// Defined by the portable part (src/handles.cpp, src/exit/settings.cpp) for
 // the backends' use.
 
 /// process::times(), thread::times(): the lifecycle's query with the hooks.
@@ -301,7 +301,7 @@ result<task_times> query(task_core& c) noexcept;
 /// The lifecycle's record_exit with the hooks: the end of `c`, seen at `seen`.
 void record_exit(task_core& c, instant seen) noexcept;
 /// Whether exit records may come from the eBPF exit stream
-/// (set_exit_records_bpf, PROCTIMES_EXIT_RECORDS_BPF; src/exit_settings.cpp).
+/// (set_exit_records_bpf, PROCTIMES_EXIT_RECORDS_BPF; src/exit/settings.cpp).
 /// The monitor and records switches are the public exit_monitor_enabled()
 /// and exit_records_enabled().
 bool exit_records_bpf_wanted() noexcept;

@@ -11,13 +11,13 @@
 
 #include "backend/backend.hpp"
 #include "cpu_split.hpp"
+#include "exit/lifecycle.hpp"
 #include "linux/sys.hpp"
 #include "parse/netlink.hpp"
 #include "parse/procfs.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/result.hpp"
 #include "proctimes/times.hpp"
-#include "task_state.hpp"
 
 namespace proctimes::inline v1::detail {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The windows backend's part of the exit settings and the exit stream. The
-// switches themselves are portable (src/exit_settings.cpp); there is no exit
+// switches themselves are portable (src/exit/settings.cpp); there is no exit
 // monitor to switch here: an open handle keeps an ended process or thread
 // readable, with its exit time, so nothing is lost while nobody watches.
 // Exit records (taskstats, eBPF) and the system-wide exit stream are

@@ -25,7 +25,7 @@
 
 #include "bpf_skip.hpp"
 #include "burn.hpp"
-#include "linux/recent_exits.hpp"
+#include "linux/exit/recent.hpp"
 #include "platform_exit_stream.hpp"
 #include "proctimes/boot.hpp"
 #include "proctimes/clock.hpp"

@@ -8,8 +8,8 @@
 #include <deque>
 #include <optional>
 
+#include "exit/lifecycle.hpp"
 #include "precision.hpp"
-#include "task_state.hpp"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // bound_exit: what an exit instant may claim from the evidence at hand.
 #include <gtest/gtest.h>
 
-#include "exit_bounds.hpp"
+#include "exit/bounds.hpp"
 
 using namespace std::chrono_literals;
 using proctimes::exit_source;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The task state machine (src/task_state.hpp) driven by a fake sampler: no
+// The task state machine (src/exit/lifecycle.hpp) driven by a fake sampler: no
 // process, no clock, no /proc. Each test scripts what the "backend" sees.
-#include "task_state.hpp"
+#include "exit/lifecycle.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "linux/recent_exits.hpp"
+#include "linux/exit/recent.hpp"
 
 #include <cerrno>
 #include <new>

@@ -169,7 +169,7 @@ private:
     monotonic_split split_;
 
     mutable std::mutex mutex_;
-    // The exit instant and what it promises (exit_bounds.hpp), set once.
+    // The exit instant and what it promises (exit/bounds.hpp), set once.
     std::optional<instant> exit_;
     std::optional<instant> exit_earliest_;
     exit_source exit_from_ = exit_source::none;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The Linux listener behind exit_stream (platform_exit_listener.hpp): the
-// eBPF exit stream's queue (exit_stream_bpf.hpp) where it can be used, else
+// eBPF exit stream's queue (linux/exit/bpf_queue.hpp) where it can be used, else
 // the taskstats listener registered by exit_records, read with the parser that
 // keeps who each task was.
 #include <cerrno>
@@ -11,8 +11,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "linux/exit_records.hpp"
-#include "linux/exit_stream_bpf.hpp"
+#include "linux/exit/bpf_queue.hpp"
+#include "linux/exit/taskstats.hpp"
 #include "linux/sys.hpp"
 #include "parse/exit_task.hpp"
 #include "platform_exit_listener.hpp"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "linux/exit_stream_bpf.hpp"
+#include "linux/exit/bpf_queue.hpp"
 
 #include <cerrno>
 #include <new>

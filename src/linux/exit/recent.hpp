@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The hook for handles (docs/BPF.md): the exit stream kept as a bounded table
 // of recent ends, looked up by task identity. Where the exit monitor today
-// asks the taskstats exit records (src/linux/exit_records.hpp) for the final
+// asks the taskstats exit records (src/linux/exit/taskstats.hpp) for the final
 // values of a task it could not read after its end, it can ask find() here
 // instead and get exact values (1 ns CPU total, 1 ns exit instant) without
 // CAP_NET_ADMIN's socket.

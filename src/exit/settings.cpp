@@ -5,9 +5,9 @@
 // which it is (backend/backend.hpp: exit_records_backend_status,
 // exit_records_backend_uses_bpf), and reads the switches through the public
 // getters and exit_records_bpf_wanted().
+#include "settings.hpp"
 #include "backend/backend.hpp"
 #include "proctimes/exit.hpp"
-#include "settings.hpp"
 
 namespace proctimes::inline v1 {
 namespace detail {

@@ -7,7 +7,7 @@
 // handle opens and one when it closes.
 //
 // With exit records enabled (and CAP_NET_ADMIN), its epoll set also holds a
-// taskstats listener socket (exit_records.hpp). The kernel queues a task's
+// taskstats listener socket (linux/exit/taskstats.hpp). The kernel queues a task's
 // record before its pidfd becomes readable, so the monitor drains the socket
 // before it handles any exit, and hands each record to the watched tasks with
 // that id. A handle registered later can never receive an earlier task's
@@ -28,8 +28,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#include "linux/exit_records.hpp"
-#include "linux/recent_exits.hpp"
+#include "linux/exit/recent.hpp"
+#include "linux/exit/taskstats.hpp"
 #include "linux/task.hpp"
 #include "proctimes/exit.hpp"
 #include "proctimes/linux.hpp"
@@ -38,7 +38,7 @@ namespace proctimes::inline v1 {
 namespace detail {
 namespace {
 
-// The switches are portable (src/exit_settings.cpp).
+// The switches are portable (src/exit/settings.cpp).
 bool records_bpf_allowed() noexcept { return exit_records_bpf_wanted(); }
 bool records_enabled() noexcept { return exit_records_enabled(); }
 

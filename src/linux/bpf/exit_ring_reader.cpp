@@ -26,7 +26,7 @@
 #include "fd.hpp"
 #include "linux/bpf/exit_stamps.hpp"
 #include "linux/bpf/loader.hpp"
-#include "linux/exit_records.hpp"
+#include "linux/exit/taskstats.hpp"
 #include "linux/sys.hpp"
 #include "parse/bpf_records.hpp"
 #include "parse/procfs.hpp"

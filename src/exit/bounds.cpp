@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "exit_bounds.hpp"
+#include "exit/bounds.hpp"
 
 namespace proctimes::inline v1 {
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-// The task state machine (task_state.hpp): portable, driven by a backend's
+// The task state machine (exit/lifecycle.hpp): portable, driven by a backend's
 // sampler.
-#include "task_state.hpp"
+#include "exit/lifecycle.hpp"
 
-#include "exit_bounds.hpp"
+#include "exit/bounds.hpp"
 #include "precision.hpp"
 
 namespace proctimes::inline v1::detail {

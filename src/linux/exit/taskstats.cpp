@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "linux/exit_records.hpp"
+#include "linux/exit/taskstats.hpp"
 
 #include <cerrno>
 #include <chrono>
