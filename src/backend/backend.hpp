@@ -125,6 +125,50 @@ public:
     [[nodiscard]] virtual result<void> take(snapshot& out, const snapshot* reuse_from) noexcept = 0;
 };
 
+}  // namespace proctimes::inline v1::detail
+
+namespace proctimes::inline v1 {
+
+/// A listener for the end of every task on the system (exit_stream,
+/// proctimes/ledger.hpp): open_exit_stream() gives one, and
+/// src/exit/public_stream.cpp makes the public class of it. Sources today:
+/// the eBPF exit stream and taskstats (src/linux/exit/listener.cpp); Windows
+/// and the stub have none.
+/// One open listener. Used by one thread at a time (the public class's rule).
+/// Hidden like every implementation type (PROCTIMES_LOCAL): a shared
+/// libproctimes exports none of it.
+struct PROCTIMES_LOCAL exit_stream::impl {
+    impl() = default;
+    impl(const impl&) = delete;
+    impl& operator=(const impl&) = delete;
+    impl(impl&&) = delete;
+    impl& operator=(impl&&) = delete;
+    virtual ~impl() = default;
+
+    /// exit_stream::read: appends what waits, without blocking; false when
+    /// records were lost since the previous read.
+    virtual result<bool> read(std::vector<ended_task>& out) noexcept = 0;
+    /// exit_stream::wait: true once a record waits, false on timeout or EINTR.
+    virtual result<bool> wait(std::chrono::milliseconds timeout) noexcept = 0;
+    /// exit_stream::native_handle: a descriptor readable while records wait.
+    [[nodiscard]] virtual int native_handle() const noexcept = 0;
+    /// exit_stream::source: the source's name ("bpf", "taskstats").
+    [[nodiscard]] virtual std::string_view source() const noexcept = 0;
+    /// exit_stream::lost: exact count of lost records, where the source has one.
+    [[nodiscard]] virtual std::optional<std::uint64_t> lost() const noexcept = 0;
+    /// exit_stream::settle: true once every released task's end of the
+    /// window can be read (or was counted lost); false at the deadline. A
+    /// source that sends each record as its task exits has nothing to wait for.
+    [[nodiscard]] virtual result<bool> settle(std::chrono::nanoseconds /*from*/, std::chrono::nanoseconds /*to*/,
+                                              std::chrono::milliseconds /*timeout*/) const noexcept {
+        return true;
+    }
+};
+
+}  // namespace proctimes::inline v1
+
+namespace proctimes::inline v1::detail {
+
 // contract: hooks ----------------------------------------------------------------
 
 // ---- opening a task ------------------------------------------------------------
@@ -187,14 +231,13 @@ void unwatch_exit(const task_core_ptr& c, bool reap) noexcept;
 void deliver_exit_records() noexcept;
 /// For a task gone unread: waits, bounded, for an exit record on its way.
 void await_exit_record(task_core& c) noexcept;
-/// Registers the exit-record listener if not tried yet (the portable part
-/// calls it only with the monitor and records switched on). Empty when it is
-/// registered, else why not (errc::not_supported where the backend has none).
-/// The public exit_records_status() (src/exit/settings.cpp).
-std::error_code exit_records_backend_status() noexcept;
-/// True when the registered listener is the eBPF exit stream (false when
-/// none is registered).
-bool exit_records_backend_uses_bpf() noexcept;
+/// Registers the listener that hands the kernel's exit records to open
+/// handles, if not tried yet (the portable part calls it only with the
+/// monitor and records switched on): the source of the registered listener
+/// (Linux: exit_stream_source::bpf or ::taskstats), else why there is none
+/// (errc::not_supported where the backend has none). The public
+/// exit_records_status() and exit_records_use_bpf() (src/exit/settings.cpp).
+result<exit_stream_source> exit_records_backend() noexcept;
 /// Opens the listener for the end of every task on the system that `from`
 /// names (exit_stream::open's contract and errors); errc::not_supported where
 /// the backend has none. src/exit_stream.cpp makes the public class of it.

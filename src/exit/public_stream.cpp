@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // exit_stream (proctimes/ledger.hpp): the public class over the backend's
-// listener (platform_exit_listener.hpp). A moved-from or default stream has
+// listener (backend/backend.hpp). A moved-from or default stream has
 // no listener: it answers invalid_handle, -1, "" and nothing.
-#include "platform_exit_listener.hpp"
+#include "backend/backend.hpp"
 
 namespace proctimes::inline v1 {
 

@@ -2,8 +2,7 @@
 // The exit switches of proctimes/exit.hpp: portable policy. Each switch is
 // its setter's choice, else its variable's (settings.hpp), else its default;
 // a backend only says whether its exit-record listener is registered and
-// which it is (backend/backend.hpp: exit_records_backend_status,
-// exit_records_backend_uses_bpf), and reads the switches through the public
+// which it is (backend/backend.hpp: exit_records_backend), and reads the switches through the public
 // getters and exit_records_bpf_wanted().
 #include "settings.hpp"
 #include "backend/backend.hpp"
@@ -38,12 +37,14 @@ std::error_code exit_records_status() noexcept {
     // Off because the variable's value was refused: say so.
     if (!records && detail::g_records.invalid_value_ignored()) return make_error_code(errc::invalid_argument);
     if (!records || !exit_monitor_enabled()) return make_error_code(errc::not_supported);
-    return detail::exit_records_backend_status();
+    const auto source = detail::exit_records_backend();
+    return source ? std::error_code{} : source.error();
 }
 
 bool exit_records_use_bpf() noexcept {
     if (!exit_monitor_enabled() || !exit_records_enabled()) return false;
-    return detail::exit_records_backend_uses_bpf();
+    const auto source = detail::exit_records_backend();
+    return source && *source == exit_stream_source::bpf;
 }
 
 }  // namespace proctimes::inline v1

@@ -44,8 +44,6 @@ void watch_exit(const task_core_ptr&) noexcept {}
 void unwatch_exit(const task_core_ptr&, bool) noexcept {}
 void deliver_exit_records() noexcept {}
 void await_exit_record(task_core&) noexcept {}
-// No exit records: the switches themselves are portable (src/exit/settings.cpp).
-std::error_code exit_records_backend_status() noexcept { return unsupported(); }
-bool exit_records_backend_uses_bpf() noexcept { return false; }
+// Exit records and the exit stream: src/stub/exit.cpp.
 
 }  // namespace proctimes::inline v1::detail

@@ -25,8 +25,8 @@
 
 #include "bpf_skip.hpp"
 #include "burn.hpp"
+#include "linux/bpf/exit_ring_reader.hpp"
 #include "linux/exit/recent.hpp"
-#include "platform_exit_stream.hpp"
 #include "proctimes/boot.hpp"
 #include "proctimes/clock.hpp"
 #include "proctimes/snapshot.hpp"

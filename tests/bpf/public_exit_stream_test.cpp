@@ -18,7 +18,7 @@
 
 #include "bpf_skip.hpp"
 #include "burn.hpp"
-#include "platform_exit_stream.hpp"
+#include "linux/bpf/exit_ring_reader.hpp"
 #include "proctimes/clock.hpp"
 #include "proctimes/ledger.hpp"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The exit stream's user-space half: a ring-buffer reader on its own thread.
-#include "platform_exit_stream.hpp"
+#include "linux/bpf/exit_ring_reader.hpp"
 
 #include <algorithm>
 #include <cerrno>

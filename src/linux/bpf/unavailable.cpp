@@ -31,13 +31,13 @@ bpf_source_status bpf_snapshot_status() noexcept {
 
 }  // namespace proctimes::inline v1
 
-#include "platform_exit_stream.hpp"
+#include "linux/bpf/exit_ring_reader.hpp"
 
 namespace proctimes::inline v1::detail {
 
 struct bpf_exit_stream::impl {};
 
-// The callback is taken by value as platform_exit_stream.hpp declares it.
+// The callback is taken by value as linux/bpf/exit_ring_reader.hpp declares it.
 // NOLINTNEXTLINE(performance-unnecessary-value-param)
 result<std::unique_ptr<bpf_exit_stream>> bpf_exit_stream::start(callback, lost_callback, bool) noexcept {
     return make_error_code(errc::not_supported);

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "fd.hpp"
-#include "platform_exit_stream.hpp"
+#include "linux/bpf/exit_ring_reader.hpp"
 #include "proctimes/ledger.hpp"
 
 namespace proctimes::inline v1::detail {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The Linux listener behind exit_stream (platform_exit_listener.hpp): the
+// The Linux listener behind exit_stream (backend/backend.hpp): the
 // eBPF exit stream's queue (linux/exit/bpf_queue.hpp) where it can be used, else
 // the taskstats listener registered by exit_records, read with the parser that
 // keeps who each task was.
@@ -11,11 +11,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "backend/backend.hpp"
 #include "linux/exit/bpf_queue.hpp"
 #include "linux/exit/taskstats.hpp"
 #include "linux/sys.hpp"
 #include "parse/exit_task.hpp"
-#include "platform_exit_listener.hpp"
 #include "proctimes/error.hpp"
 
 namespace proctimes::inline v1 {

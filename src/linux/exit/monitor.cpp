@@ -402,22 +402,14 @@ std::uint64_t exit_records_bpf_lost() noexcept {
     }
 }
 
-std::error_code exit_records_backend_status() noexcept {
+result<exit_stream_source> exit_records_backend() noexcept {
     monitor* m = get_monitor();
     if (!m) return make_error_code(errc::not_supported);
     try {
-        return m->records_status();
+        if (const std::error_code e = m->records_status()) return e;
+        return m->uses_bpf() ? exit_stream_source::bpf : exit_stream_source::taskstats;
     } catch (...) {
         return errno_code(ENOMEM);
-    }
-}
-
-bool exit_records_backend_uses_bpf() noexcept {
-    monitor* m = get_monitor();
-    try {
-        return m && !m->records_status() && m->uses_bpf();
-    } catch (...) {
-        return false;
     }
 }
 

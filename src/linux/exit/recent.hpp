@@ -14,7 +14,7 @@
 #include <optional>
 #include <unordered_map>
 
-#include "platform_exit_stream.hpp"
+#include "linux/bpf/exit_ring_reader.hpp"
 
 namespace proctimes::inline v1::detail {
 
