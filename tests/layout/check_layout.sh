@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # The layout rules of the source tree (docs/DESIGN.md, "Layers"):
-#  1. no file outside src/linux/ includes a header of src/linux/ (the backend
-#     is reached through src/backend/backend.hpp only), but for the backend's own
-#     white-box tests in tests/bpf/ (the eBPF exit stream and its cache);
+#  1. no file outside a backend's folder (src/linux/, src/windows/, src/stub/)
+#     includes a header of it: a backend is reached through the seam,
+#     src/backend/backend.hpp, only; but for the backends' own white-box
+#     tests (tests/bpf/: the eBPF exit stream and its cache; tests/windows/);
 #  2. the portable code (src/ outside src/linux/ and src/parse/) includes no
 #     kernel header (<linux/...>, <sys/syscall.h>): kernel headers belong to
 #     the Linux backend and to the parsers of kernel formats;
@@ -16,15 +17,20 @@ root=${1:?usage: check_layout.sh <source dir>}
 cd "$root" || exit 2
 status=0
 
-# A quoted include of "linux/..." names src/linux/ (the include path is src/).
-hits=$(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"linux/' \
-         --include='*.c' --include='*.cc' --include='*.cpp' --include='*.h' --include='*.hpp' \
-         src tools tests bench fuzz examples python 2>/dev/null | grep -vE '^(src/linux|tests/bpf)/')
-if [ -n "$hits" ]; then
-    echo "Outside src/linux/, these include a header of src/linux/ (use src/backend/backend.hpp):"
-    echo "$hits"
-    status=1
-fi
+# A quoted include of "linux/..." names src/linux/ (the include path is src/),
+# and so on for each backend.
+for backend in linux:bpf windows:windows stub:-; do
+    name=${backend%%:*}
+    tests=${backend#*:}
+    hits=$(grep -rnE "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"$name/" \
+             --include='*.c' --include='*.cc' --include='*.cpp' --include='*.h' --include='*.hpp' \
+             src tools tests bench fuzz examples python 2>/dev/null | grep -vE "^(src/$name|tests/$tests)/")
+    if [ -n "$hits" ]; then
+        echo "Outside src/$name/, these include a header of src/$name/ (use src/backend/backend.hpp):"
+        echo "$hits"
+        status=1
+    fi
+done
 
 hits=$(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*<(linux/|sys/syscall\.h)' \
          --include='*.cpp' --include='*.hpp' --include='*.h' src 2>/dev/null |
