@@ -129,14 +129,14 @@ public:
 
 namespace proctimes::inline v1 {
 
-/// A listener for the end of every task on the system (exit_stream,
-/// proctimes/ledger.hpp): open_exit_stream() gives one, and
-/// src/exit/public_stream.cpp makes the public class of it. Sources today:
-/// the eBPF exit stream and taskstats (src/linux/exit/listener.cpp); Windows
-/// and the stub have none.
-/// One open listener. Used by one thread at a time (the public class's rule).
-/// Hidden like every implementation type (PROCTIMES_LOCAL): a shared
-/// libproctimes exports none of it.
+/// One open listener for the end of every task on the system: the backend's
+/// side of exit_stream (proctimes/ledger.hpp). open_exit_stream() gives one,
+/// and src/exit/public_stream.cpp makes the public class of it. Sources
+/// today: the eBPF exit stream and taskstats (src/linux/exit/listener.cpp);
+/// Windows and the stub have none.
+///
+/// Used by one thread at a time (the public class's rule). Hidden like every
+/// implementation type (PROCTIMES_LOCAL): a shared libproctimes exports none of it.
 struct PROCTIMES_LOCAL exit_stream::impl {
     impl() = default;
     impl(const impl&) = delete;
