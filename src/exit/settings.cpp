@@ -2,8 +2,8 @@
 // The exit switches of proctimes/exit.hpp: portable policy. Each switch is
 // its setter's choice, else its variable's (settings.hpp), else its default;
 // a backend only says whether its exit-record listener is registered and
-// which it is (backend/backend.hpp: exit_records_backend), and reads the switches through the public
-// getters and exit_records_bpf_wanted().
+// which it is (backend/backend.hpp: exit_records_backend), and reads the
+// switches through the public getters and exit_records_bpf_wanted().
 #include "settings.hpp"
 #include "backend/backend.hpp"
 #include "proctimes/exit.hpp"
