@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// process-exporter `name:` templates (tools/proctimes/serve/name_template.cpp):
+// process-exporter `name:` templates (tools/proctimes/serve/pe/name_template.cpp):
 // any text is either refused with a message or parsed; a parsed template
 // renders without reading its values as templates, and text without "{{"
 // renders as itself. The first byte picks a time for go_time_string.
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "check.hpp"
-#include "serve/name_template.hpp"
+#include "serve/pe/name_template.hpp"
 
 namespace serve = proctimes::cli::serve;
 

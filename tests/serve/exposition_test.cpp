@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "serve/exposition.hpp"
-#include "serve/grouping.hpp"
+#include "serve/pe/grouping.hpp"
 
 using namespace proctimes::cli::serve;
 

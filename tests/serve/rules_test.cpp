@@ -14,8 +14,8 @@
 
 #include "pattern.hpp"
 #include "serve/exposition.hpp"
-#include "serve/goflags.hpp"
-#include "serve/grouping.hpp"
+#include "serve/pe/goflags.hpp"
+#include "serve/pe/grouping.hpp"
 #include "utf8.hpp"
 
 using proctimes::cli::pattern;

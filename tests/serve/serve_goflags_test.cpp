@@ -18,7 +18,7 @@
 #include "cli.hpp"
 #include "scrape_text.hpp"
 #include "serve/collector.hpp"
-#include "serve/goflags.hpp"
+#include "serve/pe/goflags.hpp"
 
 namespace {
 

@@ -20,7 +20,7 @@
 #include "proctimes/ledger.hpp"
 #include "proctimes/snapshot.hpp"
 #include "serve/exposition.hpp"
-#include "serve/grouping.hpp"
+#include "serve/pe/grouping.hpp"
 #include "serve/procfiles.hpp"
 #include "serve/reaped.hpp"
 #include "serve/serve.hpp"

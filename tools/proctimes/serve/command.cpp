@@ -8,9 +8,9 @@
 
 #include "numbers.hpp"
 #include "serve/collector.hpp"
-#include "serve/goflags.hpp"
+#include "serve/http/webconfig.hpp"
+#include "serve/pe/goflags.hpp"
 #include "serve/serve.hpp"
-#include "serve/webconfig.hpp"
 
 namespace proctimes::cli {
 

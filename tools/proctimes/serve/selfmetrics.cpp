@@ -10,7 +10,7 @@
 #include "commands.hpp"
 #include "proctimes/process.hpp"
 #include "serve/exposition.hpp"
-#include "serve/grouping.hpp"
+#include "serve/pe/grouping.hpp"
 #include "serve/procfiles.hpp"
 #include "serve/selfmetrics.hpp"
 

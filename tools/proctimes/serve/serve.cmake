@@ -7,24 +7,36 @@ pkg_check_modules(PROCTIMES_GNUTLS REQUIRED IMPORTED_TARGET gnutls)
 pkg_check_modules(PROCTIMES_CRYPT REQUIRED IMPORTED_TARGET libcrypt)
 find_package(ZLIB REQUIRED)
 find_package(yaml-cpp REQUIRED)
+# The command: its options, its errors and their exit codes.
 target_sources(proctimes_cli PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/command.cpp
+)
+# The collector: snapshots, exit records, counters and their exposition.
+target_sources(proctimes_cli PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/collector.cpp
   ${CMAKE_CURRENT_LIST_DIR}/metrics.cpp
   ${CMAKE_CURRENT_LIST_DIR}/membership.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reaped.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/namedprocess.cpp
   ${CMAKE_CURRENT_LIST_DIR}/procfiles.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exposition.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/grouping.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/pe_config.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/name_template.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/goflags.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/http.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/listen.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/webconfig.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/webauth.cpp
   ${CMAKE_CURRENT_LIST_DIR}/selfmetrics.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/namedprocess.cpp
+)
+# process-exporter's emulation (pe/): its config, name templates, flags and
+# grouping rules (its namedprocess_* families are the collector's).
+target_sources(proctimes_cli PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/pe/pe_config.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/pe/name_template.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/pe/goflags.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/pe/grouping.cpp
+)
+# The HTTP side (http/): the server, its listening socket, the web config
+# (TLS, basic authentication, headers).
+target_sources(proctimes_cli PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/http/http.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/http/listen.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/http/webconfig.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/http/webauth.cpp
 )
 target_link_libraries(proctimes_cli PRIVATE PkgConfig::PROCTIMES_MHD PkgConfig::PROCTIMES_GNUTLS
                       PkgConfig::PROCTIMES_CRYPT ZLIB::ZLIB yaml-cpp)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "serve/goflags.hpp"
+#include "serve/pe/goflags.hpp"
 
 #include <re2/re2.h>
 

@@ -31,9 +31,9 @@
 #include <zlib.h>
 
 #include "serve/collector.hpp"
-#include "serve/listen.hpp"
+#include "serve/http/listen.hpp"
+#include "serve/http/webconfig.hpp"
 #include "serve/serve.hpp"
-#include "serve/webconfig.hpp"
 
 namespace proctimes::cli {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "serve/listen.hpp"
+#include "serve/http/listen.hpp"
 
 #include <cerrno>
 #include <cstring>

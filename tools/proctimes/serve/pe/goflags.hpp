@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "serve/grouping.hpp"
+#include "serve/pe/grouping.hpp"
 #include "serve/serve.hpp"
 
 namespace proctimes::cli::serve {

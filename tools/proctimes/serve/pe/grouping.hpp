@@ -20,7 +20,7 @@
 
 #include "pattern.hpp"
 #include "proctimes/snapshot.hpp"
-#include "serve/name_template.hpp"
+#include "serve/pe/name_template.hpp"
 #include "serve/serve.hpp"
 
 namespace proctimes::cli::serve {

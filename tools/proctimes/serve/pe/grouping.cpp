@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "serve/grouping.hpp"
+#include "serve/pe/grouping.hpp"
 
 #include <fcntl.h>
 #include <pwd.h>
@@ -12,7 +12,7 @@
 
 #include "fd.hpp"
 #include "parse/procfs.hpp"
-#include "serve/goflags.hpp"
+#include "serve/pe/goflags.hpp"
 
 namespace proctimes::cli::serve {
 namespace {

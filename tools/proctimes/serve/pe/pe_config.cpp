@@ -8,7 +8,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "fd.hpp"
-#include "serve/grouping.hpp"
+#include "serve/pe/grouping.hpp"
 #include "utf8.hpp"
 
 namespace proctimes::cli::serve {

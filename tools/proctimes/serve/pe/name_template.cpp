@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "serve/name_template.hpp"
+#include "serve/pe/name_template.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -10,7 +10,7 @@
 
 #include <gnutls/crypto.h>
 
-#include "serve/webconfig.hpp"
+#include "serve/http/webconfig.hpp"
 
 namespace proctimes::cli::serve {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "serve/webconfig.hpp"
+#include "serve/http/webconfig.hpp"
 
 #include <algorithm>
 #include <array>
