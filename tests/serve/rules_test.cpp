@@ -256,10 +256,10 @@ TEST(NameTemplate, AnEndedProcessIsNotNamedWithAMadeUpPid) {
     ::close(fd);
     proctimes::cli::serve_options o;
     o.config_file = path;
-    std::string err;
-    auto c = classifier::make(o, err);
+    auto made = classifier::make(o);
     ::unlink(path);
-    ASSERT_TRUE(c) << err;
+    ASSERT_TRUE(made) << made.error().message;
+    const auto& c = *made;
     EXPECT_EQ(c->ended_verdict("sh", 0, nullptr).k, verdict::kind::unknown);
     const verdict bash = c->ended_verdict("bash", 0, nullptr);  // a record has its comm
     EXPECT_EQ(bash.k, verdict::kind::matched);
@@ -278,9 +278,13 @@ std::unique_ptr<classifier> from_config(const std::string& yaml, std::string& er
     ::close(fd);
     proctimes::cli::serve_options o;
     o.config_file = path;
-    auto c = classifier::make(o, err);
+    auto made = classifier::make(o);
     ::unlink(path);
-    return c;
+    if (!made) {
+        err = made.error().message;
+        return nullptr;
+    }
+    return std::move(*made);
 }
 
 // The group the rules give a process of this comm and command line (words
@@ -443,7 +447,10 @@ TEST(ProcessExporterConfig, BackslashCIsRefusedAsGoRefusesIt) {
     err.clear();
     proctimes::cli::serve_options o;
     o.include = "^a\\C";
-    EXPECT_FALSE(classifier::make(o, err));
+    const auto refused = classifier::make(o);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().kind, proctimes::cli::serve::error_kind::usage);
+    err = refused.error().message;
     EXPECT_NE(err.find("--include"), std::string::npos) << err;
     EXPECT_NE(err.find("\\C"), std::string::npos) << err;
 }

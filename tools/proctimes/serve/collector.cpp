@@ -25,10 +25,20 @@ constexpr std::size_t max_pending = 1 << 20;
 }  // namespace
 
 std::unique_ptr<collector> collector::make(const serve_options& opts, std::string& error) {
+    auto c = open(opts);
+    if (!c) {
+        error = c.error().message;
+        return nullptr;
+    }
+    return std::move(*c);
+}
+
+outcome<std::unique_ptr<collector>> collector::open(const serve_options& opts) {
     std::unique_ptr<collector> c(new collector);
     c->opts_ = opts;
-    c->classify_ = classifier::make(opts, error);
-    if (!c->classify_) return nullptr;
+    auto classify = classifier::make(opts);
+    if (!classify) return classify.error();
+    c->classify_ = std::move(*classify);
     snapshot_options so;
     so.proc_root = opts.proc_root;
     so.threads = opts.threads;
@@ -43,10 +53,7 @@ std::unique_ptr<collector> collector::make(const serve_options& opts, std::strin
     // Otherwise the eBPF walk where it can be used, threads or not: one
     // source, so one group set, whatever --threads says.
     auto s = snapshotter::open(so);
-    if (!s) {
-        error = "cannot read " + opts.proc_root + ": " + s.error().message();
-        return nullptr;
-    }
+    if (!s) return serve::error{error_kind::runtime, "cannot read " + opts.proc_root + ": " + s.error().message()};
     c->snap_ = std::move(*s);
     // Pids of proc_root are this process's pids only if its "self" names it
     // (not a procfs of another pid namespace mounted at /proc).

@@ -19,6 +19,7 @@
 
 #include "proctimes/ledger.hpp"
 #include "proctimes/snapshot.hpp"
+#include "serve/error.hpp"
 #include "serve/exposition.hpp"
 #include "serve/pe/grouping.hpp"
 #include "serve/procfiles.hpp"
@@ -30,7 +31,10 @@ namespace proctimes::cli::serve {
 class collector {
 public:
     /// Opens the snapshotter (and, if permitted and asked for, the exit
-    /// stream). Sets `error` when /proc cannot be read or the config is bad.
+    /// stream). Errors: the classifier's (classifier::make), and
+    /// error_kind::runtime when the process table cannot be read.
+    static outcome<std::unique_ptr<collector>> open(const serve_options& opts);
+    /// open(), with the error's message in `error`.
     static std::unique_ptr<collector> make(const serve_options& opts, std::string& error);
     ~collector();
 

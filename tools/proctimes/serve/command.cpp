@@ -8,32 +8,94 @@
 
 #include "numbers.hpp"
 #include "serve/collector.hpp"
+#include "serve/error.hpp"
+#include "serve/http/http.hpp"
 #include "serve/http/webconfig.hpp"
 #include "serve/pe/goflags.hpp"
 #include "serve/serve.hpp"
 
 namespace proctimes::cli {
 
-int serve_http(serve::collector& col, const serve_options& opts, const serve::web_config& web, std::ostream& out,
-               std::ostream& err);
-
 namespace {
 
-// HOST:PORT, :PORT, [V6]:PORT. Returns an error message, or "".
-std::string parse_listen(const std::string& v, serve_options& o) {
+using serve::error_kind;
+
+// HOST:PORT, :PORT, [V6]:PORT. Errors: error_kind::usage.
+serve::status parse_listen(const std::string& v, serve_options& o) {
+    const auto bad = [&v](const std::string& why) {
+        return serve::error{error_kind::usage, "--listen " + v + ": " + why};
+    };
     const auto colon = v.rfind(':');
-    if (colon == std::string::npos) return "expected HOST:PORT";
+    if (colon == std::string::npos) return bad("expected HOST:PORT");
     std::string host = v.substr(0, colon);
     const std::string port = v.substr(colon + 1);
     if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
     if (host.empty()) host = "0.0.0.0";
     if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos)
-        return "bad port '" + port + "'";
+        return bad("bad port '" + port + "'");
     const unsigned long p = std::stoul(port);
-    if (p > 65535) return "bad port '" + port + "'";
+    if (p > 65535) return bad("bad port '" + port + "'");
     o.host = host;
     o.port = static_cast<std::uint16_t>(p);
-    return {};
+    return serve::ok();
+}
+
+// What the command line says beyond CLI11's own checks: process-exporter's
+// flags, the listen address and the options that cannot go together.
+serve::status settle_options(const CLI::App& app, serve_options& opts, std::string& listen, const std::string& by) {
+    serve::go_flags_seen seen;
+    if (auto e = serve::apply_go_flags(app.remaining(), opts, seen); !e.empty())
+        return serve::error{error_kind::usage, std::move(e)};
+    if (seen.listen) {
+        if (!listen.empty() && listen != seen.listen_value)
+            return serve::error{error_kind::usage, "--listen and -web.listen-address name different addresses"};
+        listen = seen.listen_value;
+    }
+    // With process-exporter's rules (a config file, -procnames or
+    // -namemapping), its families and its defaults: the thread families and
+    // the proportional memory types on, unless a flag says otherwise
+    // (-threads=false, -gather-smaps=false).
+    if (!opts.config_file.empty() || !opts.procnames.empty() || !opts.namemapping.empty()) {
+        opts.namedprocess = true;
+        if (!seen.threads && app.count("--threads") == 0) opts.threads = true;
+        if (!seen.smaps && app.count("--gather-smaps") == 0) opts.gather_smaps = true;
+    }
+    if (seen.grouping && app.count("--group-by") > 0)
+        return serve::error{error_kind::usage, "-procnames/-namemapping cannot be used with --group-by"};
+    if (!listen.empty()) {
+        if (auto parsed = parse_listen(listen, opts); !parsed) return parsed;
+    }
+    opts.grouping = by == "user"     ? group_by::user
+                    : by == "cgroup" ? group_by::cgroup
+                    : by == "exe"    ? group_by::exe
+                                     : group_by::name;
+    return serve::ok();
+}
+
+// The command once its options are settled: the web config, the collector,
+// then one scrape (--once) or the server until SIGINT/SIGTERM.
+serve::status serve_command(const serve_options& opts, std::ostream& out, std::ostream& err) {
+    serve::web_config web;
+    if (!opts.web_config_file.empty()) {  // checked with --once too
+        auto read = serve::read_web_config(opts.web_config_file);
+        if (!read) return read.error();
+        web = std::move(*read);
+    }
+    auto col = serve::collector::open(opts);
+    if (!col) return col.error();
+    if (opts.once) {
+        out << (*col)->scrape(serve::format::text_004);
+        return serve::ok();
+    }
+    return serve::serve_http(**col, opts, web, out, err);
+}  // the collector's threads end here
+
+// The one place an error becomes an exit status (error_kinds): its message
+// on standard error, its kind's status.
+int exit_status_of(const serve::status& s, std::ostream& err) {
+    if (s) return 0;
+    err << "proctimes: serve: " << s.error().message << "\n";
+    return serve::exit_status(s.error().kind);
 }
 
 }  // namespace
@@ -91,41 +153,8 @@ subcommand add_serve(CLI::App& root) {
         "-recheck, -config.path, -web.listen-address, -web.telemetry-path, -procfs, -gather-smaps, -web.config.file "
         "(one or two dashes; docs/SERVE.md).");
     return {app, [app, opts, listen, by](std::ostream& out, std::ostream& err) {
-                serve::go_flags_seen seen;
-                if (auto e = serve::apply_go_flags(app->remaining(), *opts, seen); !e.empty()) {
-                    err << "proctimes: serve: " << e << "\n";
-                    return 2;
-                }
-                if (seen.listen) {
-                    if (!listen->empty() && *listen != seen.listen_value) {
-                        err << "proctimes: serve: --listen and -web.listen-address name different addresses\n";
-                        return 2;
-                    }
-                    *listen = seen.listen_value;
-                }
-                // With process-exporter's rules (a config file, -procnames or
-                // -namemapping), its families and its defaults: the thread
-                // families and the proportional memory types on, unless a flag
-                // says otherwise (-threads=false, -gather-smaps=false).
-                if (!opts->config_file.empty() || !opts->procnames.empty() || !opts->namemapping.empty()) {
-                    opts->namedprocess = true;
-                    if (!seen.threads && app->count("--threads") == 0) opts->threads = true;
-                    if (!seen.smaps && app->count("--gather-smaps") == 0) opts->gather_smaps = true;
-                }
-                if (seen.grouping && app->count("--group-by") > 0) {
-                    err << "proctimes: serve: -procnames/-namemapping cannot be used with --group-by\n";
-                    return 2;
-                }
-                if (!listen->empty()) {
-                    if (auto e = parse_listen(*listen, *opts); !e.empty()) {
-                        err << "proctimes: serve: --listen " << *listen << ": " << e << "\n";
-                        return 2;
-                    }
-                }
-                opts->grouping = *by == "user"     ? group_by::user
-                                 : *by == "cgroup" ? group_by::cgroup
-                                 : *by == "exe"    ? group_by::exe
-                                                   : group_by::name;
+                if (auto settled = settle_options(*app, *opts, *listen, *by); !settled)
+                    return exit_status_of(settled, err);
                 return run_serve(*opts, out, err);
             }};
 }
@@ -139,31 +168,9 @@ int run_serve(const serve_options& opts, std::ostream& out, std::ostream& err) {
     sigaddset(&stop_set, SIGINT);
     sigaddset(&stop_set, SIGTERM);
     if (!opts.once) ::pthread_sigmask(SIG_BLOCK, &stop_set, &old);
-    int rc;
-    {
-        std::string error;
-        serve::web_config web;
-        if (!opts.web_config_file.empty()) {  // checked with --once too
-            web = serve::read_web_config(opts.web_config_file, error);
-            if (!error.empty()) {
-                err << "proctimes: serve: " << error << "\n";
-                if (!opts.once) ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-                return 2;
-            }
-        }
-        auto col = serve::collector::make(opts, error);
-        if (!col) {
-            err << "proctimes: serve: " << error << "\n";
-            rc = error.find("cannot read /") == 0 && opts.config_file.empty() ? 1 : 2;
-        } else if (opts.once) {
-            out << col->scrape(serve::format::text_004);
-            rc = 0;
-        } else {
-            rc = serve_http(*col, opts, web, out, err);
-        }
-    }  // the collector's threads end here, before the signals open again
+    const serve::status done = serve_command(opts, out, err);
     if (!opts.once) ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    return rc;
+    return exit_status_of(done, err);
 }
 
 }  // namespace proctimes::cli

@@ -7,9 +7,11 @@ pkg_check_modules(PROCTIMES_GNUTLS REQUIRED IMPORTED_TARGET gnutls)
 pkg_check_modules(PROCTIMES_CRYPT REQUIRED IMPORTED_TARGET libcrypt)
 find_package(ZLIB REQUIRED)
 find_package(yaml-cpp REQUIRED)
-# The command: its options, its errors and their exit codes.
+# The command: its options, its errors and their exit codes, how it reads
+# the files it is given.
 target_sources(proctimes_cli PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/command.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/files.cpp
 )
 # The collector: snapshots, exit records, counters and their exposition.
 target_sources(proctimes_cli PRIVATE

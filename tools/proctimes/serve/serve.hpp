@@ -62,8 +62,9 @@ struct serve_options {
 
 subcommand add_serve(CLI::App& root);
 
-/// The whole command: serves until SIGINT/SIGTERM; 0 on a clean stop, 1 when
-/// it cannot listen or collect, 2 for a bad configuration.
+/// The whole command: serves until SIGINT/SIGTERM; 0 on a clean stop, else
+/// the exit status of its error's kind (serve/error.hpp: 1 when it cannot
+/// listen or collect, 2 for a bad configuration).
 int run_serve(const serve_options& opts, std::ostream& out, std::ostream& err);
 
 }  // namespace proctimes::cli

@@ -31,6 +31,7 @@
 #include <zlib.h>
 
 #include "serve/collector.hpp"
+#include "serve/http/http.hpp"
 #include "serve/http/listen.hpp"
 #include "serve/http/webconfig.hpp"
 #include "serve/serve.hpp"
@@ -204,6 +205,10 @@ struct auth_wait {
 
 struct server_state {
     serve::collector& col;
+    std::ostream& err;
+    /// Scrapes answered 500 because the collection threw: the first is
+    /// logged with its reason, the count when the server stops.
+    std::atomic<std::uint64_t> failed_scrapes{0};
     bodies cache;
     std::string metrics_path;  ///< --web.telemetry-path, default /metrics
     std::string index;         ///< the page at "/"
@@ -295,6 +300,15 @@ void on_completed(void* cls, MHD_Connection* c, void** req_cls, MHD_RequestTermi
     static_cast<server_state*>(cls)->pool.set(entry_of(c), conn_entry::state::waiting);
 }
 
+// A collection that threw (out of memory, most likely): nothing may unwind
+// into the library's C code, so the scrape is answered 500; the first one is
+// logged with its reason, and every one counted.
+void scrape_failed(server_state& st, const char* why) {
+    if (st.failed_scrapes.fetch_add(1, std::memory_order_relaxed) == 0)
+        st.err << "proctimes: serve: a scrape failed (" << why
+               << "); answered 500, later failures are counted and shown when the server stops" << std::endl;
+}
+
 MHD_Result refuse(const server_state& st, MHD_Connection* c, serve::basic_auth::verdict v) {
     if (v == serve::basic_auth::verdict::busy) {
         static const char busy[] = "too many passwords are being checked; retry\n";
@@ -373,7 +387,11 @@ MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* met
     bodies::pair b;
     try {
         b = st.cache.get(st.col, f, want_gz);
-    } catch (...) {  // nothing may unwind into the library's C code
+    } catch (const std::exception& e) {
+        scrape_failed(st, e.what());
+        return reply_static(st, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "collection failed\n", "text/plain");
+    } catch (...) {
+        scrape_failed(st, "an exception of unknown type");
         return reply_static(st, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "collection failed\n", "text/plain");
     }
     const bool gz = want_gz && b.gz && !b.gz->empty();
@@ -385,25 +403,17 @@ MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* met
     return reply(st, c, MHD_HTTP_OK, r, std::string(serve::content_type(f)).c_str());
 }
 
-std::string shown_host(const std::string& host) {
-    return host.find(':') != std::string::npos ? "[" + host + "]" : host;
-}
-
 }  // namespace
 
-int serve_http(serve::collector& col, const serve_options& opts, const serve::web_config& web, std::ostream& out,
-               std::ostream& err) {
-    auto l = serve::open_listener(opts.host, opts.port);
-    if (l.fd < 0) {
-        err << "proctimes: serve: cannot listen on " << shown_host(opts.host) << ":" << opts.port << ": " << l.error
-            << "\n";
-        return 1;
-    }
+serve::status serve::serve_http(serve::collector& col, const serve_options& opts, const serve::web_config& web,
+                                std::ostream& out, std::ostream& err) {
+    auto listening = serve::open_listener(opts.host, opts.port);
+    if (!listening) return listening.error();
+    const serve::listener l = *listening;
     if (!opts.port_file.empty()) {
-        if (auto e = serve::write_port_file(opts.port_file, l.port); !e.empty()) {
+        if (auto written = serve::write_port_file(opts.port_file, l.port); !written) {
             ::close(l.fd);
-            err << "proctimes: serve: --port-file: " << e << "\n";
-            return 1;
+            return written.error();
         }
     }
 
@@ -416,6 +426,8 @@ int serve_http(serve::collector& col, const serve_options& opts, const serve::we
     ::pthread_sigmask(SIG_BLOCK, &stop_set, &old);
 
     server_state st{col,
+                    err,
+                    {},
                     {},
                     opts.metrics_path,
                     index_html(opts.metrics_path),
@@ -454,11 +466,12 @@ int serve_http(serve::collector& col, const serve_options& opts, const serve::we
     if (!d) {
         // Not closed here: whether the library already did is not documented.
         ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-        err << "proctimes: serve: cannot start the HTTP server on " << shown_host(opts.host) << ":" << l.port << "\n";
-        return 1;
+        return serve::error{serve::error_kind::listen,
+                            "cannot start the HTTP server on " + serve::shown_address(opts.host, l.port)};
     }
-    out << "proctimes serve: listening on " << (web.tls ? "https://" : "http://") << shown_host(opts.host) << ":"
-        << l.port << opts.metrics_path << " (exit records: " << col.exit_source() << ")" << std::endl;
+    out << "proctimes serve: listening on " << (web.tls ? "https://" : "http://")
+        << serve::shown_address(opts.host, l.port) << opts.metrics_path << " (exit records: " << col.exit_source()
+        << ")" << std::endl;
 
     siginfo_t si{};
     while (::sigwaitinfo(&stop_set, &si) < 0 && errno == EINTR) {
@@ -468,8 +481,11 @@ int serve_http(serve::collector& col, const serve_options& opts, const serve::we
     if (st.auth) st.auth->stop();
     ::MHD_stop_daemon(d);  // joins its threads, closes every connection and the listening socket
     ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    if (const auto failed = st.failed_scrapes.load(); failed > 0)
+        err << "proctimes: serve: " << failed << " scrape" << (failed == 1 ? "" : "s") << " failed (answered 500)"
+            << std::endl;
     out << "proctimes serve: stopped" << std::endl;
-    return 0;
+    return serve::ok();
 }
 
 }  // namespace proctimes::cli

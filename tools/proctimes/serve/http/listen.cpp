@@ -13,7 +13,14 @@
 
 namespace proctimes::cli::serve {
 
-listener open_listener(const std::string& host, std::uint16_t port) {
+std::string shown_address(const std::string& host, std::uint16_t port) {
+    return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+outcome<listener> open_listener(const std::string& host, std::uint16_t port) {
+    const auto refused = [&](const char* why) {
+        return serve::error{error_kind::listen, "cannot listen on " + shown_address(host, port) + ": " + why};
+    };
     listener l;
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
@@ -21,10 +28,8 @@ listener open_listener(const std::string& host, std::uint16_t port) {
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
     addrinfo* res = nullptr;
     const std::string service = std::to_string(port);
-    if (const int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &res); rc != 0) {
-        l.error = rc == EAI_SYSTEM ? std::strerror(errno) : ::gai_strerror(rc);
-        return l;
-    }
+    if (const int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &res); rc != 0)
+        return refused(rc == EAI_SYSTEM ? std::strerror(errno) : ::gai_strerror(rc));
     int last_errno = 0;
     for (addrinfo* ai = res; ai && l.fd < 0; ai = ai->ai_next) {
         const int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
@@ -50,32 +55,33 @@ listener open_listener(const std::string& host, std::uint16_t port) {
         l.fd = fd;
     }
     ::freeaddrinfo(res);
-    if (l.fd < 0) l.error = last_errno != 0 ? std::strerror(last_errno) : "no usable address";
+    if (l.fd < 0) return refused(last_errno != 0 ? std::strerror(last_errno) : "no usable address");
     return l;
 }
 
-std::string write_port_file(const std::string& path, std::uint16_t port) {
+status write_port_file(const std::string& path, std::uint16_t port) {
+    const auto failed = [](const std::string& why) { return serve::error{error_kind::listen, "--port-file: " + why}; };
     // A fresh file made by mkstemp (O_EXCL: never a planted file or symlink)
     // in the same directory, renamed over the target: readers see the whole
     // number or nothing, and the rename replaces a symlink rather than
     // following it.
     std::string tmp = path + ".XXXXXX";
     const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
-    if (fd < 0) return std::string("cannot create a file beside ") + path + ": " + std::strerror(errno);
+    if (fd < 0) return failed("cannot create a file beside " + path + ": " + std::strerror(errno));
     (void)::fchmod(fd, 0644);
     const std::string text = std::to_string(port) + "\n";
     const bool wrote = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
     const int werr = errno;
     if (::close(fd) != 0 || !wrote) {
         ::unlink(tmp.c_str());
-        return "cannot write " + tmp + ": " + std::strerror(wrote ? errno : werr);
+        return failed("cannot write " + tmp + ": " + std::strerror(wrote ? errno : werr));
     }
     if (::rename(tmp.c_str(), path.c_str()) != 0) {
         const int e = errno;
         ::unlink(tmp.c_str());
-        return "cannot write " + path + ": " + std::strerror(e);
+        return failed("cannot write " + path + ": " + std::strerror(e));
     }
-    return {};
+    return ok();
 }
 
 }  // namespace proctimes::cli::serve

@@ -9,7 +9,7 @@
 #include <gnutls/x509.h>
 #include <yaml-cpp/yaml.h>
 
-#include "fd.hpp"
+#include "serve/files.hpp"
 
 namespace proctimes::cli::serve {
 namespace {
@@ -17,11 +17,13 @@ namespace {
 constexpr std::size_t max_file_bytes = std::size_t{1} << 20;
 
 bool read_limited(const std::string& path, std::string& out, std::string& error, const char* key) {
-    if (const auto ec = detail::read_file(path.c_str(), out, max_file_bytes)) {
+    auto text = read_regular_file(path, max_file_bytes);
+    if (!text) {
         error = std::string(key) + ": cannot read " + path + ": " +
-                (ec == std::errc::file_too_large ? "larger than 1 MiB" : ec.message());
+                (text.error() == std::errc::file_too_large ? "larger than 1 MiB" : text.error().message());
         return false;
     }
+    out = std::move(*text);
     return true;
 }
 
@@ -318,41 +320,43 @@ bool bcrypt_hash(const std::string& h) {
 
 }  // namespace
 
-web_config parse_web_config(std::string_view yaml, const std::string& dir, std::string& error) {
+outcome<web_config> parse_web_config(std::string_view yaml, const std::string& dir) {
     web_config c;
+    std::string error;
     try {
         const YAML::Node root = YAML::Load(std::string(yaml));
         if (!root || root.IsNull()) return c;
         if (!only_keys(root, {"tls_server_config", "http_server_config", "basic_auth_users", "rate_limit"}, "", error))
-            return {};
+            return {error_kind::config, std::move(error)};
         if (root["rate_limit"] && !root["rate_limit"].IsNull())
-            return error = "rate_limit: not supported (see --max-connections-per-ip)", web_config{};
-        if (const YAML::Node t = root["tls_server_config"]; t && !t.IsNull() && !parse_tls(t, dir, c, error)) return {};
-        if (const YAML::Node h = root["http_server_config"]; h && !h.IsNull() && !parse_http(h, c, error)) return {};
+            return {error_kind::config, "rate_limit: not supported (see --max-connections-per-ip)"};
+        if (const YAML::Node t = root["tls_server_config"]; t && !t.IsNull() && !parse_tls(t, dir, c, error))
+            return {error_kind::tls, std::move(error)};
+        if (const YAML::Node h = root["http_server_config"]; h && !h.IsNull() && !parse_http(h, c, error))
+            return {error_kind::config, std::move(error)};
         if (const YAML::Node u = root["basic_auth_users"]; u && !u.IsNull()) {
-            if (!u.IsMap()) return error = "basic_auth_users: expected a mapping of user to bcrypt hash", web_config{};
+            if (!u.IsMap()) return {error_kind::config, "basic_auth_users: expected a mapping of user to bcrypt hash"};
             for (const auto& kv : u) {
                 const auto user = kv.first.as<std::string>();
                 if (!kv.second.IsScalar() || !bcrypt_hash(kv.second.as<std::string>()))
-                    return error = "basic_auth_users." + user + ": not a bcrypt hash ($2a$, $2b$ or $2y$)",
-                           web_config{};
+                    return {error_kind::config,
+                            "basic_auth_users." + user + ": not a bcrypt hash ($2a$, $2b$ or $2y$)"};
                 c.users.emplace(user, kv.second.as<std::string>());
             }
         }
-    } catch (const std::exception& e) {
-        error = e.what();
-        return {};
+    } catch (const std::exception& e) {  // yaml-cpp's parse and conversion errors, with their line
+        return {error_kind::config, e.what()};
     }
     return c;
 }
 
-web_config read_web_config(const std::string& path, std::string& error) {
-    std::string text;
-    if (!read_limited(path, text, error, "--web-config")) return {};
+outcome<web_config> read_web_config(const std::string& path) {
+    std::string text, error;
+    if (!read_limited(path, text, error, "--web-config")) return {error_kind::config, std::move(error)};
     const auto slash = path.rfind('/');
     const std::string dir = slash == std::string::npos ? "" : slash == 0 ? "/" : path.substr(0, slash);
-    auto c = parse_web_config(text, dir, error);
-    if (!error.empty()) error = path + ": " + error;
+    auto c = parse_web_config(text, dir);
+    if (!c) return {c.error().kind, path + ": " + c.error().message};
     return c;
 }
 

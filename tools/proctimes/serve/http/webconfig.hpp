@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "serve/error.hpp"
+
 namespace proctimes::cli::serve {
 
 /// How a client certificate is asked for (Go's tls.ClientAuthType names).
@@ -33,14 +35,15 @@ struct web_config {
 };
 
 /// Parses the YAML text; relative file names are taken from `dir` (the
-/// config file's directory, as exporter-toolkit does). Sets `error` (naming
-/// the key) for an unknown key, a bad value, a setting GnuTLS cannot honour,
-/// or a file that cannot be read.
-web_config parse_web_config(std::string_view yaml, const std::string& dir, std::string& error);
+/// config file's directory, as exporter-toolkit does). Errors (naming the
+/// key): error_kind::tls for anything of tls_server_config (a bad value, a
+/// setting GnuTLS cannot honour, a certificate or key file that cannot be
+/// read or loaded), error_kind::config for any other key or value.
+outcome<web_config> parse_web_config(std::string_view yaml, const std::string& dir);
 
 /// Reads FILE (a regular file of at most 1 MiB, opened without blocking)
-/// and parses it.
-web_config read_web_config(const std::string& path, std::string& error);
+/// and parses it; the message of an error starts with FILE.
+outcome<web_config> read_web_config(const std::string& path);
 
 /// Basic authentication against `users`: bcrypt through libxcrypt's crypt_rn,
 /// compared in constant time. The outcome of (user, password) pairs already

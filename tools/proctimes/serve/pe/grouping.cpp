@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "serve/pe/grouping.hpp"
 
-#include <fcntl.h>
 #include <pwd.h>
 #include <unistd.h>
 
@@ -10,42 +9,29 @@
 
 #include <fmt/format.h>
 
-#include "fd.hpp"
 #include "parse/procfs.hpp"
+#include "serve/files.hpp"
 #include "serve/pe/goflags.hpp"
 
 namespace proctimes::cli::serve {
 namespace {
 
-// A whole small /proc file without following the caller anywhere it could block:
-// /proc/<pid>/{cmdline,cgroup} are procfs files; O_NONBLOCK guards a
-// --proc-root tree that has a FIFO there. `ok` is false when it could not be
-// opened or a read failed (the process ended, or access was refused).
+// A process's cmdline or cgroup file, its first 68 KiB: procfs files, read
+// without blocking (a --proc-root tree with a FIFO there is refused). `ok` is
+// false when it could not be read (the process ended, or access was refused).
 std::string read_small(const std::string& path, bool* ok = nullptr) {
-    if (ok) *ok = false;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0) return {};
-    std::string s;
-    char buf[4096];
-    bool failed = false;
-    for (;;) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0) failed = true;
-        if (n <= 0 || s.size() > std::size_t{64} * 1024) break;
-        s.append(buf, static_cast<std::size_t>(n));
-    }
-    ::close(fd);
-    if (ok) *ok = !failed;
-    return s;
+    auto text = read_regular_file(path, std::size_t{68} * 1024, past_limit::cut);
+    if (ok) *ok = text.has_value();
+    return text ? std::move(*text) : std::string();
 }
 
 }  // namespace
 
 // The "btime N" line of <proc>/stat: the boot instant in whole seconds.
 std::optional<std::int64_t> read_boot_seconds(const std::string& proc_root) {
-    std::string text;
-    if (detail::read_file((proc_root + "/stat").c_str(), text)) return std::nullopt;
-    const auto v = parse::parse_proc_stat_btime(text);
+    const auto text = read_regular_file(proc_root + "/stat", std::size_t{1} << 24);
+    if (!text) return std::nullopt;
+    const auto v = parse::parse_proc_stat_btime(*text);
     if (!v || *v > std::uint64_t{1} << 40) return std::nullopt;
     return static_cast<std::int64_t>(*v);
 }
@@ -58,8 +44,9 @@ std::string go_base(std::string_view path) {
     return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
 }
 
-std::unique_ptr<classifier> classifier::make(const serve_options& opts, std::string& error) {
+outcome<std::unique_ptr<classifier>> classifier::make(const serve_options& opts) {
     std::unique_ptr<classifier> c(new classifier);
+    std::string error;
     c->by_ = opts.grouping;
     c->proc_root_ = opts.proc_root;
     const std::pair<const std::string*, std::shared_ptr<const pattern>*> filters[] = {{&opts.include, &c->include_},
@@ -69,21 +56,19 @@ std::unique_ptr<classifier> classifier::make(const serve_options& opts, std::str
         error = go_regexp_refusal(*text);
         if (error.empty()) *slot = pattern::compile(*text, error);
         if (!*slot) {
-            error = fmt::format("bad --{} regex '{}': {}", text == &opts.include ? "include" : "exclude", *text, error);
-            return nullptr;
+            return serve::error{
+                error_kind::usage,
+                fmt::format("bad --{} regex '{}': {}", text == &opts.include ? "include" : "exclude", *text, error)};
         }
     }
     if (!opts.config_file.empty()) {
         c->rules_ = read_pe_config(opts.config_file, error);
-        if (!error.empty()) return nullptr;
+        if (!error.empty()) return serve::error{error_kind::config, std::move(error)};
         c->uses_config_ = true;  // without rules too: then no process is in a group
     } else if (!opts.procnames.empty() || !opts.namemapping.empty()) {
         c->rules_ = rules_from_procnames(opts.procnames, opts.namemapping, error);
-        if (!error.empty()) return nullptr;
-        if (c->rules_.empty()) {
-            error = "-procnames names no process";
-            return nullptr;
-        }
+        if (!error.empty()) return serve::error{error_kind::usage, std::move(error)};
+        if (c->rules_.empty()) return serve::error{error_kind::usage, "-procnames names no process"};
         c->uses_config_ = true;
     }
     bool need_start = false;
@@ -97,11 +82,11 @@ std::unique_ptr<classifier> classifier::make(const serve_options& opts, std::str
         // once) plus the start tick, as process-exporter computes it, so
         // that both name a process alike.
         const auto boot = read_boot_seconds(c->proc_root_);
-        if (!boot) {
-            error = fmt::format("{{{{.StartTime}}}} needs the boot time: no btime line can be read in {}/stat",
-                                c->proc_root_);
-            return nullptr;
-        }
+        if (!boot)
+            return serve::error{
+                error_kind::config,
+                fmt::format("{{{{.StartTime}}}} needs the boot time: no btime line can be read in {}/stat",
+                            c->proc_root_)};
         c->boot_seconds_ = *boot;
         const long hz = ::sysconf(_SC_CLK_TCK);
         if (hz > 0) c->ticks_per_second_ = hz;

@@ -20,6 +20,7 @@
 
 #include "pattern.hpp"
 #include "proctimes/snapshot.hpp"
+#include "serve/error.hpp"
 #include "serve/pe/name_template.hpp"
 #include "serve/serve.hpp"
 
@@ -119,8 +120,10 @@ struct verdict {
 
 class classifier {
 public:
-    /// Builds the regexes and loads the config file; sets `error` on failure.
-    static std::unique_ptr<classifier> make(const serve_options& opts, std::string& error);
+    /// Builds the regexes and loads the config file. Errors: error_kind::usage
+    /// for a bad --include/--exclude regex or -procnames/-namemapping,
+    /// error_kind::config for a config file that cannot be read or used.
+    static outcome<std::unique_ptr<classifier>> make(const serve_options& opts);
 
     /// The group of a live process; nullopt when excluded or unmatched.
     /// With `kept`, the facts the rules were matched against are stored there

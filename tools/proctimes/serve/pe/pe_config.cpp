@@ -7,7 +7,7 @@
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
-#include "fd.hpp"
+#include "serve/files.hpp"
 #include "serve/pe/grouping.hpp"
 #include "utf8.hpp"
 
@@ -274,12 +274,13 @@ std::vector<pe_rule> parse_pe_config(std::string_view yaml, std::string& error) 
 
 std::vector<pe_rule> read_pe_config(const std::string& path, std::string& error) {
     constexpr std::size_t max_config_bytes = std::size_t{1} << 20;
-    std::string text;
-    if (const auto ec = detail::read_file(path.c_str(), text, max_config_bytes)) {
-        error = "cannot read " + path + ": " + (ec == std::errc::file_too_large ? "larger than 1 MiB" : ec.message());
+    const auto text = read_regular_file(path, max_config_bytes);
+    if (!text) {
+        error = "cannot read " + path + ": " +
+                (text.error() == std::errc::file_too_large ? "larger than 1 MiB" : text.error().message());
         return {};
     }
-    auto rules = parse_pe_config(text, error);
+    auto rules = parse_pe_config(*text, error);
     if (!error.empty()) error = path + ": " + error;
     return rules;
 }
