@@ -442,7 +442,10 @@ TEST(ProcessExporterConfig, BackslashCIsRefusedAsGoRefusesIt) {
     }
     EXPECT_NE(go_regexp_refusal("[\\C]"), "");
     EXPECT_NE(go_regexp_refusal("\\Qx\\E\\C"), "");
-    EXPECT_TRUE(rules_from_procnames("", "sleep,(\\C+)", err).empty());
+    const auto mapped = rules_from_procnames("", "sleep,(\\C+)");
+    ASSERT_FALSE(mapped);
+    EXPECT_EQ(mapped.error().kind, proctimes::cli::serve::error_kind::usage);
+    err = mapped.error().message;
     EXPECT_NE(err.find("-namemapping: bad regex '(\\C+)': invalid escape sequence"), std::string::npos) << err;
     err.clear();
     proctimes::cli::serve_options o;

@@ -63,9 +63,9 @@ TEST(ServeGoFlags, ProcnamesGroupsOnlyThoseNamesWithEitherDash) {
 }
 
 TEST(ServeGoFlags, NamemappingNamesByTheFirstNonEmptyCapture) {
-    std::string err;
-    const auto rules = proctimes::cli::serve::rules_from_procnames("bash,java", "java,(x)?-jar\\s+([^/ ]+)\\.jar", err);
-    ASSERT_TRUE(err.empty()) << err;
+    const auto made = proctimes::cli::serve::rules_from_procnames("bash,java", "java,(x)?-jar\\s+([^/ ]+)\\.jar");
+    ASSERT_TRUE(made) << made.error().message;
+    const auto& rules = *made;
     ASSERT_EQ(rules.size(), 2u);
     const auto& java = rules[0].comm.front() == "java" ? rules[0] : rules[1];
     const auto& bash = rules[0].comm.front() == "java" ? rules[1] : rules[0];

@@ -47,35 +47,25 @@ enum class kind { boolean, value };
 
 }  // namespace
 
-std::vector<pe_rule> rules_from_procnames(const std::string& procnames, const std::string& namemapping,
-                                          std::string& error) {
+outcome<std::vector<pe_rule>> rules_from_procnames(const std::string& procnames, const std::string& namemapping) {
+    const auto usage = [](std::string why) { return serve::error{error_kind::usage, std::move(why)}; };
     // comm -> regex (nullptr: the comm alone names the group); one entry per
     // comm, the last mapping of a comm winning, as process-exporter's map.
     std::map<std::string, std::shared_ptr<const re2::RE2>> mapping;
     std::vector<std::string> order;
     if (!namemapping.empty()) {
         const auto toks = split_commas(namemapping);
-        if (toks.size() % 2 == 1) {
-            error = "-namemapping: an odd number of comma-separated tokens (expected NAME,REGEX pairs)";
-            return {};
-        }
+        if (toks.size() % 2 == 1)
+            return usage("-namemapping: an odd number of comma-separated tokens (expected NAME,REGEX pairs)");
         for (std::size_t i = 0; i < toks.size(); ++i)
-            if (toks[i].empty()) {
-                error = "-namemapping: token " + std::to_string(i) + " is empty";
-                return {};
-            }
+            if (toks[i].empty()) return usage("-namemapping: token " + std::to_string(i) + " is empty");
         for (std::size_t i = 0; i + 1 < toks.size(); i += 2) {
-            if (const std::string why = go_regexp_refusal(toks[i + 1]); !why.empty()) {
-                error = "-namemapping: bad regex '" + toks[i + 1] + "': " + why;
-                return {};
-            }
+            if (const std::string why = go_regexp_refusal(toks[i + 1]); !why.empty())
+                return usage("-namemapping: bad regex '" + toks[i + 1] + "': " + why);
             RE2::Options ro;
             ro.set_log_errors(false);
             auto re = std::make_shared<const re2::RE2>(toks[i + 1], ro);
-            if (!re->ok()) {
-                error = "-namemapping: bad regex '" + toks[i + 1] + "': " + re->error();
-                return {};
-            }
+            if (!re->ok()) return usage("-namemapping: bad regex '" + toks[i + 1] + "': " + re->error());
             if (mapping.find(toks[i]) == mapping.end()) order.push_back(toks[i]);
             mapping[toks[i]] = std::move(re);
         }
@@ -89,7 +79,8 @@ std::vector<pe_rule> rules_from_procnames(const std::string& procnames, const st
     for (const auto& comm : order) {
         pe_rule r;
         r.comm = {comm};
-        r.set_name("{{.Comm}}", error);
+        std::string fixed_template_error;  // "{{.Comm}}" always parses
+        r.set_name("{{.Comm}}", fixed_template_error);
         if (const auto re = mapping[comm]) {
             r.mapping = [re, prefix = comm + ":"](std::string_view cmdline) -> std::optional<std::string> {
                 std::string scratch;

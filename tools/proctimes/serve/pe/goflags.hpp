@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "serve/error.hpp"
 #include "serve/pe/grouping.hpp"
 #include "serve/serve.hpp"
 
@@ -30,9 +31,8 @@ std::string apply_go_flags(const std::vector<std::string>& args, serve_options& 
 /// `procnames` (comma-separated) is a group of the processes with that comm;
 /// `namemapping` alternates a comm and a regex (RE2), and names a process of
 /// that comm "comm:" + the regex's first non-empty capture in its command
-/// line (no capture: not in any group). Sets `error` for an odd count of
-/// tokens, an empty token or a regex that does not compile.
-std::vector<pe_rule> rules_from_procnames(const std::string& procnames, const std::string& namemapping,
-                                          std::string& error);
+/// line (no capture: not in any group). Errors (error_kind::usage): an odd
+/// count of tokens, an empty token or a regex that does not compile.
+outcome<std::vector<pe_rule>> rules_from_procnames(const std::string& procnames, const std::string& namemapping);
 
 }  // namespace proctimes::cli::serve

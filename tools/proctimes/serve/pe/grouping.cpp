@@ -62,12 +62,14 @@ outcome<std::unique_ptr<classifier>> classifier::make(const serve_options& opts)
         }
     }
     if (!opts.config_file.empty()) {
-        c->rules_ = read_pe_config(opts.config_file, error);
-        if (!error.empty()) return serve::error{error_kind::config, std::move(error)};
+        auto rules = read_pe_config(opts.config_file);
+        if (!rules) return rules.error();
+        c->rules_ = std::move(*rules);
         c->uses_config_ = true;  // without rules too: then no process is in a group
     } else if (!opts.procnames.empty() || !opts.namemapping.empty()) {
-        c->rules_ = rules_from_procnames(opts.procnames, opts.namemapping, error);
-        if (!error.empty()) return serve::error{error_kind::usage, std::move(error)};
+        auto rules = rules_from_procnames(opts.procnames, opts.namemapping);
+        if (!rules) return rules.error();
+        c->rules_ = std::move(*rules);
         if (c->rules_.empty()) return serve::error{error_kind::usage, "-procnames names no process"};
         c->uses_config_ = true;
     }

@@ -67,8 +67,9 @@ inline std::string_view shown_name(std::string_view name) noexcept {
 }
 
 /// Reads and parses a config file: a regular file of at most 1 MiB, opened
-/// without blocking (a FIFO or device is refused). Sets `error` on failure.
-std::vector<pe_rule> read_pe_config(const std::string& path, std::string& error);
+/// without blocking (a FIFO or device is refused). Errors: error_kind::config
+/// ("cannot read PATH: ...", or PATH and the parser's message).
+outcome<std::vector<pe_rule>> read_pe_config(const std::string& path);
 
 /// Parses the YAML text of a process-exporter config, as its YAML reader (Go's
 /// yaml.v2) reads it: of two equal keys of a map the last counts, `<<` merges

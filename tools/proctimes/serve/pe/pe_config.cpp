@@ -272,16 +272,16 @@ std::vector<pe_rule> parse_pe_config(std::string_view yaml, std::string& error) 
     return rules;
 }
 
-std::vector<pe_rule> read_pe_config(const std::string& path, std::string& error) {
+outcome<std::vector<pe_rule>> read_pe_config(const std::string& path) {
     constexpr std::size_t max_config_bytes = std::size_t{1} << 20;
     const auto text = read_regular_file(path, max_config_bytes);
-    if (!text) {
-        error = "cannot read " + path + ": " +
-                (text.error() == std::errc::file_too_large ? "larger than 1 MiB" : text.error().message());
-        return {};
-    }
+    if (!text)
+        return {error_kind::config,
+                "cannot read " + path + ": " +
+                    (text.error() == std::errc::file_too_large ? "larger than 1 MiB" : text.error().message())};
+    std::string error;
     auto rules = parse_pe_config(*text, error);
-    if (!error.empty()) error = path + ": " + error;
+    if (!error.empty()) return {error_kind::config, path + ": " + error};
     return rules;
 }
 }  // namespace proctimes::cli::serve
