@@ -264,8 +264,8 @@ TEST(ServeGoFlags, RecheckClassifiesUnmatchedProcessesAgain) {
     // The flag sets it, in either form.
     proctimes::cli::serve_options o;
     proctimes::cli::serve::go_flags_seen seen;
-    EXPECT_EQ(proctimes::cli::serve::apply_go_flags({"-recheck"}, o, seen), "");
+    EXPECT_TRUE(proctimes::cli::serve::apply_go_flags({"-recheck"}, o, seen));
     EXPECT_TRUE(o.recheck);
-    EXPECT_EQ(proctimes::cli::serve::apply_go_flags({"--recheck=false"}, o, seen), "");
+    EXPECT_TRUE(proctimes::cli::serve::apply_go_flags({"--recheck=false"}, o, seen));
     EXPECT_FALSE(o.recheck);
 }

@@ -44,8 +44,7 @@ serve::status parse_listen(const std::string& v, serve_options& o) {
 // flags, the listen address and the options that cannot go together.
 serve::status settle_options(const CLI::App& app, serve_options& opts, std::string& listen, const std::string& by) {
     serve::go_flags_seen seen;
-    if (auto e = serve::apply_go_flags(app.remaining(), opts, seen); !e.empty())
-        return serve::error{error_kind::usage, std::move(e)};
+    if (auto applied = serve::apply_go_flags(app.remaining(), opts, seen); !applied) return applied;
     if (seen.listen) {
         if (!listen.empty() && listen != seen.listen_value)
             return serve::error{error_kind::usage, "--listen and -web.listen-address name different addresses"};

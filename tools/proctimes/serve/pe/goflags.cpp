@@ -100,7 +100,8 @@ outcome<std::vector<pe_rule>> rules_from_procnames(const std::string& procnames,
     return rules;
 }
 
-std::string apply_go_flags(const std::vector<std::string>& args, serve_options& o, go_flags_seen& seen) {
+status apply_go_flags(const std::vector<std::string>& args, serve_options& o, go_flags_seen& seen) {
+    const auto usage = [](std::string why) { return serve::error{error_kind::usage, std::move(why)}; };
     static const std::map<std::string, kind, std::less<>> known = {
         {"procnames", kind::value},          {"namemapping", kind::value},        {"children", kind::boolean},
         {"threads", kind::boolean},          {"recheck", kind::boolean},          {"config.path", kind::value},
@@ -117,7 +118,7 @@ std::string apply_go_flags(const std::vector<std::string>& args, serve_options& 
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& arg = args[i];
         if (arg.size() < 2 || arg[0] != '-' || arg == "--")
-            return "unexpected argument '" + arg + "' (serve takes options only)";
+            return usage("unexpected argument '" + arg + "' (serve takes options only)");
         std::string_view body(arg);
         body.remove_prefix(body.substr(0, 2) == "--" ? 2 : 1);
         const auto eq = body.find('=');
@@ -125,18 +126,18 @@ std::string apply_go_flags(const std::vector<std::string>& args, serve_options& 
         std::optional<std::string> value;
         if (eq != std::string_view::npos) value = std::string(body.substr(eq + 1));
         if (const auto m = missing.find(name); m != missing.end())
-            return "-" + name + " (process-exporter's flag): " + m->second;
+            return usage("-" + name + " (process-exporter's flag): " + m->second);
         const auto k = known.find(name);
-        if (k == known.end()) return "unknown option '" + arg + "'";
+        if (k == known.end()) return usage("unknown option '" + arg + "'");
         bool on = true;
         if (k->second == kind::boolean) {
             if (value) {
                 const auto b = go_bool(*value);
-                if (!b) return "-" + name + ": '" + *value + "' is not a boolean (true or false)";
+                if (!b) return usage("-" + name + ": '" + *value + "' is not a boolean (true or false)");
                 on = *b;
             }
         } else if (!value) {
-            if (i + 1 >= args.size()) return "-" + name + " needs a value";
+            if (i + 1 >= args.size()) return usage("-" + name + " needs a value");
             value = args[++i];
         }
         if (name == "procnames") {
@@ -157,7 +158,7 @@ std::string apply_go_flags(const std::vector<std::string>& args, serve_options& 
             seen.smaps = true;
         } else if (name == "config.path") {
             if (!o.config_file.empty() && o.config_file != *value)
-                return "-config.path and --config name different files";
+                return usage("-config.path and --config name different files");
             o.config_file = *value;
             seen.config = true;
         } else if (name == "web.listen-address") {
@@ -165,20 +166,20 @@ std::string apply_go_flags(const std::vector<std::string>& args, serve_options& 
             seen.listen_value = *value;
         } else if (name == "web.telemetry-path") {
             if (!plain_path(*value))
-                return "-web.telemetry-path: '" + *value +
-                       "' must start with '/', not be '/' alone, and hold only letters, digits and / . _ ~ -";
+                return usage("-web.telemetry-path: '" + *value +
+                             "' must start with '/', not be '/' alone, and hold only letters, digits and / . _ ~ -");
             o.metrics_path = *value;
         } else if (name == "web.config.file") {
             if (!o.web_config_file.empty() && o.web_config_file != *value)
-                return "-web.config.file and --web-config name different files";
+                return usage("-web.config.file and --web-config name different files");
             o.web_config_file = *value;
         } else if (name == "procfs") {
             o.proc_root = *value;
         }
     }
     if (!o.config_file.empty() && (!o.procnames.empty() || !o.namemapping.empty()))
-        return "-config.path cannot be used with -namemapping or -procnames";
-    return {};
+        return usage("-config.path cannot be used with -namemapping or -procnames");
+    return ok();
 }
 
 }  // namespace proctimes::cli::serve

@@ -22,10 +22,10 @@ struct go_flags_seen {
 };
 
 /// Applies `args` (what the option parser did not know, in order) to `o`.
-/// Returns "" or a usage error naming the flag: an unknown flag, a value that
+/// Errors (error_kind::usage, naming the flag): an unknown flag, a value that
 /// is missing or not what the flag takes, or a flag whose meaning proctimes
 /// does not implement yet (which is never silently ignored).
-std::string apply_go_flags(const std::vector<std::string>& args, serve_options& o, go_flags_seen& seen);
+status apply_go_flags(const std::vector<std::string>& args, serve_options& o, go_flags_seen& seen);
 
 /// process-exporter's rules for -procnames and -namemapping: each name of
 /// `procnames` (comma-separated) is a group of the processes with that comm;
