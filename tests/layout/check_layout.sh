@@ -51,8 +51,8 @@ fi
 # Comments are left out (// to the end of a line outside a string, and
 # /* ... */), so that a comment may say what a file reads.
 hits=$(find tools -type f \( -name '*.c' -o -name '*.cc' -o -name '*.cpp' -o -name '*.h' -o -name '*.hpp' \) \
-         -not -path '*/fixtures/*' 2>/dev/null | sort | while read -r f; do
-    awk -v file="$f" '
+         -not -path '*/fixtures/*' -exec awk '
+        FNR == 1 { in_block = 0 }
         {
             line = $0; out = ""; i = 1; n = length(line)
             while (i <= n) {
@@ -79,11 +79,10 @@ hits=$(find tools -type f \( -name '*.c' -o -name '*.cc' -o -name '*.cpp' -o -na
             while (match(rest, /"(\(|[A-Za-z_]*\()?\/(proc|sys|dev)([\/"]|$)[^"]*/)) {
                 lit = substr(rest, RSTART, RLENGTH)
                 path = lit; sub(/^"([A-Za-z_]*\()?/, "", path)
-                if (path != "/dev/null" && path != "/dev/tty") { print "  " file ":" FNR ": " $0; break }
+                if (path != "/dev/null" && path != "/dev/tty") { print "  " FILENAME ":" FNR ": " $0; break }
                 rest = substr(rest, RSTART + RLENGTH)
             }
-        }' "$f"
-done)
+        }' {} + 2>/dev/null | sort -t: -k1,1 -k2,2n)
 if [ -n "$hits" ]; then
     echo "tools/ names a path under /proc, /sys or /dev (read the system through the library's public API):"
     echo "$hits"
