@@ -3,7 +3,6 @@
 // sampler.
 #include "exit/lifecycle.hpp"
 
-#include "exit/bounds.hpp"
 #include "precision.hpp"
 
 namespace proctimes::inline v1::detail {
@@ -14,31 +13,69 @@ std::error_code task_lifecycle::gone_error() const noexcept {
     return make_error_code(facts_.is_thread ? errc::no_such_thread : errc::no_such_process);
 }
 
-void task_lifecycle::stamp_exit_locked(instant seen, nanoseconds cpu) noexcept {
-    if (exit_) return;  // the first observer's stamp never changes
+task_phase::ended* task_lifecycle::end_locked() noexcept {
+    if (auto* e = std::get_if<task_phase::ended>(&phase_)) return e;
+    if (auto* r = std::get_if<task_phase::reaped>(&phase_)) return &r->end;
+    return nullptr;
+}
+
+const task_phase::ended* task_lifecycle::end_locked() const noexcept {
+    return const_cast<task_lifecycle*>(this)->end_locked();
+}
+
+task_phase::ended& task_lifecycle::finish_locked(std::optional<task_times> values, bool partial) noexcept {
+    if (auto* e = end_locked()) return *e;  // ended already: the recorded end stays
+    task_phase::ended e;
+    e.last_alive = std::get<task_phase::running>(phase_).last_alive;
+    e.values = std::move(values);
+    e.partial = partial;
+    if (e.values) e.values->state = partial ? task_state::exited_partial : task_state::exited;
+    return phase_.emplace<task_phase::ended>(std::move(e));
+}
+
+void task_lifecycle::reap_locked() noexcept {
+    if (std::holds_alternative<task_phase::reaped>(phase_)) return;
+    if (auto* e = std::get_if<task_phase::ended>(&phase_)) {
+        task_phase::reaped r{std::move(*e)};
+        phase_.emplace<task_phase::reaped>(std::move(r));
+        return;
+    }
+    // Reaped before anyone recorded its end: what was last read is all there is.
+    auto& run = std::get<task_phase::running>(phase_);
+    task_phase::reaped r;
+    r.end.last_alive = run.last_alive;
+    r.end.values = std::move(run.last);
+    r.end.partial = true;
+    if (r.end.values) r.end.values->state = task_state::exited_partial;
+    phase_.emplace<task_phase::reaped>(std::move(r));
+}
+
+void task_lifecycle::stamp_exit_locked(task_phase::ended& end, instant seen, nanoseconds cpu) const noexcept {
+    if (end.stamp) return;  // the first observer's stamp never changes
     exit_evidence e;
     e.creation = facts_.creation;
     e.creation_tick = facts_.creation_tick;
     e.observed = seen;
-    e.last_alive = last_alive_;
+    e.last_alive = end.last_alive;
     e.cpu = cpu;
     e.parallelism = facts_.is_thread ? 1u : facts_.parallelism;
     e.cpu_bounds_lifetime = facts_.cpu_bounds_lifetime;
-    // A record with no elapsed time is a kernel that did not fill it.
-    if (exit_record_ && exit_record_->elapsed_us != 0)
-        e.recorded_elapsed = std::chrono::microseconds{static_cast<std::int64_t>(exit_record_->elapsed_us)};
-    const detail::exit_instant x = bound_exit(e);
-    exit_ = x.exit;
-    exit_earliest_ = x.earliest;
-    exit_from_ = x.source;
-    exit_resolution_ = x.resolution;
+    if (exit_record_) e.recorded_elapsed = exit_record_->elapsed;
+    end.stamp = bound_exit(e);
 }
 
-void task_lifecycle::fill_exit_locked(task_times& t) const noexcept {
-    t.exit = exit_;
-    t.exit_earliest = exit_earliest_;
-    t.precision.exit_source = exit_ ? exit_from_ : exit_source::none;
-    t.precision.exit_resolution = exit_ ? exit_resolution_ : nanoseconds{0};
+void task_lifecycle::fill_exit_locked(const std::optional<detail::exit_instant>& stamp, task_times& t) noexcept {
+    if (stamp) {
+        t.exit = stamp->exit;
+        t.exit_earliest = stamp->earliest;
+        t.precision.exit_source = stamp->source;
+        t.precision.exit_resolution = stamp->resolution;
+    } else {
+        t.exit.reset();
+        t.exit_earliest.reset();
+        t.precision.exit_source = exit_source::none;
+        t.precision.exit_resolution = nanoseconds{0};
+    }
 }
 
 result<task_times> task_lifecycle::query(task_sampler& s) noexcept {
@@ -49,23 +86,30 @@ result<task_times> task_lifecycle::query(task_sampler& s) noexcept {
     if (r && dead) s.deliver_exit_records();
     if (r) {
         std::lock_guard lock(mutex_);
-        if (!dead) {
-            if (state_ == task_state::running && (!last_alive_ || *last_alive_ < before)) last_alive_ = before;
-        } else {
-            if (state_ == task_state::running) state_ = task_state::exited;
-            // A zombie ended no later than this sample: the first observer
-            // stamps it (the monitor, if it watches, would a few µs later),
-            // saying it was observed, never passing the sample off as the end.
-            stamp_exit_locked(r->sampled_at, r->cpu());
+        if (auto* run = std::get_if<task_phase::running>(&phase_)) {
+            if (!dead) {
+                if (!run->last_alive || *run->last_alive < before) run->last_alive = before;
+                r->state = task_state::running;
+                fill_exit_locked(std::nullopt, *r);
+                run->last = *r;
+                return r;
+            }
+            finish_locked(std::nullopt, false);
         }
-        if (state_ != task_state::running && last_ && last_->precision.source == cpu_source::wait_rusage) {
-            task_times t = *last_;  // a reaped child's µs values beat the zombie's ticks
-            fill_exit_locked(t);
+        // Ended (now or before). A zombie ended no later than this sample:
+        // the first observer stamps it (the monitor, if it watches, would a
+        // few µs later), saying it was observed, never passing the sample
+        // off as the end.
+        task_phase::ended& end = *end_locked();
+        if (dead) stamp_exit_locked(end, r->sampled_at, r->cpu());
+        if (end.values && end.values->precision.source == cpu_source::wait_rusage) {
+            task_times t = *end.values;  // a reaped child's µs values beat the zombie's ticks
+            fill_exit_locked(end.stamp, t);
             return t;
         }
-        r->state = state_ == task_state::running ? task_state::running : task_state::exited;
-        fill_exit_locked(*r);
-        last_ = *r;
+        r->state = task_state::exited;
+        fill_exit_locked(end.stamp, *r);
+        end.values = *r;
         return r;
     }
     if (r.error() != gone_error()) return r.error();
@@ -73,24 +117,25 @@ result<task_times> task_lifecycle::query(task_sampler& s) noexcept {
     bool record = false, await_final = false;
     {
         std::lock_guard lock(mutex_);
-        if (state_ == task_state::running) {
-            if (!watched_ && !exit_) return r.error();  // nothing recorded its end
-            record = true;
-        } else {
+        if (auto* end = end_locked()) {
             // Released now: its exact final values are at most an RCU grace
             // period away (bounded wait, only while they are expected).
-            await_final = exact_records_ && !final_applied_ && !final_awaited_;
-            final_awaited_ = final_awaited_ || await_final;  // once: a lost end does not slow every query
+            await_final = channel_ == record_channel::exact && end->final == final_progress::pending;
+            if (await_final) end->final = final_progress::awaited;  // once: a lost end does not slow every query
+        } else {
+            if (!watched_) return r.error();  // nothing recorded its end
+            record = true;
         }
     }
     if (record) record_exit(s, s.now());
     if (await_final) s.await_exit_record();
     std::lock_guard lock(mutex_);
     apply_final_locked();
-    if (!last_) return r.error();
-    task_times t = *last_;
-    fill_exit_locked(t);
-    t.state = state_;
+    const task_phase::ended* end = end_locked();
+    if (!end || !end->values) return r.error();
+    task_times t = *end->values;
+    fill_exit_locked(end->stamp, t);
+    t.state = end->partial ? task_state::exited_partial : task_state::exited;
     return t;
 }
 
@@ -100,59 +145,53 @@ void task_lifecycle::record_exit(task_sampler& s, instant seen) noexcept {
     s.deliver_exit_records();       // its exit record, if one was sent: final values when gone, and the instant
     if (!r) s.await_exit_record();  // gone unread: a record it should have had, bounded
     std::lock_guard lock(mutex_);
-    if (state_ != task_state::running) {  // already recorded
-        stamp_exit_locked(seen, last_ ? last_->cpu() : nanoseconds{0});
+    if (auto* end = end_locked()) {  // already recorded
+        stamp_exit_locked(*end, seen, end->values ? end->values->cpu() : nanoseconds{0});
         return;
     }
+    auto& run = std::get<task_phase::running>(phase_);
+    task_phase::ended* end = nullptr;
     if (r) {
         // Readable: a zombie (or a task in the last µs of its exit); these
         // are its final values.
-        r->state = task_state::exited;
-        last_ = *r;
-        state_ = task_state::exited;
+        end = &finish_locked(*r, false);
     } else if (exit_record_) {
         // Released before anyone could read it, but the kernel's exit record
         // has its final run time and split.
         const auto& e = *exit_record_;
         task_times t;
         t.creation = facts_.creation;
-        const auto ku = split_.apply(nanoseconds{static_cast<std::int64_t>(e.run_ns)}, e.utime_us, e.stime_us);
+        const auto ku = split_.apply(e.run, e.user_us, e.kernel_us);
         t.kernel = ku.kernel;
         t.user = ku.user;
         t.precision = precision_for(cpu_source::exit_record, facts_.creation_tick);
-        t.state = task_state::exited;
-        last_ = t;
-        state_ = task_state::exited;
+        end = &finish_locked(t, false);
     } else {
-        state_ = task_state::exited_partial;
-        if (last_) last_->state = task_state::exited_partial;
+        end = &finish_locked(std::move(run.last), true);
     }
-    stamp_exit_locked(seen, last_ ? last_->cpu() : nanoseconds{0});
-    if (last_ && last_->precision.source == cpu_source::exit_record) last_->sampled_at = *exit_;
+    stamp_exit_locked(*end, seen, end->values ? end->values->cpu() : nanoseconds{0});
+    if (end->values && end->values->precision.source == cpu_source::exit_record)
+        end->values->sampled_at = end->stamp->exit;
     apply_final_locked();
 }
 
 void task_lifecycle::apply_final_locked() noexcept {
-    if (!final_ || final_applied_ || state_ == task_state::running) return;
-    final_applied_ = true;
+    task_phase::ended* end = end_locked();
+    if (!final_ || !end || end->final == final_progress::applied) return;
+    end->final = final_progress::applied;
     const auto& f = *final_;
-    if (f.exit) {
-        exit_ = *f.exit;
-        exit_earliest_ = *f.exit;
-        exit_from_ = exit_source::bpf_exit;
-        exit_resolution_ = nanoseconds{1};
-    }
+    if (f.exit) end->stamp = detail::exit_instant{*f.exit, *f.exit, exit_source::bpf_exit, nanoseconds{1}};
     if (f.status && !status_ && !leader_exited_early_) status_ = *f.status;
-    if (last_ && last_->precision.source == cpu_source::wait_rusage) return;  // a reaped child's own values
-    task_times t = last_ ? *last_ : task_times{};
+    if (end->values && end->values->precision.source == cpu_source::wait_rusage) return;  // a reaped child's own values
+    task_times t = end->values ? *end->values : task_times{};
     t.creation = facts_.creation;
     t.kernel = f.kernel;
     t.user = f.user;
     t.precision = precision_for(cpu_source::bpf_exit, facts_.creation_tick);
     t.state = task_state::exited;
-    if (exit_) t.sampled_at = *exit_;
-    last_ = t;
-    state_ = task_state::exited;
+    if (end->stamp) t.sampled_at = end->stamp->exit;
+    end->values = t;
+    end->partial = false;
 }
 
 result<std::optional<exit_status>> task_lifecycle::exit_status_now(task_sampler& s) noexcept {
@@ -179,68 +218,70 @@ void task_lifecycle::note_zombie_status(const exit_status& st) noexcept {
 void task_lifecycle::begin_watch(bool records, std::uint64_t losses, bool exact) noexcept {
     std::lock_guard lock(mutex_);
     watched_ = true;
-    records_watched_ = records;
-    exact_records_ = records && exact;
+    channel_ = !records ? record_channel::none : exact ? record_channel::exact : record_channel::taskstats;
     record_losses_at_watch_ = losses;
 }
 
 bool task_lifecycle::end_watch() noexcept {
     std::lock_guard lock(mutex_);
     watched_ = false;
-    const bool reap = auto_reap_ && !reaped_;
-    if (reap) reaped_ = true;
+    const bool reap = reap_requested_ && !std::holds_alternative<task_phase::reaped>(phase_);
+    if (reap) reap_locked();
     return reap;
 }
 
 reap_plan task_lifecycle::request_reap() noexcept {
     // Decided under the lock that end_watch also takes: either the task is
-    // still watched and the monitor will see auto_reap when the exit comes,
+    // still watched and the monitor will see the request when the exit comes,
     // or the monitor has already handled the exit (or never watched it) and
     // it must be watched again, to be reaped at once if it has already exited.
     std::lock_guard lock(mutex_);
-    if (reaped_) return reap_plan::none;
-    auto_reap_ = true;
+    if (std::holds_alternative<task_phase::reaped>(phase_)) return reap_plan::none;
+    reap_requested_ = true;
     return watched_ ? reap_plan::on_exit : reap_plan::watch_again;
 }
 
-void task_lifecycle::offer_exit_record(const parse::taskstats_exit& e, bool usable) noexcept {
+void task_lifecycle::offer_exit_record(const exit_record& e, bool usable) noexcept {
     std::lock_guard lock(mutex_);
-    record_seen_ = true;
     // The first record for a watched id is its own task's: the task was alive
     // when it was registered, and its id cannot be reused before its own
     // record has been sent.
-    if (usable && !exit_record_) exit_record_ = e;
+    if (!usable)
+        foreign_record_seen_ = true;
+    else if (!exit_record_)
+        exit_record_ = e;
 }
 
 bool task_lifecycle::record_expected(std::uint64_t losses) const noexcept {
     std::lock_guard lock(mutex_);
-    return records_watched_ && !record_seen_ && !exit_record_ && !final_ && record_losses_at_watch_ == losses;
+    return channel_ != record_channel::none && !foreign_record_seen_ && !exit_record_ && !final_ &&
+           record_losses_at_watch_ == losses;
 }
 
 void task_lifecycle::offer_final_values(const final_values& f) noexcept {
     std::lock_guard lock(mutex_);
-    record_seen_ = true;
     if (!final_) final_ = f;
     apply_final_locked();
 }
 
 bool task_lifecycle::awaits_final_values() const noexcept {
     std::lock_guard lock(mutex_);
-    return exact_records_ && !final_;
+    return channel_ == record_channel::exact && !final_;
 }
 
 void task_lifecycle::child_reaped(const exit_status& st) noexcept {
     std::lock_guard lock(mutex_);
-    reaped_ = true;
+    reap_locked();
     status_ = st;  // process::exit_status() answers it from now on
 }
 
 void task_lifecycle::adopt_wait_values(task_times& t) noexcept {
     std::lock_guard lock(mutex_);
-    if (!t.exit) t.exit = exit_;
+    task_phase::ended& end = finish_locked(std::nullopt, false);
+    if (!t.exit && end.stamp) t.exit = end.stamp->exit;
     t.state = task_state::exited;
-    last_ = t;
-    state_ = task_state::exited;
+    end.values = t;
+    end.partial = false;
 }
 
 std::optional<exit_status> task_lifecycle::status() const noexcept {
@@ -250,12 +291,16 @@ std::optional<exit_status> task_lifecycle::status() const noexcept {
 
 std::optional<instant> task_lifecycle::exit_instant() const noexcept {
     std::lock_guard lock(mutex_);
-    return exit_;
+    const task_phase::ended* end = end_locked();
+    if (!end || !end->stamp) return std::nullopt;
+    return end->stamp->exit;
 }
 
 task_state task_lifecycle::state() const noexcept {
     std::lock_guard lock(mutex_);
-    return state_;
+    const task_phase::ended* end = end_locked();
+    if (!end) return task_state::running;
+    return end->partial ? task_state::exited_partial : task_state::exited;
 }
 
 bool task_lifecycle::watched() const noexcept {
@@ -265,12 +310,19 @@ bool task_lifecycle::watched() const noexcept {
 
 std::optional<instant> task_lifecycle::last_alive() const noexcept {
     std::lock_guard lock(mutex_);
-    return last_alive_;
+    if (const task_phase::ended* end = end_locked()) return end->last_alive;
+    return std::get<task_phase::running>(phase_).last_alive;
 }
 
 std::optional<task_times> task_lifecycle::last() const noexcept {
     std::lock_guard lock(mutex_);
-    return last_;
+    if (const task_phase::ended* end = end_locked()) return end->values;
+    return std::get<task_phase::running>(phase_).last;
+}
+
+bool task_lifecycle::reaped() const noexcept {
+    std::lock_guard lock(mutex_);
+    return std::holds_alternative<task_phase::reaped>(phase_);
 }
 
 }  // namespace proctimes::inline v1::detail

@@ -1,10 +1,17 @@
 // SPDX-License-Identifier: MIT
-// What a process or thread handle knows about its task's life: running, then
-// exited (final values) or exited_partial (the last values read), the exit
-// instant and its bounds, the exit status, and the exit-monitor bookkeeping.
-// Portable policy: the backend only samples (task_sampler); every rule of how
-// samples, ends, exit records and wait results combine lives here, and is
-// unit-tested with a fake sampler (tests/unit/task_state_test.cpp).
+// What a process or thread handle knows about its task's life, as explicit
+// states (task_phase): running, ended (final values, or the last values read
+// when it was gone unread), reaped (ended, and collected by proctimes). Each
+// state holds only what it knows; the transitions are the methods below, and
+// a method that does not apply to the current state changes nothing.
+// Portable policy: the backend only samples (task_sampler) and converts its
+// exit records (exit/record.hpp); every rule of how samples, ends, exit
+// records and wait results combine lives here, and is unit-tested with a fake
+// sampler (tests/unit/task_state_test.cpp, lifecycle_phase_test.cpp).
+//
+//   running --(zombie sample, record_exit)--> ended --(child_reaped,
+//   end_watch of a closed child)--> reaped; running --(child_reaped)--> reaped.
+//   Nothing leaves ended or reaped, and nothing goes back to running.
 //
 // The rules:
 //   - A sample that sees the task alive brackets its end: the end came after
@@ -23,9 +30,11 @@
 #include <mutex>
 #include <optional>
 #include <system_error>
+#include <variant>
 
 #include "cpu_split.hpp"
-#include "parse/netlink.hpp"
+#include "exit/bounds.hpp"
+#include "exit/record.hpp"
 #include "proctimes/exit.hpp"
 #include "proctimes/result.hpp"
 #include "proctimes/times.hpp"
@@ -69,6 +78,46 @@ enum class reap_plan : std::uint8_t {
     on_exit,     ///< still watched: the monitor reaps it when the exit comes
     watch_again  ///< not watched (yet, or any more): watch it again to reap it
 };
+
+/// How a task's end reaches the lifecycle besides its observers: which
+/// listener the exit monitor ran while it watched the task.
+enum class record_channel : std::uint8_t {
+    none,       ///< no listener: observers only
+    taskstats,  ///< exit records (exit_record), sent before the task is seen ended
+    exact       ///< exact final values (exit_final_values), sent after its release
+};
+
+/// Whether an ended task's exact final values were applied, or waited for.
+enum class final_progress : std::uint8_t {
+    pending,  ///< not in yet, not waited for
+    awaited,  ///< waited for once (a lost end does not slow every query)
+    applied   ///< in: the values and the instant are the exact ones
+};
+
+/// The states of a task's life (task_lifecycle), each with what it knows.
+namespace task_phase {
+/// Alive when last read.
+struct running {
+    std::optional<instant> last_alive;  ///< the clock read just before the last sample that saw it alive
+    std::optional<task_times> last;     ///< the last values read
+};
+/// Its end has been recorded.
+struct ended {
+    std::optional<instant> last_alive;  ///< as it was when running: bounds the end
+    /// The exit instant and what it promises, set by the first observer (or
+    /// the exact final values). Absent only while nobody has stamped the end
+    /// of a task that went from running straight to reaped.
+    std::optional<exit_instant> stamp;
+    std::optional<task_times> values;  ///< its final values, or the last read (partial)
+    bool partial = false;              ///< values are the last read, not final ones (exited_partial)
+    final_progress final = final_progress::pending;
+};
+/// Ended and collected by proctimes (a parent's wait, or the monitor for a
+/// closed child): its id is released, nobody is left to reap it.
+struct reaped {
+    ended end;
+};
+}  // namespace task_phase
 
 /// The state a handle shares with the exit monitor and waiters. Every method
 /// is thread-safe (one internal mutex; the sampler is called without it held).
@@ -126,7 +175,7 @@ public:
     /// A kernel exit record with this task's id came. `usable`: it stands for
     /// this task (a thread's own record, or a process's whole-group end). The
     /// first usable record is kept.
-    void offer_exit_record(const parse::taskstats_exit& e, bool usable) noexcept;
+    void offer_exit_record(const exit_record& e, bool usable) noexcept;
     /// Whether a record should still be on its way: watched while the
     /// listener ran, none with its id came, none lost since (`losses` now).
     bool record_expected(std::uint64_t losses) const noexcept;
@@ -134,11 +183,7 @@ public:
     /// instant. They replace what an observer recorded (a zombie's values, an
     /// observed stamp), except a reaped child's wait values, which keep theirs
     /// and take only the instant.
-    struct final_values {
-        std::chrono::nanoseconds kernel{}, user{};
-        std::optional<instant> exit;
-        std::optional<exit_status> status;
-    };
+    using final_values = exit_final_values;
     void offer_final_values(const final_values& f) noexcept;
     /// Ended, watched by the eBPF listener, and its final values not yet in.
     bool awaits_final_values() const noexcept;
@@ -159,38 +204,43 @@ public:
     bool watched() const noexcept;
     std::optional<instant> last_alive() const noexcept;
     std::optional<task_times> last() const noexcept;
+    /// Whether the task has been reaped by proctimes (the reaped state).
+    bool reaped() const noexcept;
 
 private:
-    void stamp_exit_locked(instant seen, std::chrono::nanoseconds cpu) noexcept;
-    void fill_exit_locked(task_times& t) const noexcept;
+    using phase = std::variant<task_phase::running, task_phase::ended, task_phase::reaped>;
+
+    // The ended part of the state (ended or reaped), or nullptr while running.
+    task_phase::ended* end_locked() noexcept;
+    const task_phase::ended* end_locked() const noexcept;
+    // running -> ended, with `values` (final, or partial: the last read).
+    task_phase::ended& finish_locked(std::optional<task_times> values, bool partial) noexcept;
+    // running or ended -> reaped.
+    void reap_locked() noexcept;
+    void stamp_exit_locked(task_phase::ended& e, instant seen, std::chrono::nanoseconds cpu) const noexcept;
+    static void fill_exit_locked(const std::optional<detail::exit_instant>& stamp, task_times& t) noexcept;
     void apply_final_locked() noexcept;
 
     task_facts facts_;
     monotonic_split split_;
 
     mutable std::mutex mutex_;
-    // The exit instant and what it promises (exit/bounds.hpp), set once.
-    std::optional<instant> exit_;
-    std::optional<instant> exit_earliest_;
-    exit_source exit_from_ = exit_source::none;
-    std::chrono::nanoseconds exit_resolution_{};
-    // The wall clock just before the last sample that saw the task alive.
-    std::optional<instant> last_alive_;
-    task_state state_ = task_state::running;
-    std::optional<task_times> last_;  // the last values read
-    bool watched_ = false;            // registered with the exit monitor
-    bool auto_reap_ = false;          // a child nobody will wait for: the monitor reaps it
-    bool reaped_ = false;             // a child already reaped by proctimes
+    phase phase_;
+    // What the end showed, whatever the state: a zombie's status can be read
+    // by the sample that finds it ended, before the end is recorded.
     std::optional<exit_status> status_;
     bool leader_exited_early_ = false;
-    std::optional<parse::taskstats_exit> exit_record_;
-    bool records_watched_ = false;
-    bool record_seen_ = false;
+    // The exit monitor's watch (`watched_`: registered now; the channel and
+    // losses stay after it, for the records still to come).
+    bool watched_ = false;
+    record_channel channel_ = record_channel::none;
     std::uint64_t record_losses_at_watch_ = 0;
-    bool exact_records_ = false;  // the listener was the eBPF exit stream
-    std::optional<final_values> final_;
-    bool final_applied_ = false;
-    bool final_awaited_ = false;
+    bool reap_requested_ = false;  // a closed child's handle asked the monitor to reap it
+    // Records that came for the task's id, whatever the state (a taskstats
+    // record comes before the end is seen; exact values may come before).
+    bool foreign_record_seen_ = false;  // a record with its id that was not its own
+    std::optional<exit_record> exit_record_;
+    std::optional<exit_final_values> final_;
 };
 
 }  // namespace proctimes::inline v1::detail

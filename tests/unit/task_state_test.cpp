@@ -30,8 +30,8 @@ struct step {
 class fake_sampler final : public detail::task_sampler {
 public:
     std::deque<step> script;
-    instant clock = t0 + seconds{1};            // now(): advances 1 ms per read
-    std::deque<parse::taskstats_exit> records;  // delivered on deliver_exit_records()
+    instant clock = t0 + seconds{1};          // now(): advances 1 ms per read
+    std::deque<detail::exit_record> records;  // delivered on deliver_exit_records()
     task_lifecycle* life = nullptr;
     int samples = 0, delivers = 0, awaits = 0;
 
@@ -174,12 +174,11 @@ TEST_F(TaskState, ExitRecordGivesFinalValuesAndTheInstant) {
     ASSERT_TRUE(life.query(s));
     EXPECT_TRUE(life.record_expected(0));
     EXPECT_FALSE(life.record_expected(1));  // a lost burst since: not to be waited for
-    parse::taskstats_exit e;
-    e.pid = 42;
-    e.run_ns = 50'000'000;
-    e.utime_us = 30'000;
-    e.stime_us = 10'000;
-    e.elapsed_us = 3'000'000;
+    detail::exit_record e;
+    e.run = milliseconds{50};
+    e.user_us = 30'000;
+    e.kernel_us = 10'000;
+    e.elapsed = seconds{3};
     s.records.push_back(e);
     const instant seen = t0 + seconds{4};
     life.record_exit(s, seen);  // gone unread; the record came
@@ -198,12 +197,12 @@ TEST_F(TaskState, ExitRecordGivesFinalValuesAndTheInstant) {
 }
 
 TEST_F(TaskState, FirstUsableRecordWins) {
-    parse::taskstats_exit a, b;
-    a.elapsed_us = 1'000'000;
-    b.elapsed_us = 7'000'000;
+    detail::exit_record a, b;
+    a.elapsed = seconds{1};
+    b.elapsed = seconds{7};
     life.offer_exit_record(a, false);  // not this task's (e.g. a thread's, for a process)
     life.offer_exit_record(b, true);
-    a.elapsed_us = 2'000'000;
+    a.elapsed = seconds{2};
     life.offer_exit_record(a, true);
     life.record_exit(s, t0 + seconds{9});
     EXPECT_EQ(*life.exit_instant(), t0 + seconds{7});

@@ -224,10 +224,11 @@ private:
         if (!records_enabled()) return;
         for (const auto& e : batch_) {
             if (e.run_ns == 0 && e.sampled_run_ns != 0) continue;
+            const exit_record rec = to_exit_record(e);
             auto [first, last] = by_id_.equal_range(static_cast<pid_t>(e.pid));
             for (auto it = first; it != last; ++it) {
                 task_core* c = it->second;
-                c->life.offer_exit_record(e, c->is_thread || (e.group_dead && !e.group_record));
+                c->life.offer_exit_record(rec, c->is_thread || (e.group_dead && !e.group_record));
             }
         }
     }

@@ -189,4 +189,14 @@ bool exit_records::drain(std::vector<parse::taskstats_exit>& out) noexcept {
     }
 }
 
+exit_record to_exit_record(const parse::taskstats_exit& e) noexcept {
+    exit_record r;
+    r.run = std::chrono::nanoseconds{static_cast<std::int64_t>(e.run_ns)};
+    r.user_us = e.utime_us;
+    r.kernel_us = e.stime_us;
+    // A record with no elapsed time is a kernel that did not fill it.
+    if (e.elapsed_us != 0) r.elapsed = std::chrono::microseconds{static_cast<std::int64_t>(e.elapsed_us)};
+    return r;
+}
+
 }  // namespace proctimes::inline v1::detail

@@ -15,6 +15,7 @@
 
 #include <sys/types.h>
 
+#include "exit/record.hpp"
 #include "linux/sys.hpp"
 #include "parse/netlink.hpp"
 
@@ -43,6 +44,11 @@ private:
     std::uint16_t family_ = 0;
     std::unique_ptr<char[]> buf_;
 };
+
+/// The portable exit record (exit/record.hpp) of a taskstats record: its
+/// exact run time, the tick-sampled split, and its elapsed time (none when
+/// the kernel left ac_etime 0).
+exit_record to_exit_record(const parse::taskstats_exit& e) noexcept;
 
 /// Whether this process is in the initial pid namespace: /proc/self/ns/pid is
 /// the initial namespace's inode (else, where that link cannot be read, the
