@@ -19,6 +19,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <system_error>
@@ -64,6 +65,38 @@ PROCTIMES_API void set_exit_records_default(bool on) noexcept;
 /// errc::foreign_namespace outside the initial pid namespace;
 /// std::errc::operation_not_permitted without CAP_NET_ADMIN.
 PROCTIMES_API std::error_code exit_records_status() noexcept;
+/// What the exit machinery could not do, by kind, since the process started
+/// (never reset). Each is a failure caught where it happened, counted here
+/// instead of passing in silence; all stay 0 on a healthy system (running
+/// out of memory or descriptors is what causes them). `proctimes doctor`
+/// prints them.
+struct exit_failures {
+    std::uint64_t monitor_start = 0;  ///< the exit monitor could not start: handles opened then were not watched
+    std::uint64_t watch = 0;          ///< a task could not join the monitor's set: only queries and waits saw its end
+    std::uint64_t unwatch = 0;        ///< a closed handle's task could not leave the set: it stayed until its end
+    std::uint64_t deliver = 0;        ///< pending exit records could not be handed to their tasks
+    std::uint64_t await = 0;          ///< a wait for a gone task's exit record failed: its last values stand
+    std::uint64_t query = 0;          ///< a question to the monitor failed (its listener's status or losses)
+    /// A closed child's reap request could not be queued at once (the
+    /// monitor's set refused it): it was kept and retried until the monitor
+    /// took it, or reaped at once if the child had already ended.
+    std::uint64_t reap_deferred = 0;
+    /// A reap request that could be neither queued nor kept (too many waiting
+    /// at once): that child stays a zombie until this process waits for any
+    /// child or exits.
+    std::uint64_t reap_lost = 0;
+    std::uint64_t ends_not_kept = 0;  ///< eBPF ends or losses not kept for lookup: a waiter waited out its bound
+    std::uint64_t bpf_sweep = 0;      ///< a periodic sweep of the eBPF exit stamps failed (retried a second later)
+
+    /// The sum of every kind.
+    [[nodiscard]] std::uint64_t total() const noexcept {
+        return monitor_start + watch + unwatch + deliver + await + query + reap_deferred + reap_lost + ends_not_kept +
+               bpf_sweep;
+    }
+};
+/// exit_records_status(), and the exit machinery's failures so far in
+/// `failures` (filled whatever the status).
+PROCTIMES_API std::error_code exit_records_status(exit_failures& failures) noexcept;
 /// Where enabled exit records come from. With set_exit_records_bpf(true) (or
 /// PROCTIMES_EXIT_RECORDS_BPF=1; off by default) the eBPF exit stream is
 /// tried first (CAP_BPF + CAP_PERFMON or root, kernel BTF, a build with

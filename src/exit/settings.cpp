@@ -6,6 +6,7 @@
 // switches through the public getters and exit_records_bpf_wanted().
 #include "settings.hpp"
 #include "backend/backend.hpp"
+#include "exit/failures.hpp"
 #include "proctimes/exit.hpp"
 
 namespace proctimes::inline v1 {
@@ -39,6 +40,12 @@ std::error_code exit_records_status() noexcept {
     if (!records || !exit_monitor_enabled()) return make_error_code(errc::not_supported);
     const auto source = detail::exit_records_backend();
     return source ? std::error_code{} : source.error();
+}
+
+std::error_code exit_records_status(exit_failures& failures) noexcept {
+    const std::error_code why = exit_records_status();
+    failures = detail::exit_failure_counts();  // after: a failure of the status query itself is in
+    return why;
 }
 
 bool exit_records_use_bpf() noexcept {

@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 
 #include "cpu_split.hpp"
+#include "exit/failures.hpp"
 #include "exits.skel.h"
 #include "fd.hpp"
 #include "linux/bpf/exit_stamps.hpp"
@@ -322,6 +323,7 @@ struct bpf_exit_stream::impl {
                 try {
                     sweep();
                 } catch (...) {  // out of memory: next time
+                    count_exit_failure(exit_failure::bpf_sweep);
                 }
             }
             // The kernel skips a wake-up when the reader looks busy; a

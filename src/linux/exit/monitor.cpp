@@ -13,6 +13,14 @@
 // that id. A handle registered later can never receive an earlier task's
 // record: registration drains the socket first, and a pid is not reused
 // before its task's record has been sent.
+//
+// No failure passes in silence: each one caught here is counted by kind
+// (exit/failures.hpp; exit_records_status(failures), proctimes doctor). A
+// closed child's reap request that the monitor's set refuses is kept and
+// retried by the monitor thread (or the child reaped at once if it has
+// already ended); only one that cannot even be kept is lost, and counted.
+#include "linux/exit/monitor.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -24,10 +32,13 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "exit/failures.hpp"
+#include "linux/exit/kept_reaps.hpp"
 #include "linux/exit/recent.hpp"
 #include "linux/exit/taskstats.hpp"
 #include "linux/task.hpp"
@@ -42,14 +53,48 @@ namespace {
 bool records_bpf_allowed() noexcept { return exit_records_bpf_wanted(); }
 bool records_enabled() noexcept { return exit_records_enabled(); }
 
-// The epoll key of the records socket (task keys start at 1).
+// The epoll keys of the records socket and of the wake-up eventfd (task keys
+// start at 1 and count up).
 constexpr std::uint64_t records_key = 0;
+constexpr std::uint64_t wake_key = ~std::uint64_t{0};
+
+// The monitor's next additions that fail as if epoll_ctl had
+// (exit_monitor_fail_next_adds: tests).
+std::atomic<unsigned> g_failing_adds{0};
+
+bool injected_add_failure() noexcept {
+    unsigned n = g_failing_adds.load(std::memory_order_relaxed);
+    while (n != 0 && !g_failing_adds.compare_exchange_weak(n, n - 1, std::memory_order_relaxed)) {
+    }
+    return n != 0;
+}
 
 class monitor {
 public:
-    monitor() : ep_(::epoll_create1(EPOLL_CLOEXEC)) {}
+    monitor() : ep_(::epoll_create1(EPOLL_CLOEXEC)), wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+        if (!ep_.valid() || !wake_.valid()) return;
+        epoll_event ev{};
+        ev.events = EPOLLIN;
+        ev.data.u64 = wake_key;
+        wake_ok_ = ::epoll_ctl(ep_.get(), EPOLL_CTL_ADD, wake_.get(), &ev) == 0;
+    }
 
-    bool ok() const noexcept { return ep_.valid(); }
+    bool ok() const noexcept { return ep_.valid() && wake_ok_; }
+
+    /// Wakes the monitor thread, to retry the kept reap requests.
+    void wake() noexcept {
+        const std::uint64_t one = 1;
+        (void)!::write(wake_.get(), &one, sizeof one);
+    }
+
+    /// add(), with its failures (a refused epoll_ctl, no memory) as false.
+    bool try_add(const std::shared_ptr<task_core>& c) noexcept {
+        try {
+            return add(c);
+        } catch (...) {
+            return false;
+        }
+    }
 
     void start() {
         std::thread([this] {
@@ -59,7 +104,8 @@ public:
         }).detach();
     }
 
-    void add(const std::shared_ptr<task_core>& c) {
+    /// Watches `c`; false when its pidfd could not join the epoll set.
+    bool add(const std::shared_ptr<task_core>& c) {
         std::lock_guard lock(mutex_);
         open_records_locked();
         deliver_locked();  // records of earlier tasks with this id go elsewhere or nowhere
@@ -67,7 +113,7 @@ public:
         epoll_event ev{};
         ev.events = EPOLLIN;
         ev.data.u64 = key;
-        if (::epoll_ctl(ep_.get(), EPOLL_CTL_ADD, c->pidfd.get(), &ev) != 0) return;
+        if (injected_add_failure() || ::epoll_ctl(ep_.get(), EPOLL_CTL_ADD, c->pidfd.get(), &ev) != 0) return false;
         tasks_.emplace(key, c);
         keys_.emplace(c.get(), key);
         by_id_.emplace(c->id, c.get());
@@ -75,6 +121,7 @@ public:
             c->life.begin_watch(records_enabled(), 0, true);  // losses are matched by identity
         else
             c->life.begin_watch(records_ && records_enabled(), losses_);
+        return true;
     }
 
     /// await_exit_record (task.hpp): waits while a record for `c` is expected.
@@ -245,7 +292,11 @@ private:
     void loop() {
         epoll_event events[32];
         for (;;) {
-            const int n = ::epoll_wait(ep_.get(), events, 32, -1);
+            // Kept reap requests join the set (kept_reaps.hpp); while some
+            // are kept, a round every 20 ms retries them.
+            retry_kept_reaps([this](const std::shared_ptr<task_core>& c) { return try_add(c); });
+            const int timeout = kept_reaps_waiting() ? 20 : -1;
+            const int n = ::epoll_wait(ep_.get(), events, 32, timeout);
             if (n < 0) {
                 if (errno == EINTR) continue;
                 return;  // the epoll fd is gone: nothing more to watch
@@ -258,6 +309,11 @@ private:
             }
             for (int i = 0; i < n; ++i) {
                 if (events[i].data.u64 == records_key) continue;  // drained above
+                if (events[i].data.u64 == wake_key) {
+                    std::uint64_t v = 0;
+                    (void)!::read(wake_.get(), &v, sizeof v);
+                    continue;  // the kept reap requests: retried at the top
+                }
                 std::shared_ptr<task_core> c;
                 {
                     std::lock_guard lock(mutex_);
@@ -284,6 +340,8 @@ private:
     }
 
     unique_fd ep_;
+    unique_fd wake_;  // an eventfd: a reap request was kept
+    bool wake_ok_ = false;
     std::mutex mutex_;
     std::uint64_t next_key_ = 1;
     std::unordered_map<std::uint64_t, std::shared_ptr<task_core>> tasks_;
@@ -314,14 +372,15 @@ monitor* get_monitor() noexcept {
         static const int once = ::pthread_atfork(nullptr, nullptr, forget_after_fork);
         (void)once;
         try {
-            auto* m = new monitor;
+            auto m = std::make_unique<monitor>();
             if (!m->ok()) {
-                delete m;
+                count_exit_failure(exit_failure::monitor_start);
                 return nullptr;
             }
             m->start();
-            g_monitor = m;
-        } catch (...) {
+            g_monitor = m.release();
+        } catch (...) {  // no memory, or no thread
+            count_exit_failure(exit_failure::monitor_start);
             return nullptr;
         }
     }
@@ -339,7 +398,8 @@ void deliver_exit_records() noexcept {
     if (!m) return;
     try {
         m->deliver();
-    } catch (...) {
+    } catch (...) {  // the records stay queued for the next delivery
+        count_exit_failure(exit_failure::deliver);
     }
 }
 
@@ -352,18 +412,15 @@ void await_exit_record(task_core& c) noexcept {
     if (!m) return;
     try {
         m->await_record(c);
-    } catch (...) {
+    } catch (...) {  // the task keeps what was recorded of it
+        count_exit_failure(exit_failure::await);
     }
 }
 
 void watch_exit(const std::shared_ptr<task_core>& c) noexcept {
     if (!c->pidfd || !enabled()) return;
-    if (monitor* m = get_monitor()) {
-        try {
-            m->add(c);
-        } catch (...) {
-        }
-    }
+    monitor* m = get_monitor();  // a monitor that cannot start is counted there
+    if (m && !m->try_add(c)) count_exit_failure(exit_failure::watch);
 }
 
 void unwatch_exit(const std::shared_ptr<task_core>& c, bool reap) noexcept {
@@ -379,26 +436,28 @@ void unwatch_exit(const std::shared_ptr<task_core>& c, bool reap) noexcept {
         // exited (the pidfd stays readable).
         if (c->life.request_reap() != reap_plan::watch_again) return;
         if (!m) m = get_monitor();
-        if (!m) return;
-        try {
-            m->add(c);
-        } catch (...) {
-        }
+        // Refused: reaped now if it has ended, else kept for the monitor
+        // thread to retry (kept_reaps.hpp); counted either way.
+        if ((!m || !m->try_add(c)) && reap_later(c) == reap_fallback::kept && m) m->wake();
         return;
     }
     if (m) {
         try {
             m->remove(c);
-        } catch (...) {
+        } catch (...) {  // it leaves the set at its end
+            count_exit_failure(exit_failure::unwatch);
         }
     }
 }
+
+void exit_monitor_fail_next_adds(unsigned n) noexcept { g_failing_adds.store(n, std::memory_order_relaxed); }
 
 std::uint64_t exit_records_bpf_lost() noexcept {
     monitor* m = get_monitor();
     try {
         return m ? m->bpf_lost() : 0;
     } catch (...) {
+        count_exit_failure(exit_failure::query);
         return 0;
     }
 }
@@ -410,6 +469,7 @@ result<exit_stream_source> exit_records_backend() noexcept {
         if (const std::error_code e = m->records_status()) return e;
         return m->uses_bpf() ? exit_stream_source::bpf : exit_stream_source::taskstats;
     } catch (...) {
+        count_exit_failure(exit_failure::query);
         return errno_code(ENOMEM);
     }
 }

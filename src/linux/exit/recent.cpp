@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <new>
 
+#include "exit/failures.hpp"
 #include "fd.hpp"
 
 namespace proctimes::inline v1::detail {
@@ -18,12 +19,14 @@ result<std::unique_ptr<bpf_recent_exits>> bpf_recent_exits::start(std::size_t ca
             try {
                 self->add(e);
             } catch (...) {  // out of memory: this end is not kept; find() misses it
+                count_exit_failure(exit_failure::ends_not_kept);
             }
         },
         [self](const bpf_lost_task& t) {
             try {
                 self->add_lost(t);
             } catch (...) {  // out of memory: a waiter waits out its bound instead
+                count_exit_failure(exit_failure::ends_not_kept);
             }
         });
     if (!s) return s.error();

@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: MIT
 // `proctimes doctor`: what this machine lets proctimes use, and why not where
-// it cannot — for now the eBPF snapshot source (docs/BPF.md). Also the
+// it cannot — for now the eBPF snapshot source (docs/BPF.md) — and what the
+// exit machinery failed to do so far (docs/EXIT.md). Also the
 // one-line note `ps --source bpf` prints when it had to read /proc instead.
+#include <cstdint>
 #include <ostream>
+#include <string>
+#include <utility>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "proctimes/exit.hpp"
 #include "proctimes/snapshot.hpp"
 
 namespace proctimes::cli {
@@ -20,6 +25,28 @@ void note_snapshot_source(const snapshot& s, snapshot_source asked, std::ostream
 
 namespace {
 
+// The exit machinery's failures so far, by kind (exit_failures): "none", or
+// each kind that happened with its count.
+std::string exit_failure_line() {
+    exit_failures f;
+    (void)exit_records_status(f);
+    if (f.total() == 0) return "none";
+    const std::pair<const char*, std::uint64_t> kinds[] = {{"monitor start", f.monitor_start},
+                                                           {"watch", f.watch},
+                                                           {"unwatch", f.unwatch},
+                                                           {"deliver", f.deliver},
+                                                           {"await", f.await},
+                                                           {"query", f.query},
+                                                           {"reap deferred", f.reap_deferred},
+                                                           {"reap lost", f.reap_lost},
+                                                           {"ends not kept", f.ends_not_kept},
+                                                           {"eBPF sweep", f.bpf_sweep}};
+    std::string line;
+    for (const auto& [name, n] : kinds)
+        if (n != 0) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", name, n);
+    return line;
+}
+
 int run_doctor(std::ostream& out) {
     const auto st = bpf_snapshot_status();
     out << fmt::format("eBPF snapshot source: {}\n", !st.built ? "not built" : st.usable ? "usable" : "not usable");
@@ -29,6 +56,7 @@ int run_doctor(std::ostream& out) {
     const auto procfs = to_string(snapshot_source::procfs);
     out << fmt::format("  ps (one snapshot), --source auto: {} (one snapshot never pays the load)\n", procfs);
     out << fmt::format("  ps --interval, --source auto: {}\n", st.usable ? "eBPF" : procfs);
+    out << fmt::format("exit monitor failures: {}\n", exit_failure_line());
     return 0;
 }
 
