@@ -3,11 +3,17 @@
 // sampler.
 #include "exit/lifecycle.hpp"
 
+#include <type_traits>
+
 #include "precision.hpp"
 
 namespace proctimes::inline v1::detail {
 
 using std::chrono::nanoseconds;
+
+// A transition assigns a whole new state: trivial (no destructor, no visit),
+// so it cannot fail.
+static_assert(std::is_trivially_copyable_v<std::variant<task_phase::running, task_phase::ended, task_phase::reaped>>);
 
 std::error_code task_lifecycle::gone_error() const noexcept {
     return make_error_code(facts_.is_thread ? errc::no_such_thread : errc::no_such_process);
@@ -26,28 +32,29 @@ const task_phase::ended* task_lifecycle::end_locked() const noexcept {
 task_phase::ended& task_lifecycle::finish_locked(std::optional<task_times> values, bool partial) noexcept {
     if (auto* e = end_locked()) return *e;  // ended already: the recorded end stays
     task_phase::ended e;
-    e.last_alive = std::get<task_phase::running>(phase_).last_alive;
-    e.values = std::move(values);
+    e.last_alive = std::get_if<task_phase::running>(&phase_)->last_alive;
+    e.values = values;
     e.partial = partial;
     if (e.values) e.values->state = partial ? task_state::exited_partial : task_state::exited;
-    return phase_.emplace<task_phase::ended>(std::move(e));
+    phase_ = phase(std::in_place_type<task_phase::ended>, e);
+    return *std::get_if<task_phase::ended>(&phase_);
 }
 
 void task_lifecycle::reap_locked() noexcept {
     if (std::holds_alternative<task_phase::reaped>(phase_)) return;
     if (auto* e = std::get_if<task_phase::ended>(&phase_)) {
-        task_phase::reaped r{std::move(*e)};
-        phase_.emplace<task_phase::reaped>(std::move(r));
+        const task_phase::reaped r{*e};
+        phase_ = phase(std::in_place_type<task_phase::reaped>, r);
         return;
     }
     // Reaped before anyone recorded its end: what was last read is all there is.
-    auto& run = std::get<task_phase::running>(phase_);
+    auto& run = *std::get_if<task_phase::running>(&phase_);
     task_phase::reaped r;
     r.end.last_alive = run.last_alive;
-    r.end.values = std::move(run.last);
+    r.end.values = run.last;
     r.end.partial = true;
     if (r.end.values) r.end.values->state = task_state::exited_partial;
-    phase_.emplace<task_phase::reaped>(std::move(r));
+    phase_ = phase(std::in_place_type<task_phase::reaped>, r);
 }
 
 void task_lifecycle::stamp_exit_locked(task_phase::ended& end, instant seen, nanoseconds cpu) const noexcept {
@@ -149,7 +156,7 @@ void task_lifecycle::record_exit(task_sampler& s, instant seen) noexcept {
         stamp_exit_locked(*end, seen, end->values ? end->values->cpu() : nanoseconds{0});
         return;
     }
-    auto& run = std::get<task_phase::running>(phase_);
+    auto& run = *std::get_if<task_phase::running>(&phase_);
     task_phase::ended* end = nullptr;
     if (r) {
         // Readable: a zombie (or a task in the last µs of its exit); these
@@ -167,7 +174,7 @@ void task_lifecycle::record_exit(task_sampler& s, instant seen) noexcept {
         t.precision = precision_for(cpu_source::exit_record, facts_.creation_tick);
         end = &finish_locked(t, false);
     } else {
-        end = &finish_locked(std::move(run.last), true);
+        end = &finish_locked(run.last, true);
     }
     stamp_exit_locked(*end, seen, end->values ? end->values->cpu() : nanoseconds{0});
     if (end->values && end->values->precision.source == cpu_source::exit_record)
@@ -311,13 +318,13 @@ bool task_lifecycle::watched() const noexcept {
 std::optional<instant> task_lifecycle::last_alive() const noexcept {
     std::lock_guard lock(mutex_);
     if (const task_phase::ended* end = end_locked()) return end->last_alive;
-    return std::get<task_phase::running>(phase_).last_alive;
+    return std::get_if<task_phase::running>(&phase_)->last_alive;
 }
 
 std::optional<task_times> task_lifecycle::last() const noexcept {
     std::lock_guard lock(mutex_);
     if (const task_phase::ended* end = end_locked()) return end->values;
-    return std::get<task_phase::running>(phase_).last;
+    return std::get_if<task_phase::running>(&phase_)->last;
 }
 
 bool task_lifecycle::reaped() const noexcept {
