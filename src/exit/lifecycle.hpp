@@ -7,7 +7,7 @@
 // Portable policy: the backend only samples (task_sampler) and converts its
 // exit records (exit/record.hpp); every rule of how samples, ends, exit
 // records and wait results combine lives here, and is unit-tested with a fake
-// sampler (tests/unit/task_state_test.cpp, lifecycle_phase_test.cpp).
+// sampler (tests/unit/lifecycle_test.cpp, lifecycle_phase_test.cpp).
 //
 //   running --(zombie sample, record_exit)--> ended --(child_reaped,
 //   end_watch of a closed child)--> reaped; running --(child_reaped)--> reaped.
