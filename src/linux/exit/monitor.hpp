@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The Linux exit monitor (monitor.cpp). Its hooks for the portable part are
-// declared with the backend's other hooks (platform.hpp: watch_exit,
+// declared with the backend's other hooks (backend/backend.hpp: watch_exit,
 // unwatch_exit, deliver_exit_records, await_exit_record,
-// exit_records_backend_status); this header has what only tests need.
+// exit_records_backend); this header has what only tests need.
 #pragma once
 
 namespace proctimes::inline v1::detail {
