@@ -18,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(r->pid == ref->pid && r->comm == ref->comm && r->state == ref->state && r->ppid == ref->ppid &&
                r->flags == ref->flags && r->utime == ref->utime && r->stime == ref->stime && r->cutime == ref->cutime &&
                r->cstime == ref->cstime && r->num_threads == ref->num_threads && r->starttime == ref->starttime &&
-               r->exit_code == ref->exit_code);
+               r->exit_code == ref->exit_code && r->minflt == ref->minflt && r->majflt == ref->majflt &&
+               r->vsize == ref->vsize && r->rss_pages == ref->rss_pages);
     FUZZ_CHECK(r->comm.data() >= text.data());
     FUZZ_CHECK(r->comm.data() + r->comm.size() <= text.data() + text.size());
     FUZZ_CHECK(text.find('(') + 1 == static_cast<std::size_t>(r->comm.data() - text.data()));

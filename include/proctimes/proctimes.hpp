@@ -19,6 +19,7 @@
 #include "proctimes/filetime.hpp"
 #include "proctimes/ledger.hpp"
 #include "proctimes/process.hpp"
+#include "proctimes/resources.hpp"
 #include "proctimes/result.hpp"
 #include "proctimes/settings.hpp"
 #include "proctimes/snapshot.hpp"

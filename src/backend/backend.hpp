@@ -56,6 +56,7 @@
 #include "proctimes/export.h"
 #include "proctimes/ledger.hpp"
 #include "proctimes/process.hpp"
+#include "proctimes/resources.hpp"
 #include "proctimes/result.hpp"
 #include "proctimes/snapshot.hpp"
 #include "proctimes/spawn.hpp"
@@ -271,6 +272,18 @@ instant realtime_now() noexcept;
 /// settings that name files use it. Portable code reads the environment only
 /// through src/settings.hpp, which calls this.
 const char* platform_env_lookup(const char* name, bool secure) noexcept;
+
+// ---- per-process resources (resources.hpp) ---------------------------------------
+//
+// The backend reads the families a caller asks for, each source at most once,
+// and reports what it could not read in `missing`. The portable
+// read_process_resources (src/resources.cpp) checks the arguments and calls
+// it. Linux: src/linux/resources.cpp (parsers in src/parse/procfs.hpp and
+// src/parse/resources.hpp); Windows: src/windows/resources.cpp; the stub
+// answers errc::not_supported.
+
+/// Reads process `pid` (> 0) as read_process_resources documents.
+result<process_resources> read_resources(pid_t pid, const resource_options& options) noexcept;
 
 // contract: win32_layer ----------------------------------------------------------
 

@@ -81,6 +81,10 @@ bool store_stat_field(stat_record& r, int field, std::string_view v) noexcept {
             return number(v, r.ppid);
         case 9:
             return number(v, r.flags);
+        case 10:
+            return number(v, r.minflt);
+        case 12:
+            return number(v, r.majflt);
         case 14:
             return number(v, r.utime);
         case 15:
@@ -93,6 +97,18 @@ bool store_stat_field(stat_record& r, int field, std::string_view v) noexcept {
             return number(v, r.num_threads);
         case 22:
             return number(v, r.starttime);
+        case 23: {
+            std::uint64_t n = 0;
+            if (!number(v, n)) return false;
+            r.vsize = n;
+            return true;
+        }
+        case 24: {
+            std::uint64_t n = 0;
+            if (!number(v, n)) return false;
+            r.rss_pages = n;
+            return true;
+        }
         case 52: {
             // exit_code, printed since Linux 3.5.
             std::int64_t code = 0;
@@ -185,7 +201,7 @@ std::optional<stat_record> parse_stat(std::string_view text) noexcept {
     for (std::size_t j = 1; canonical && j < nsep; ++j) canonical = sep[j] > sep[j - 1] + 1u;
     if (!canonical) return stat_fields_general(r, text.substr(close + 1));
     const std::size_t fields = nsep < 50 ? nsep : 50;  // fields 3 .. fields + 2
-    for (const int field : {3, 4, 9, 14, 15, 16, 17, 20, 22, 52}) {
+    for (const int field : {3, 4, 9, 10, 12, 14, 15, 16, 17, 20, 22, 23, 24, 52}) {
         const auto j = static_cast<std::size_t>(field - 3);
         if (j >= fields) break;
         const std::size_t from = sep[j] + 1u;
@@ -268,6 +284,22 @@ std::optional<status_record> parse_status(std::string_view text) noexcept {
                 v.remove_prefix(end == std::string_view::npos ? v.size() : end);
             }
             r.nspid_levels = levels;
+        } else if (key == "VmSwap") {
+            // "    123 kB"
+            std::string_view v = trim(val);
+            std::uint64_t kb = 0;
+            if (v.size() < 3 || v.substr(v.size() - 3) != " kB" || !number(trim(v.substr(0, v.size() - 3)), kb) ||
+                kb > UINT64_MAX / 1024)
+                return std::nullopt;
+            r.vm_swap_bytes = kb * 1024;
+        } else if (key == "voluntary_ctxt_switches") {
+            std::uint64_t n = 0;
+            if (!number(trim(val), n)) return std::nullopt;
+            r.voluntary_switches = n;
+        } else if (key == "nonvoluntary_ctxt_switches") {
+            std::uint64_t n = 0;
+            if (!number(trim(val), n)) return std::nullopt;
+            r.nonvoluntary_switches = n;
         }
     }
     if (!have_name || r.tgid < 0 || r.pid < 0) return std::nullopt;

@@ -21,12 +21,18 @@ struct stat_record {
     char state = '?';              // (3)
     std::int64_t ppid = 0;         // (4)
     std::uint64_t flags = 0;       // (9) PF_* flags
+    std::uint64_t minflt = 0;      // (10) minor faults
+    std::uint64_t majflt = 0;      // (12) major faults
     std::uint64_t utime = 0;       // (14) clock ticks
     std::uint64_t stime = 0;       // (15) clock ticks
     std::int64_t cutime = 0;       // (16)
     std::int64_t cstime = 0;       // (17)
     std::int64_t num_threads = 0;  // (20)
     std::uint64_t starttime = 0;   // (22) clock ticks since boot
+    /// (23) virtual memory size, bytes, and (24) resident set size, pages:
+    /// empty when the line ends before them (fields 3..22 are required).
+    std::optional<std::uint64_t> vsize;
+    std::optional<std::uint64_t> rss_pages;
     /// (52) the task's exit code in wait(2) status form (exit status << 8, or
     /// the terminating signal | 0x80 for a core dump); meaningful once the
     /// task is a zombie. Empty when the kernel prints fewer than 52 fields
@@ -79,7 +85,14 @@ struct status_record {
     std::int64_t uid_real = -1;       // "Uid:" first
     std::int64_t uid_effective = -1;  // "Uid:" second
     int nspid_levels = 0;             // "NSpid:" how many ids (1 in the initial pid namespace); 0 if absent
+    /// "VmSwap:" in bytes (the file says kB); empty when absent (a kernel thread).
+    std::optional<std::uint64_t> vm_swap_bytes;
+    /// "voluntary_ctxt_switches:" and "nonvoluntary_ctxt_switches:"; empty when absent.
+    std::optional<std::uint64_t> voluntary_switches;
+    std::optional<std::uint64_t> nonvoluntary_switches;
 };
+/// nullopt when Name, Tgid or Pid is missing, or a line it reads is malformed
+/// (a VmSwap that is not "N kB" or does not fit 64 bits in bytes included).
 std::optional<status_record> parse_status(std::string_view text) noexcept;
 
 /// The "btime" line of /proc/stat (whole seconds since the epoch).
