@@ -6,11 +6,12 @@
 // GetProcessIoCounters (every read and write, not only storage). Files:
 // GetProcessHandleCount (every handle; no limit). Context switches,
 // proportional memory, wait channels and threads are not given: `missing`.
+#include "windows/win.hpp"  // <windows.h>, before <psapi.h>
+
 #include <psapi.h>
 
 #include "backend/backend.hpp"
 #include "proctimes/filetime.hpp"
-#include "windows/win.hpp"
 
 namespace proctimes::inline v1::detail {
 

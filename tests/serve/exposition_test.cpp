@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "serve/exposition.hpp"
+#include "serve/collect/exposition.hpp"
 #include "serve/pe/grouping.hpp"
 
 using namespace proctimes::cli::serve;

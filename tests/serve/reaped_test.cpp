@@ -5,8 +5,8 @@
 
 #include <map>
 
-#include "serve/late_records.hpp"
-#include "serve/reaped.hpp"
+#include "serve/collect/late_records.hpp"
+#include "serve/collect/reaped.hpp"
 
 using namespace proctimes;
 using namespace std::chrono_literals;

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "pattern.hpp"
-#include "serve/exposition.hpp"
+#include "serve/collect/exposition.hpp"
 #include "serve/pe/goflags.hpp"
 #include "serve/pe/grouping.hpp"
 #include "utf8.hpp"

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "serve/collector.hpp"
+#include "serve/collect/collector.hpp"
 
 namespace serve_testing {
 
@@ -57,7 +57,9 @@ inline std::unique_ptr<proctimes::cli::serve::collector> namedprocess_collector(
     opts.include = "^" + name + "$";
     opts.top = 0;
     opts.exit_records = false;
-    return proctimes::cli::serve::collector::make(opts, error);
+    auto made = proctimes::cli::serve::collector::open(opts);
+    if (!made) error = made.error().message;
+    return std::move(*made);
 }
 
 }  // namespace serve_testing

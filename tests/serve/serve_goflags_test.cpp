@@ -17,7 +17,7 @@
 
 #include "cli.hpp"
 #include "scrape_text.hpp"
-#include "serve/collector.hpp"
+#include "serve/collect/collector.hpp"
 #include "serve/pe/goflags.hpp"
 
 namespace {
@@ -233,7 +233,9 @@ TEST(ServeGoFlags, RecheckClassifiesUnmatchedProcessesAgain) {
         o.top = 0;
         o.exit_records = false;
         o.recheck = recheck;
-        (recheck ? rechecking : plain) = proctimes::cli::serve::collector::make(o, error);
+        auto made = proctimes::cli::serve::collector::open(o);
+        if (!made) error = made.error().message;
+        (recheck ? rechecking : plain) = std::move(*made);
         ASSERT_TRUE(recheck ? rechecking : plain) << error;
     }
     // Before the exec: the script (comm x, exe /bin/dash) matches nothing.

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "scrape_text.hpp"
-#include "serve/collector.hpp"
+#include "serve/collect/collector.hpp"
 
 namespace {
 
@@ -52,7 +52,9 @@ std::unique_ptr<proctimes::cli::serve::collector> every_family(const std::string
     opts.include = "^" + name + "$";
     opts.top = 0;
     opts.exit_records = false;
-    return proctimes::cli::serve::collector::make(opts, error);
+    auto made = proctimes::cli::serve::collector::open(opts);
+    if (!made) error = made.error().message;
+    return std::move(*made);
 }
 
 // Children named `name` that sleep until killed: sleep(1) run through a link

@@ -19,7 +19,7 @@
 #include <thread>
 
 #include "scrape_text.hpp"
-#include "serve/collector.hpp"
+#include "serve/collect/collector.hpp"
 
 namespace {
 

@@ -24,7 +24,7 @@
 
 #include "cli.hpp"
 #include "scrape_text.hpp"
-#include "serve/collector.hpp"
+#include "serve/collect/collector.hpp"
 
 namespace {
 

@@ -23,7 +23,7 @@
 #include "cli.hpp"
 #include "cli/run_cli.hpp"
 #include "proctimes/snapshot.hpp"
-#include "serve/collector.hpp"
+#include "serve/collect/collector.hpp"
 
 extern char** environ;
 
@@ -295,11 +295,10 @@ TEST(ServeRules, EstimatedIsPartOfItsGroupsTotal) {
     opts.exit_records = false;
     opts.top = 0;
     opts.include = "^pt[AB]" + std::to_string(::getpid() % 100000) + "$";
-    std::string error;
-    auto col = proctimes::cli::serve::collector::make(opts, error);
-    ASSERT_TRUE(col) << error;
+    auto col = proctimes::cli::serve::collector::open(opts);
+    ASSERT_TRUE(col) << col.error().message;
     const auto f = proctimes::cli::serve::format::text_004;
-    std::string s = col->scrape(f);
+    std::string s = (*col)->scrape(f);
     const auto total = [&s](const std::string& g) {
         return value_of(s, "proctimes_group_cpu_seconds_total{group=\"" + g + "\",mode=\"user\"}") +
                value_of(s, "proctimes_group_cpu_seconds_total{group=\"" + g + "\",mode=\"system\"}");
@@ -307,10 +306,10 @@ TEST(ServeRules, EstimatedIsPartOfItsGroupsTotal) {
     EXPECT_GE(total(a), 0.25) << s;
     child.next();  // renamed to b
     ::usleep(150000);
-    s = col->scrape(f);
+    s = (*col)->scrape(f);
     child.end();  // ends, reaped: no exit record is read
     ::usleep(150000);
-    s = col->scrape(f);
+    s = (*col)->scrape(f);
     const double est_b = value_of(s, "proctimes_group_cpu_estimated_seconds_total{group=\"" + b + "\"}");
     const double est_a = value_of(s, "proctimes_group_cpu_estimated_seconds_total{group=\"" + a + "\"}");
     EXPECT_EQ(value_of(s, "proctimes_group_ended_processes_total{group=\"" + b + "\"}"), 1) << s;

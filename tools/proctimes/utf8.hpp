@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // tools/proctimes/utf8.hpp — UTF-8 validity, byte by byte: process names and
 // command lines are whatever bytes a program chose, and both the regex
-// matcher (pattern.hpp) and the Prometheus writers (serve/exposition.cpp)
+// matcher (pattern.hpp) and the Prometheus writers (serve/collect/exposition.cpp)
 // must treat the invalid ones deliberately.
 #pragma once
 

@@ -7,7 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "numbers.hpp"
-#include "serve/collector.hpp"
+#include "serve/collect/collector.hpp"
 #include "serve/error.hpp"
 #include "serve/http/http.hpp"
 #include "serve/http/webconfig.hpp"

@@ -13,16 +13,15 @@ target_sources(proctimes_cli PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/command.cpp
   ${CMAKE_CURRENT_LIST_DIR}/files.cpp
 )
-# The collector: snapshots, exit records, counters and their exposition.
+# The collector (collect/): snapshots, exit records, counters and their exposition.
 target_sources(proctimes_cli PRIVATE
-  ${CMAKE_CURRENT_LIST_DIR}/collector.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/metrics.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/membership.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/reaped.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/procfiles.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/exposition.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/selfmetrics.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/namedprocess.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/collect/collector.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/collect/metrics.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/collect/membership.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/collect/reaped.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/collect/exposition.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/collect/selfmetrics.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/collect/namedprocess.cpp
 )
 # process-exporter's emulation (pe/): its config, name templates, flags and
 # grouping rules (its namedprocess_* families are the collector's).

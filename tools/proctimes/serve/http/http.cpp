@@ -30,7 +30,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "serve/collector.hpp"
+#include "serve/collect/collector.hpp"
 #include "serve/http/http.hpp"
 #include "serve/http/listen.hpp"
 #include "serve/http/webconfig.hpp"

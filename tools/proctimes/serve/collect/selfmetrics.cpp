@@ -2,17 +2,17 @@
 // The exporter's own process_* metrics, with the names, types and help texts
 // of the Prometheus Go client's process collector (which process-exporter
 // serves), and its semantics: CPU and memory from the exporter's own process
-// files (read_proc_files, the reader of every other process), the limits
+// files (read_process_resources, the reader of every other process), the limits
 // from getrlimit, the start from the boot second and the start tick.
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include "commands.hpp"
 #include "proctimes/process.hpp"
-#include "serve/exposition.hpp"
+#include "proctimes/resources.hpp"
+#include "serve/collect/exposition.hpp"
+#include "serve/collect/selfmetrics.hpp"
 #include "serve/pe/grouping.hpp"
-#include "serve/procfiles.hpp"
-#include "serve/selfmetrics.hpp"
 
 namespace proctimes::cli::serve {
 namespace {
@@ -32,10 +32,13 @@ void self_process_families(std::vector<family>& out) {
     // The exporter's own files are those of the live table, whatever
     // --proc-root says.
     const std::string root = default_proc_root();
-    const proc_files f = read_proc_files(root, ::getpid(), self->identity().start_ticks, false, false, false, nullptr);
-    if (f.result != proc_files::outcome::ok) return;
+    resource_options o;
+    o.proc_root = root;
+    o.start_ticks = self->identity().start_ticks;
+    o.families = resource_family::memory | resource_family::files;
+    const auto f = read_process_resources(::getpid(), o);
+    if (!f || !f->memory) return;
     const double tick = static_cast<double>(::sysconf(_SC_CLK_TCK));
-    const double page = static_cast<double>(::sysconf(_SC_PAGESIZE));
     using mt = metric_type;
     auto one = [&](const char* name, const char* help, mt type, double v) {
         if (v < 0) return;
@@ -44,19 +47,20 @@ void self_process_families(std::vector<family>& out) {
         out.push_back(std::move(fam));
     };
     one("process_cpu_seconds", "Total user and system CPU time spent in seconds.", mt::counter,
-        static_cast<double>(f.stat.utime + f.stat.stime) / tick);
+        static_cast<double>(f->user_ticks + f->system_ticks) / tick);
     // Less the reader's own descriptor of the process's directory.
     one("process_open_fds", "Number of open file descriptors.", mt::gauge,
-        f.open_fds && *f.open_fds > 0 ? static_cast<double>(*f.open_fds - 1) : -1);
+        f->open_files && *f->open_files > 0 ? static_cast<double>(*f->open_files - 1) : -1);
     one("process_max_fds", "Maximum number of open file descriptors.", mt::gauge, soft_limit(RLIMIT_NOFILE));
-    one("process_virtual_memory_bytes", "Virtual memory size in bytes.", mt::gauge, static_cast<double>(f.stat.vsize));
+    one("process_virtual_memory_bytes", "Virtual memory size in bytes.", mt::gauge,
+        static_cast<double>(f->memory->virtual_bytes));
     one("process_virtual_memory_max_bytes", "Maximum amount of virtual memory available in bytes.", mt::gauge,
         soft_limit(RLIMIT_AS));
     one("process_resident_memory_bytes", "Resident memory size in bytes.", mt::gauge,
-        static_cast<double>(f.stat.rss_pages) * page);
+        static_cast<double>(f->memory->resident_bytes));
     if (const auto boot = read_boot_seconds(root))
         one("process_start_time_seconds", "Start time of the process since unix epoch in seconds.", mt::gauge,
-            static_cast<double>(*boot) + static_cast<double>(f.stat.start_ticks) / tick);
+            static_cast<double>(*boot) + static_cast<double>(f->start_ticks) / tick);
 }
 
 }  // namespace proctimes::cli::serve

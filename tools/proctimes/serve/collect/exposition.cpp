@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "serve/exposition.hpp"
+#include "serve/collect/exposition.hpp"
 
 #include <charconv>
 #include <cmath>

@@ -18,12 +18,12 @@
 #include <vector>
 
 #include "proctimes/ledger.hpp"
+#include "proctimes/resources.hpp"
 #include "proctimes/snapshot.hpp"
+#include "serve/collect/exposition.hpp"
+#include "serve/collect/reaped.hpp"
 #include "serve/error.hpp"
-#include "serve/exposition.hpp"
 #include "serve/pe/grouping.hpp"
-#include "serve/procfiles.hpp"
-#include "serve/reaped.hpp"
 #include "serve/serve.hpp"
 
 namespace proctimes::cli::serve {
@@ -76,13 +76,17 @@ private:
         /// CPU total (1 ns) when the threads were last read: unchanged means no thread ran.
         std::chrono::nanoseconds cpu_at_read{-1};
         std::map<pid_t, pe_thread> threads;
-        /// The files of the last read, the process's exact CPU total (ns)
-        /// before it, and when its smaps_rollup was last read: what an idle
-        /// process's next read takes instead of reading again (read_hints).
-        proc_files files;
+        /// The last read, the process's exact CPU total (ns) before it, and
+        /// when its proportional memory was last read: what an idle
+        /// process's next read takes instead of reading again
+        /// (resource_options::previous).
+        std::optional<process_resources> files;
         std::chrono::nanoseconds files_cpu{-1};
         std::chrono::steady_clock::time_point smaps_at{};
-        std::vector<thread_files> thread_files_last;  ///< sorted by tid, each with its CPU total
+        /// Its threads as last read, sorted by id, and each one's exact CPU
+        /// total (ns, -1 when unknown) when read (resource_options::idle_threads).
+        std::vector<resource_thread> thread_files_last;
+        std::vector<std::int64_t> thread_cpu_last;
     };
     struct pe_group {
         pe_counters total;
@@ -144,13 +148,14 @@ private:
     void credit_reaped(const std::unordered_map<const ended_process*, destination>& unseen_went);
     /// --namedprocess: reads the process's files and adds to its group (namedprocess.cpp).
     void update_namedprocess(const snapshot_process& p, proc_state& st, group_state& g);
-    /// What the reader may take from the process's last read instead of
-    /// reading again: its files when it has not run since, the threads that
-    /// have not (into idle_buf_), with the CPU totals of this snapshot.
-    read_hints pe_read_hints(const snapshot_process& p, const pe_proc& pe);
-    /// Keeps what was read (with the CPU totals it is valid for) for the next hints.
-    void pe_remember(const snapshot_process& p, pe_proc& pe, const proc_files& r, bool read_threads,
-                     const read_hints& hints);
+    /// What to read of the process, and what the read may take from its
+    /// last one instead of reading again: its files when it has not run
+    /// since, the threads that have not (into idle_buf_), with the CPU
+    /// totals of this snapshot.
+    resource_options pe_read_options(const snapshot_process& p, const pe_proc& pe, bool read_threads);
+    /// Keeps what was read (with the CPU totals it is valid for) for the next read.
+    void pe_remember(const snapshot_process& p, pe_proc& pe, const result<process_resources>& r, bool read_threads,
+                     const resource_options& asked);
     void namedprocess_families(std::vector<family>& out) const;
 
     serve_options opts_;
@@ -185,8 +190,7 @@ private:
     /// process-exporter's error counters: members whose stat or status could
     /// not be read, and those read only in part (or that ended mid-read).
     std::uint64_t pe_procread_errors_ = 0, pe_partial_errors_ = 0;
-    std::vector<thread_files> thread_buf_, idle_buf_;
-    bool live_pids_ = false;  ///< proc_root's pids are this pid namespace's (read_hints::live)
+    std::vector<resource_thread> idle_buf_;
     std::string cached_[2];
 };
 

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "serve/exposition.hpp"
+#include "serve/collect/exposition.hpp"
 
 namespace proctimes::cli::serve {
 

@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "serve/collector.hpp"
+#include "serve/collect/collector.hpp"
 
 namespace proctimes::cli::serve {
 namespace {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-#include "serve/collector.hpp"
-#include "serve/arith.hpp"
+#include "serve/collect/collector.hpp"
+#include "serve/collect/arith.hpp"
 
 #include <algorithm>
 #include <ctime>
@@ -11,7 +11,7 @@
 
 #include "commands.hpp"
 #include "proctimes/exit.hpp"
-#include "serve/late_records.hpp"
+#include "serve/collect/late_records.hpp"
 
 namespace proctimes::cli::serve {
 namespace {
@@ -55,13 +55,6 @@ outcome<std::unique_ptr<collector>> collector::open(const serve_options& opts) {
     auto s = snapshotter::open(so);
     if (!s) return serve::error{error_kind::runtime, "cannot read " + opts.proc_root + ": " + s.error().message()};
     c->snap_ = std::move(*s);
-    // Pids of proc_root are this process's pids only if its "self" names it
-    // (not a procfs of another pid namespace mounted at /proc).
-    if (is_live_proc_root(opts.proc_root)) {
-        char link[32] = {};
-        const ssize_t n = ::readlink((opts.proc_root + "/self").c_str(), link, sizeof link - 1);
-        c->live_pids_ = n > 0 && std::string_view(link, static_cast<std::size_t>(n)) == std::to_string(::getpid());
-    }
     if (opts.exit_records && is_live_proc_root(opts.proc_root)) {
         auto es = exit_stream::open(opts.exit_from);
         if (es) {
@@ -227,14 +220,20 @@ constexpr auto smaps_refresh = std::chrono::seconds(10);
 
 }  // namespace
 
-read_hints collector::pe_read_hints(const snapshot_process& p, const pe_proc& pe) {
-    read_hints h;
-    h.live = live_pids_;
+resource_options collector::pe_read_options(const snapshot_process& p, const pe_proc& pe, bool read_threads) {
+    resource_options o;
+    o.proc_root = opts_.proc_root;
+    o.start_ticks = p.identity.start_ticks;
+    o.families = resource_family::memory | resource_family::switches | resource_family::io | resource_family::files |
+                 resource_family::wait_channel;
+    if (opts_.gather_smaps) o.families |= resource_family::proportional;
+    if (read_threads) o.families |= resource_family::threads;
+    if (read_threads && opts_.threads) o.families |= resource_family::thread_io;
     const std::int64_t total = exact_total(p.times);
-    if (total >= 0 && pe.files_cpu.count() == total && pe.files.result == proc_files::outcome::ok) {
-        h.idle_since = &pe.files;
-        h.keep_smaps = std::chrono::steady_clock::now() - pe.smaps_at < smaps_refresh;
-        return h;
+    if (total >= 0 && pe.files_cpu.count() == total && pe.files) {
+        o.previous = &*pe.files;
+        o.keep_proportional = std::chrono::steady_clock::now() - pe.smaps_at < smaps_refresh;
+        return o;
     }
     // It ran: the threads that did not are taken as they were.
     idle_buf_.clear();
@@ -243,38 +242,42 @@ read_hints collector::pe_read_hints(const snapshot_process& p, const pe_proc& pe
         const std::int64_t cpu = exact_total(t.times);
         if (cpu < 0) continue;
         const auto it = std::lower_bound(last.begin(), last.end(), t.tid(),
-                                         [](const thread_files& f, pid_t tid) { return f.tid < tid; });
-        if (it == last.end() || it->tid != t.tid() || it->start_ticks != t.identity.start_ticks || it->cpu_ns != cpu)
+                                         [](const resource_thread& f, pid_t tid) { return f.id < tid; });
+        if (it == last.end() || it->id != t.tid() || it->start_ticks != t.identity.start_ticks ||
+            pe.thread_cpu_last[static_cast<std::size_t>(it - last.begin())] != cpu)
             continue;
         idle_buf_.push_back(*it);
         idle_buf_.back().name = std::string(t.name.view());  // another thread may have renamed it
     }
-    if (!idle_buf_.empty()) h.idle_threads = &idle_buf_;
-    return h;
+    if (!idle_buf_.empty()) o.idle_threads = &idle_buf_;
+    return o;
 }
 
-void collector::pe_remember(const snapshot_process& p, pe_proc& pe, const proc_files& r, bool read_threads,
-                            const read_hints& hints) {
-    // (A reader that found it had run after all read smaps_rollup too: the
+void collector::pe_remember(const snapshot_process& p, pe_proc& pe, const result<process_resources>& r,
+                            bool read_threads, const resource_options& asked) {
+    // (A read that found it had run after all read smaps_rollup too: the
     // next refresh then comes early, never late.)
-    if (opts_.gather_smaps && !(hints.idle_since && hints.keep_smaps && hints.idle_since->smaps))
+    if (opts_.gather_smaps && !(asked.previous && asked.keep_proportional && asked.previous->proportional))
         pe.smaps_at = std::chrono::steady_clock::now();
-    pe.files = r;
+    if (r)
+        pe.files = *r;
+    else
+        pe.files.reset();
     pe.files_cpu = nanoseconds{exact_total(p.times)};
-    if (!read_threads) return;
+    if (!read_threads || !r) return;
     // Each thread with the CPU total this snapshot gave it (before the read).
     const auto threads = cur_.threads_of(p);
-    const auto by_tid = [](const thread_files& a, const thread_files& b) { return a.tid < b.tid; };
-    if (!std::is_sorted(thread_buf_.begin(), thread_buf_.end(), by_tid))  // procfs lists them in order
-        std::sort(thread_buf_.begin(), thread_buf_.end(), by_tid);
-    for (thread_files& f : thread_buf_) {
-        const auto it = std::lower_bound(threads.begin(), threads.end(), f.tid,
+    pe.thread_files_last = r->threads;  // sorted by id
+    pe.thread_cpu_last.clear();
+    for (const resource_thread& f : pe.thread_files_last) {
+        const auto it = std::lower_bound(threads.begin(), threads.end(), f.id,
                                          [](const snapshot_thread& t, pid_t tid) { return t.tid() < tid; });
-        f.cpu_ns = it != threads.end() && it->tid() == f.tid && it->identity.start_ticks == f.start_ticks
-                       ? exact_total(it->times)
-                       : -1;
+        pe.thread_cpu_last.push_back(it != threads.end() && it->tid() == f.id &&
+                                             it->identity.start_ticks == f.start_ticks
+                                         ? exact_total(it->times)
+                                         : -1);
     }
-    pe.thread_files_last = thread_buf_;
+    pe.files->threads.clear();  // kept once, in thread_files_last
 }
 
 std::string collector::scrape(format f) {

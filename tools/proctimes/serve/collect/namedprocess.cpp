@@ -9,9 +9,9 @@
 #include <limits>
 
 #include "proctimes/version.hpp"
-#include "serve/arith.hpp"
-#include "serve/collector.hpp"
-#include "serve/selfmetrics.hpp"
+#include "serve/collect/arith.hpp"
+#include "serve/collect/collector.hpp"
+#include "serve/collect/selfmetrics.hpp"
 
 namespace proctimes::cli::serve {
 namespace {
@@ -69,46 +69,45 @@ void collector::update_namedprocess(const snapshot_process& p, proc_state& st, g
     const bool idle = pe.have && res > nanoseconds{0} && res <= std::chrono::microseconds(1) && total == pe.cpu_at_read;
     const bool thread_families = opts_.threads && p.thread_entries >= 2;
     const bool multi = p.thread_count > 1 || thread_families;
-    const read_hints hints = pe_read_hints(p, pe);
-    const proc_files r = read_proc_files(opts_.proc_root, p.pid(), p.identity.start_ticks, opts_.gather_smaps,
-                                         multi && !idle, opts_.threads, &thread_buf_, hints);
-    pe_remember(p, pe, r, multi && !idle, hints);
-    if (r.result == proc_files::outcome::vanished) {
-        ++pe_partial_errors_;  // it ended while being read: nothing of it is added
+    const bool read_threads = multi && !idle;
+    const resource_options asked = pe_read_options(p, pe, read_threads);
+    const result<process_resources> got = read_process_resources(p.pid(), asked);
+    pe_remember(p, pe, got, read_threads, asked);
+    if (!got) {
+        // Ended while being read: nothing of it is added; else unreadable.
+        ++(got.error() == errc::no_such_process ? pe_partial_errors_ : pe_procread_errors_);
         return;
     }
-    if (r.result == proc_files::outcome::failed) {
-        ++pe_procread_errors_;
-        return;
-    }
-    if (r.partial) ++pe_partial_errors_;
+    const process_resources& r = *got;
+    if (r.missing != resource_family::none) ++pe_partial_errors_;
 
     // Gauges of this collection.
     pe_group& gp = g.pe;
-    static const std::uint64_t page = static_cast<std::uint64_t>(std::max(1L, ::sysconf(_SC_PAGESIZE)));
-    gp.resident = add_sat(gp.resident, mul_sat(r.stat.rss_pages, page));
-    gp.virtual_bytes = add_sat(gp.virtual_bytes, r.stat.vsize);
-    gp.swapped = add_sat(gp.swapped, r.status.vm_swap_bytes);
-    if (r.smaps) {
-        gp.pss = add_sat(gp.pss, r.smaps->pss_bytes);
-        gp.swap_pss = add_sat(gp.swap_pss, r.smaps->swap_pss_bytes);
+    if (r.memory) {
+        gp.resident = add_sat(gp.resident, r.memory->resident_bytes);
+        gp.virtual_bytes = add_sat(gp.virtual_bytes, r.memory->virtual_bytes);
+        gp.swapped = add_sat(gp.swapped, r.memory->swap_bytes);
     }
-    if (r.open_fds) {
-        gp.open_fds = add_sat(gp.open_fds, *r.open_fds);
-        if (r.fd_limit) {
+    if (r.proportional) {
+        gp.pss = add_sat(gp.pss, r.proportional->pss_bytes);
+        gp.swap_pss = add_sat(gp.swap_pss, r.proportional->swap_pss_bytes);
+    }
+    if (r.open_files) {
+        gp.open_fds = add_sat(gp.open_fds, *r.open_files);
+        if (r.open_files_limit) {
             // open / soft limit, as process-exporter divides (an unlimited limit: ~0).
-            const double ratio = static_cast<double>(*r.open_fds) / static_cast<double>(*r.fd_limit);
+            const double ratio = static_cast<double>(*r.open_files) / static_cast<double>(*r.open_files_limit);
             if (!std::isnan(ratio) && ratio > gp.worst_fd_ratio) gp.worst_fd_ratio = ratio;
         }
     }
-    ++gp.states[state_index(r.stat.state)];
+    ++gp.states[state_index(r.state)];
     if (thread_families)
         for (const auto& t : cur_.threads_of(p)) ++gp.states[state_index(t.state)];
 
     // Counters of the whole process: faults and I/O include its ended threads.
     pe_counters cur = pe.last;
-    cur.minor_faults = r.stat.minflt;
-    cur.major_faults = r.stat.majflt;
+    cur.minor_faults = r.minor_faults;
+    cur.major_faults = r.major_faults;
     if (r.io) {
         cur.read_bytes = r.io->read_bytes;
         cur.write_bytes = r.io->write_bytes;
@@ -128,30 +127,32 @@ void collector::update_namedprocess(const snapshot_process& p, proc_state& st, g
     // what it grew by since its last read, so a thread that ends takes
     // nothing back.
     std::map<pid_t, pe_thread> now;
-    bool read_threads = false;
+    bool took_threads = false;
+    const resource_switches sw = r.switches.value_or(resource_switches{});
     if (!multi) {
         pe_thread t;
         t.start_ticks = p.identity.start_ticks;
-        t.c.voluntary = r.status.voluntary_switches;
-        t.c.nonvoluntary = r.status.nonvoluntary_switches;
+        t.c.voluntary = sw.voluntary;
+        t.c.nonvoluntary = sw.involuntary;
         if (const auto it = pe.threads.find(p.pid()); it != pe.threads.end() && it->second.start_ticks == t.start_ticks)
             t.c.read_bytes = it->second.c.read_bytes, t.c.write_bytes = it->second.c.write_bytes,
             t.c.minor_faults = it->second.c.minor_faults, t.c.major_faults = it->second.c.major_faults,
             t.user = it->second.user, t.system = it->second.system;
         now.emplace(p.pid(), t);
-        read_threads = true;
-    } else if (!idle && !thread_buf_.empty()) {
-        for (const thread_files& f : thread_buf_) {
+        took_threads = true;
+    } else if (read_threads && !pe.thread_files_last.empty()) {
+        for (const resource_thread& f : pe.thread_files_last) {
             pe_thread t;
             t.start_ticks = f.start_ticks;
-            t.c.voluntary = f.voluntary_switches;
-            t.c.nonvoluntary = f.nonvoluntary_switches;
-            t.c.minor_faults = f.minflt;
-            t.c.major_faults = f.majflt;
-            t.user = ticks_to_ns(f.utime);
-            t.system = ticks_to_ns(f.stime);
-            t.wchan = f.wchan;
-            const auto old = pe.threads.find(f.tid);
+            const resource_switches tsw = f.switches.value_or(resource_switches{});
+            t.c.voluntary = tsw.voluntary;
+            t.c.nonvoluntary = tsw.involuntary;
+            t.c.minor_faults = f.minor_faults;
+            t.c.major_faults = f.major_faults;
+            t.user = ticks_to_ns(f.user_ticks);
+            t.system = ticks_to_ns(f.system_ticks);
+            t.wchan = f.wait_channel.value_or(std::string());
+            const auto old = pe.threads.find(f.id);
             const bool known = old != pe.threads.end() && old->second.start_ticks == f.start_ticks;
             if (f.io) {
                 t.c.read_bytes = f.io->read_bytes;
@@ -172,11 +173,11 @@ void collector::update_namedprocess(const snapshot_process& p, proc_state& st, g
                 n.c.voluntary = add_sat(n.c.voluntary, grown(t.c.voluntary, b.c.voluntary));
                 n.c.nonvoluntary = add_sat(n.c.nonvoluntary, grown(t.c.nonvoluntary, b.c.nonvoluntary));
             }
-            now.emplace(f.tid, t);
+            now.emplace(f.id, t);
         }
-        read_threads = true;
+        took_threads = true;
     }
-    if (read_threads) {
+    if (took_threads) {
         for (const auto& [tid, t] : now) {
             const auto old = pe.threads.find(tid);
             const bool known = old != pe.threads.end() && old->second.start_ticks == t.start_ticks;
@@ -194,7 +195,7 @@ void collector::update_namedprocess(const snapshot_process& p, proc_state& st, g
     // --threads each thread's as well (the main thread again), as
     // process-exporter counts; a thread not reread has not run since, so it
     // still waits where it did.
-    if (!r.wchan.empty()) ++gp.wchans[r.wchan];
+    if (r.wait_channel && !r.wait_channel->empty()) ++gp.wchans[*r.wait_channel];
     if (thread_families)
         for (const auto& [tid, t] : pe.threads)
             if (!t.wchan.empty()) ++gp.wchans[t.wchan];

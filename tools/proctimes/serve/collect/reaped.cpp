@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-#include "serve/reaped.hpp"
-#include "serve/arith.hpp"
+#include "serve/collect/reaped.hpp"
+#include "serve/collect/arith.hpp"
 
 #include <cstdint>
 #include <map>

@@ -5,8 +5,8 @@
 
 #include <sys/resource.h>
 
-#include "serve/arith.hpp"
-#include "serve/collector.hpp"
+#include "serve/collect/arith.hpp"
+#include "serve/collect/collector.hpp"
 
 namespace proctimes::cli::serve {
 namespace {
