@@ -11,4 +11,8 @@ result<process_resources> read_process_resources(pid_t pid, const resource_optio
     return detail::read_resources(pid, options);
 }
 
+result<std::int64_t> read_boot_time_seconds(const std::string& proc_root) noexcept {
+    return detail::boot_time_seconds(proc_root);
+}
+
 }  // namespace proctimes::inline v1

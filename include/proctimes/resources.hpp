@@ -54,6 +54,9 @@ enum class resource_family : std::uint32_t {
     wait_channel = 1U << 5,  ///< the kernel function it waits in
     threads = 1U << 6,       ///< each thread's state, ticks, faults and switches
     thread_io = 1U << 7,     ///< with `threads`: each thread's io and wait channel
+    command_line = 1U << 8,  ///< its arguments as the kernel shows them
+    executable = 1U << 9,    ///< the path of its executable
+    cgroups = 1U << 10,      ///< its cgroups, one per hierarchy (Linux)
 };
 constexpr resource_family operator|(resource_family a, resource_family b) noexcept {
     return static_cast<resource_family>(static_cast<std::uint32_t>(a) | static_cast<std::uint32_t>(b));
@@ -95,6 +98,13 @@ struct resource_proportional {
     std::uint64_t swap_pss_bytes = 0;
 };
 
+/// One line of /proc/<pid>/cgroup: "ID:CONTROLLERS:PATH" (cgroups(7)).
+struct resource_cgroup {
+    std::string hierarchy;    ///< "0" for the v2 (unified) hierarchy
+    std::string controllers;  ///< "" for v2; "cpu,cpuacct" and the like for v1
+    std::string path;         ///< inside the hierarchy, as the kernel shows it
+};
+
 /// What every read gives, of a process or a thread.
 struct resource_task {
     pid_t id = 0;                    ///< pid, or tid
@@ -126,6 +136,12 @@ struct process_resources : resource_task {
     /// With resource_family::threads: its threads, sorted by id (those that
     /// ended during the read are left out).
     std::vector<resource_thread> threads;
+    /// Its arguments, each followed by a NUL, as the kernel shows them (a
+    /// program may rewrite them; empty for a kernel thread or a zombie); at
+    /// most 64 KiB are read.
+    std::optional<std::string> command_line;
+    std::optional<std::string> executable;                ///< absolute path (Linux: the exe link)
+    std::optional<std::vector<resource_cgroup>> cgroups;  ///< in the file's order
     /// Families asked for that could not be read in full (files: the count or
     /// the limit; threads: the list, or a thread's files).
     resource_family missing = resource_family::none;
@@ -167,5 +183,12 @@ struct resource_options {
 /// the native errno of an unexpected failure.
 PROCTIMES_API result<process_resources> read_process_resources(pid_t pid,
                                                                const resource_options& options = {}) noexcept;
+
+/// The boot instant in whole seconds since the epoch, as procfs states it
+/// (the "btime" line of <proc_root>/stat): what ps and process-exporter add a
+/// process's start ticks to. Errors: the native errno of the read,
+/// errc::malformed_data without a valid btime line, errc::not_supported
+/// where the system has no such figure.
+PROCTIMES_API result<std::int64_t> read_boot_time_seconds(const std::string& proc_root = "/proc") noexcept;
 
 }  // namespace proctimes::inline v1

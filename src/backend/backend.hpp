@@ -284,6 +284,8 @@ const char* platform_env_lookup(const char* name, bool secure) noexcept;
 
 /// Reads process `pid` (> 0) as read_process_resources documents.
 result<process_resources> read_resources(pid_t pid, const resource_options& options) noexcept;
+/// read_boot_time_seconds as documented.
+result<std::int64_t> boot_time_seconds(const std::string& proc_root) noexcept;
 
 // contract: win32_layer ----------------------------------------------------------
 

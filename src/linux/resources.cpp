@@ -49,6 +49,23 @@ private:
     std::size_t len_ = 0;
 };
 
+// A file of any length relative to dirfd, at most `cap` bytes of it; false
+// when it cannot be opened or a read fails.
+bool read_whole(int dirfd, const char* path, bool procfs, std::size_t cap, std::string& out) {
+    out.clear();
+    const unique_fd fd(open_read(dirfd, path, 0, procfs));
+    if (!fd) return false;
+    char buf[4096];
+    while (out.size() < cap) {
+        const ssize_t n = ::read(fd.get(), buf, std::min(sizeof buf, cap - out.size()));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return false;
+        if (n == 0) break;
+        out.append(buf, static_cast<std::size_t>(n));
+    }
+    return true;
+}
+
 bool gone(int err) noexcept { return err == ENOENT || err == ESRCH; }
 
 std::error_code read_error(int err) noexcept {
@@ -258,11 +275,49 @@ result<process_resources> read_linux(pid_t pid, const resource_options& o) {
                 r.proportional = resource_proportional{s->pss_bytes, s->swap_pss_bytes};
         if (!r.proportional) r.missing |= resource_family::proportional;
     }
+    if (has(fam, resource_family::command_line)) {
+        std::string text;
+        if (read_whole(d.get(), "cmdline", procfs, std::size_t{64} * 1024, text))
+            r.command_line = std::move(text);
+        else
+            r.missing |= resource_family::command_line;
+    }
+    if (has(fam, resource_family::executable)) {
+        char buf[4096];
+        const ssize_t n = ::readlinkat(d.get(), "exe", buf, sizeof buf);
+        if (n > 0 && static_cast<std::size_t>(n) < sizeof buf)
+            r.executable = std::string(buf, static_cast<std::size_t>(n));
+        else
+            r.missing |= resource_family::executable;
+    }
+    if (has(fam, resource_family::cgroups)) {
+        if (f.read("cgroup") == 0) {
+            std::vector<resource_cgroup> lines;
+            std::string_view text = f.view();
+            while (const auto l = parse::next_cgroup_line(text))
+                lines.push_back({std::string(l->hierarchy), std::string(l->controllers), std::string(l->path)});
+            r.cgroups = std::move(lines);
+        } else {
+            r.missing |= resource_family::cgroups;
+        }
+    }
     if (has(fam, resource_family::threads)) read_threads(f, o, r);
     return r;
 }
 
 }  // namespace
+
+result<std::int64_t> boot_time_seconds(const std::string& proc_root) noexcept {
+    try {
+        std::string text;
+        if (const auto ec = read_file((proc_root + "/stat").c_str(), text)) return ec;
+        const auto v = parse::parse_proc_stat_btime(text);
+        if (!v || *v > std::uint64_t{1} << 40) return errc::malformed_data;
+        return static_cast<std::int64_t>(*v);
+    } catch (const std::bad_alloc&) {
+        return errno_code(ENOMEM);
+    }
+}
 
 result<process_resources> read_resources(pid_t pid, const resource_options& options) noexcept {
     try {

@@ -116,4 +116,18 @@ std::string_view parse_wchan(std::string_view text) noexcept {
     return text == "0" ? std::string_view() : text;
 }
 
+std::optional<cgroup_line> next_cgroup_line(std::string_view& text) noexcept {
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        const std::string_view line = text.substr(0, nl);
+        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+        const auto c1 = line.find(':');
+        if (c1 == std::string_view::npos) continue;
+        const auto c2 = line.find(':', c1 + 1);
+        if (c2 == std::string_view::npos) continue;
+        return cgroup_line{line.substr(0, c1), line.substr(c1 + 1, c2 - c1 - 1), line.substr(c2 + 1)};
+    }
+    return std::nullopt;
+}
+
 }  // namespace proctimes::inline v1::parse

@@ -41,4 +41,13 @@ std::optional<smaps_record> parse_smaps_rollup(std::string_view text) noexcept;
 /// and spaces are dropped. A view of `text`.
 std::string_view parse_wchan(std::string_view text) noexcept;
 
+/// One line of /proc/<pid>/cgroup, "ID:CONTROLLERS:PATH"; views the input.
+struct cgroup_line {
+    std::string_view hierarchy, controllers, path;
+};
+/// Takes the next line off the front of `text`; nullopt at the end. A line
+/// without two colons is skipped (a PATH may hold colons: it is everything
+/// after the second).
+std::optional<cgroup_line> next_cgroup_line(std::string_view& text) noexcept;
+
 }  // namespace proctimes::inline v1::parse

@@ -8,4 +8,6 @@ result<process_resources> read_resources(pid_t, const resource_options&) noexcep
     return make_error_code(errc::not_supported);
 }
 
+result<std::int64_t> boot_time_seconds(const std::string&) noexcept { return make_error_code(errc::not_supported); }
+
 }  // namespace proctimes::inline v1::detail

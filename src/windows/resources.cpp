@@ -56,13 +56,18 @@ result<process_resources> read_resources(pid_t pid, const resource_options& o) n
             if (::GetProcessHandleCount(h.get(), &n)) r.open_files = n;
             r.missing |= resource_family::files;  // no limit, at least
         }
-        for (const resource_family f : {resource_family::switches, resource_family::proportional,
-                                        resource_family::wait_channel, resource_family::threads})
+        for (const resource_family f :
+             {resource_family::switches, resource_family::proportional, resource_family::wait_channel,
+              resource_family::threads, resource_family::command_line, resource_family::executable,
+              resource_family::cgroups})
             if (has(fam, f)) r.missing |= f;
         return r;
     } catch (const std::bad_alloc&) {
         return make_error_code(std::errc::not_enough_memory);
     }
 }
+
+// Windows keeps no boot second of its own beside the boot anchor's.
+result<std::int64_t> boot_time_seconds(const std::string&) noexcept { return make_error_code(errc::not_supported); }
 
 }  // namespace proctimes::inline v1::detail

@@ -196,6 +196,35 @@ TEST(Resources, ReaderOnACapturedTree) {
     EXPECT_EQ(r->open_files_limit, 64u);
     EXPECT_EQ(r->wait_channel, "do_select");
     EXPECT_FALSE(r->proportional);  // not asked for
+    EXPECT_FALSE(r->command_line);
+
+    // Its command line, executable and cgroups, when asked for.
+    write(root / "4242" / "cmdline", std::string("/bin/x\0-a\0b c\0", 14));
+    write(root / "4242" / "cgroup", "12:cpu,cpuacct:/a:b\nnot a line\n0::/user.slice/x.scope\n");
+    std::filesystem::create_symlink("/usr/bin/x", root / "4242" / "exe");
+    resource_options facts = all_of(root, 98765);
+    facts.families = resource_family::command_line | resource_family::executable | resource_family::cgroups;
+    r = read_process_resources(4242, facts);
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(r->missing, resource_family::none);
+    EXPECT_EQ(r->command_line, std::string("/bin/x\0-a\0b c\0", 14));
+    EXPECT_EQ(r->executable, "/usr/bin/x");
+    ASSERT_TRUE(r->cgroups);
+    ASSERT_EQ(r->cgroups->size(), 2u);  // the line without two colons is skipped
+    EXPECT_EQ((*r->cgroups)[0].controllers, "cpu,cpuacct");
+    EXPECT_EQ((*r->cgroups)[0].path, "/a:b");  // a path may hold a colon
+    EXPECT_EQ((*r->cgroups)[1].hierarchy, "0");
+    EXPECT_EQ((*r->cgroups)[1].path, "/user.slice/x.scope");
+    std::filesystem::remove(root / "4242" / "cmdline");
+    r = read_process_resources(4242, facts);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->missing, resource_family::command_line);
+
+    // The boot second of the tree's stat.
+    write(root / "stat", "cpu  1 2 3 4 5 6 7 8 9 10\nbtime 1700000000\n");
+    EXPECT_EQ(read_boot_time_seconds(root).value_or(-1), 1700000000);
+    write(root / "stat", "cpu  1 2 3 4 5 6 7 8 9 10\nbtime NaN\n");
+    EXPECT_EQ(read_boot_time_seconds(root).error(), errc::malformed_data);
 
     // Only what is asked for is read: without memory and switches, no status
     // is needed (a malformed one goes unseen).
@@ -286,4 +315,5 @@ TEST(Resources, ReaderOnOwnProcess) {
     EXPECT_EQ(r->threads.front().id, ::getpid());
     EXPECT_TRUE(r->threads.front().switches);
     EXPECT_TRUE(r->threads.front().wait_channel);
+    EXPECT_GT(read_boot_time_seconds().value_or(0), 1'000'000'000);
 }

@@ -5,35 +5,19 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <sstream>
 
 #include <fmt/format.h>
 
-#include "parse/procfs.hpp"
-#include "serve/files.hpp"
+#include "proctimes/resources.hpp"
 #include "serve/pe/goflags.hpp"
 
 namespace proctimes::cli::serve {
-namespace {
-
-// A process's cmdline or cgroup file, its first 68 KiB: procfs files, read
-// without blocking (a --proc-root tree with a FIFO there is refused). `ok` is
-// false when it could not be read (the process ended, or access was refused).
-std::string read_small(const std::string& path, bool* ok = nullptr) {
-    auto text = read_regular_file(path, std::size_t{68} * 1024, past_limit::cut);
-    if (ok) *ok = text.has_value();
-    return text ? std::move(*text) : std::string();
-}
-
-}  // namespace
 
 // The "btime N" line of <proc>/stat: the boot instant in whole seconds.
 std::optional<std::int64_t> read_boot_seconds(const std::string& proc_root) {
-    const auto text = read_regular_file(proc_root + "/stat", std::size_t{1} << 24);
-    if (!text) return std::nullopt;
-    const auto v = parse::parse_proc_stat_btime(*text);
-    if (!v || *v > std::uint64_t{1} << 40) return std::nullopt;
-    return static_cast<std::int64_t>(*v);
+    const auto v = read_boot_time_seconds(proc_root);
+    if (!v) return std::nullopt;
+    return *v;
 }
 
 std::string go_base(std::string_view path) {
@@ -129,32 +113,29 @@ process_facts command_line_facts(std::string_view area) {
 
 process_facts classifier::facts(pid_t pid, bool exe, bool cmdline, bool cgroup) const {
     process_facts f;
-    const std::string dir = proc_root_ + "/" + std::to_string(pid);
-    if (exe) {
-        char buf[4096];
-        const ssize_t n = ::readlink((dir + "/exe").c_str(), buf, sizeof buf - 1);
-        if (n > 0) f.exe.assign(buf, static_cast<std::size_t>(n));
-    }
+    resource_options o;
+    o.proc_root = proc_root_;
+    o.families = resource_family::none;
+    if (exe) o.families |= resource_family::executable;
+    if (cmdline) o.families |= resource_family::command_line;
+    if (cgroup) o.families |= resource_family::cgroups;
+    const auto r = read_process_resources(pid, o);
+    if (r && r->executable) f.exe = *r->executable;
     if (cmdline) {
-        bool ok = false;
-        process_facts c = command_line_facts(read_small(dir + "/cmdline", &ok));
+        process_facts c = command_line_facts(r && r->command_line ? std::string_view(*r->command_line) : "");
         f.cmdline = std::move(c.cmdline);
         f.argv0 = std::move(c.argv0);
         f.has_cmdline = c.has_cmdline;
-        f.unreadable = !ok;
+        f.unreadable = !r || !r->command_line;
     }
     if (cgroup) {
-        bool ok = false;
-        const std::string text = read_small(dir + "/cgroup", &ok);
-        if (!ok && cmdline) f.unreadable = true;  // the rules' facts are incomplete: decided at its next sight
-        std::istringstream lines(text);
-        std::string line;
-        while (std::getline(lines, line)) {
-            const auto c2 = line.find(':', line.find(':') + 1);
-            if (c2 == std::string::npos) continue;
-            f.cgroups.push_back(line.substr(c2 + 1));  // "ID:CONTROLLERS:PATH", in the file's order
-            if (line.rfind("0::", 0) == 0 && f.cgroup.empty()) f.cgroup = f.cgroups.back();
-        }
+        // The rules' facts are incomplete without it: decided at its next sight.
+        if ((!r || !r->cgroups) && cmdline) f.unreadable = true;
+        if (r && r->cgroups)
+            for (const resource_cgroup& line : *r->cgroups) {
+                f.cgroups.push_back(line.path);  // in the file's order
+                if (line.hierarchy == "0" && line.controllers.empty() && f.cgroup.empty()) f.cgroup = line.path;
+            }
         if (f.cgroup.empty() && !f.cgroups.empty()) f.cgroup = f.cgroups.front();
     }
     return f;
