@@ -16,9 +16,11 @@ target_sources(proctimes_cli PRIVATE
 # The collector (collect/): snapshots, exit records, counters and their exposition.
 target_sources(proctimes_cli PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/collect/collector.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/collect/exit_drain.cpp
   ${CMAKE_CURRENT_LIST_DIR}/collect/metrics.cpp
   ${CMAKE_CURRENT_LIST_DIR}/collect/membership.cpp
   ${CMAKE_CURRENT_LIST_DIR}/collect/reaped.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/collect/member_reader.cpp
   ${CMAKE_CURRENT_LIST_DIR}/collect/exposition.cpp
   ${CMAKE_CURRENT_LIST_DIR}/collect/selfmetrics.cpp
   ${CMAKE_CURRENT_LIST_DIR}/collect/namedprocess.cpp

@@ -18,10 +18,6 @@ namespace {
 
 using std::chrono::nanoseconds;
 
-// Records older than this with no snapshot after them are kept at most this
-// many: a bound on memory if scrapes stop while tasks keep ending.
-constexpr std::size_t max_pending = 1 << 20;
-
 }  // namespace
 
 std::unique_ptr<collector> collector::make(const serve_options& opts, std::string& error) {
@@ -36,6 +32,7 @@ std::unique_ptr<collector> collector::make(const serve_options& opts, std::strin
 outcome<std::unique_ptr<collector>> collector::open(const serve_options& opts) {
     std::unique_ptr<collector> c(new collector);
     c->opts_ = opts;
+    c->members_ = member_reader(opts);
     auto classify = classifier::make(opts);
     if (!classify) return classify.error();
     c->classify_ = std::move(*classify);
@@ -55,46 +52,17 @@ outcome<std::unique_ptr<collector>> collector::open(const serve_options& opts) {
     auto s = snapshotter::open(so);
     if (!s) return serve::error{error_kind::runtime, "cannot read " + opts.proc_root + ": " + s.error().message()};
     c->snap_ = std::move(*s);
-    if (opts.exit_records && is_live_proc_root(opts.proc_root)) {
-        auto es = exit_stream::open(opts.exit_from);
-        if (es) {
-            c->exits_ = std::move(*es);
-            c->drainer_ = std::thread([p = c.get()] { p->drain_loop(); });
-        } else {
-            c->exit_why_ = es.error().message();
-        }
-    } else {
-        c->exit_why_ = "off";
-    }
+    if (opts.exit_records && is_live_proc_root(opts.proc_root))
+        c->exits_ = std::make_unique<exit_drain>(opts.exit_from);
+    else
+        c->exits_ = std::make_unique<exit_drain>(std::string("off"));
     return c;
 }
 
-collector::~collector() {
-    stop_ = true;
-    if (drainer_.joinable()) drainer_.join();
-}
+collector::~collector() = default;
 
 std::string collector::exit_source() const {
-    return exits_ ? std::string(exits_->source()) : "none (" + exit_why_ + ")";
-}
-
-void collector::drain_loop() {
-    std::vector<ended_task> got;
-    while (!stop_.load()) {
-        auto w = exits_->wait(std::chrono::milliseconds(200));
-        if (!w || !*w) continue;
-        got.clear();
-        auto r = exits_->read(got);
-        std::lock_guard lk(exits_mu_);
-        if (!r || !*r) ++lost_;
-        for (auto& e : got) {
-            if (pending_.size() >= max_pending) {
-                ++dropped_;
-                continue;
-            }
-            pending_.push_back(e);
-        }
-    }
+    return exits_->open() ? std::string(exits_->source()) : "none (" + exits_->why() + ")";
 }
 
 void collector::collect() {
@@ -107,16 +75,8 @@ void collector::collect() {
     tasks_read_ = cur_.processes.size();
     threads_read_ = cur_.threads.size();
 
-    std::vector<ended_task> exits;
-    {
-        std::lock_guard lk(exits_mu_);
-        // Records up to this snapshot belong to the interval it closes.
-        auto split = std::stable_partition(pending_.begin(), pending_.end(), [this](const ended_task& e) {
-            return e.received_since_boot <= cur_.since_boot;
-        });
-        exits.assign(pending_.begin(), split);
-        pending_.erase(pending_.begin(), split);
-    }
+    // Records up to this snapshot belong to the interval it closes.
+    std::vector<ended_task> exits = exits_->take_until(cur_.since_boot);
     // Records dated before the previous snapshot but handed over after that
     // collection took its share (the drain thread was in between): this
     // interval counts them (late_records.hpp).
@@ -158,7 +118,7 @@ void collector::collect() {
         ++g.procs;
         g.threads += static_cast<std::uint64_t>(std::max(p.thread_count, 0));
         if (g.oldest == 0 || st.start_seconds < g.oldest) g.oldest = st.start_seconds;
-        if (opts_.namedprocess) update_namedprocess(p, st, g);
+        if (opts_.namedprocess) members_.update(cur_, p, st.pe, g.pe);
     }
 
     // Processes that started and ended between the two snapshots: only their
@@ -169,7 +129,7 @@ void collector::collect() {
         // taskstats records are read in do_exit(), before the task's last
         // stretch of run time is accounted: the reaping parents' children
         // times give the rest (reaped.hpp). eBPF's are final.
-        if (exits_ && exits_->source() == "taskstats") credit_reaped(unseen_went);
+        if (exits_->open() && exits_->source() == "taskstats") credit_reaped(unseen_went);
     }
 
     // Processes gone since the previous scrape: add their final values where a
@@ -203,81 +163,6 @@ void collector::collect() {
     if (stat) stat_prev_ = *stat;
     ++collections_;
     last_duration_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-namespace {
-
-// The exact CPU total of a task (ns), or -1 when the snapshot's is not exact.
-std::int64_t exact_total(const task_times& t) {
-    const nanoseconds res = t.precision.total_resolution;
-    if (res <= nanoseconds{0} || res > std::chrono::microseconds(1)) return -1;
-    return (t.user + t.kernel).count();
-}
-
-// An idle process's smaps_rollup is read again after this long even so: its
-// Pss also moves when other processes map or unmap pages it shares.
-constexpr auto smaps_refresh = std::chrono::seconds(10);
-
-}  // namespace
-
-resource_options collector::pe_read_options(const snapshot_process& p, const pe_proc& pe, bool read_threads) {
-    resource_options o;
-    o.proc_root = opts_.proc_root;
-    o.start_ticks = p.identity.start_ticks;
-    o.families = resource_family::memory | resource_family::switches | resource_family::io | resource_family::files |
-                 resource_family::wait_channel;
-    if (opts_.gather_smaps) o.families |= resource_family::proportional;
-    if (read_threads) o.families |= resource_family::threads;
-    if (read_threads && opts_.threads) o.families |= resource_family::thread_io;
-    const std::int64_t total = exact_total(p.times);
-    if (total >= 0 && pe.files_cpu.count() == total && pe.files) {
-        o.previous = &*pe.files;
-        o.keep_proportional = std::chrono::steady_clock::now() - pe.smaps_at < smaps_refresh;
-        return o;
-    }
-    // It ran: the threads that did not are taken as they were.
-    idle_buf_.clear();
-    const auto& last = pe.thread_files_last;
-    for (const snapshot_thread& t : cur_.threads_of(p)) {
-        const std::int64_t cpu = exact_total(t.times);
-        if (cpu < 0) continue;
-        const auto it = std::lower_bound(last.begin(), last.end(), t.tid(),
-                                         [](const resource_thread& f, pid_t tid) { return f.id < tid; });
-        if (it == last.end() || it->id != t.tid() || it->start_ticks != t.identity.start_ticks ||
-            pe.thread_cpu_last[static_cast<std::size_t>(it - last.begin())] != cpu)
-            continue;
-        idle_buf_.push_back(*it);
-        idle_buf_.back().name = std::string(t.name.view());  // another thread may have renamed it
-    }
-    if (!idle_buf_.empty()) o.idle_threads = &idle_buf_;
-    return o;
-}
-
-void collector::pe_remember(const snapshot_process& p, pe_proc& pe, const result<process_resources>& r,
-                            bool read_threads, const resource_options& asked) {
-    // (A read that found it had run after all read smaps_rollup too: the
-    // next refresh then comes early, never late.)
-    if (opts_.gather_smaps && !(asked.previous && asked.keep_proportional && asked.previous->proportional))
-        pe.smaps_at = std::chrono::steady_clock::now();
-    if (r)
-        pe.files = *r;
-    else
-        pe.files.reset();
-    pe.files_cpu = nanoseconds{exact_total(p.times)};
-    if (!read_threads || !r) return;
-    // Each thread with the CPU total this snapshot gave it (before the read).
-    const auto threads = cur_.threads_of(p);
-    pe.thread_files_last = r->threads;  // sorted by id
-    pe.thread_cpu_last.clear();
-    for (const resource_thread& f : pe.thread_files_last) {
-        const auto it = std::lower_bound(threads.begin(), threads.end(), f.id,
-                                         [](const snapshot_thread& t, pid_t tid) { return t.tid() < tid; });
-        pe.thread_cpu_last.push_back(it != threads.end() && it->tid() == f.id &&
-                                             it->identity.start_ticks == f.start_ticks
-                                         ? exact_total(it->times)
-                                         : -1);
-    }
-    pe.files->threads.clear();  // kept once, in thread_files_last
 }
 
 std::string collector::scrape(format f) {

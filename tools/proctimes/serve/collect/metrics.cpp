@@ -143,21 +143,17 @@ std::vector<family> collector::families() const {
     auto fails = family_of("proctimes_scrape_failures", "Collections that could not read /proc", metric_type::counter);
     fails.samples.push_back({{}, static_cast<double>(failures_)});
     out.push_back(std::move(fails));
-    {
-        std::lock_guard lk(exits_mu_);
-        auto lost =
-            family_of("proctimes_exit_records_lost",
-                      "Times the kernel dropped exit records (socket overflow) or the exporter's buffer was full",
-                      metric_type::counter);
-        lost.samples.push_back({{}, static_cast<double>(lost_ + dropped_)});
-        out.push_back(std::move(lost));
-    }
+    auto lost = family_of("proctimes_exit_records_lost",
+                          "Times the kernel dropped exit records (socket overflow) or the exporter's buffer was full",
+                          metric_type::counter);
+    lost.samples.push_back({{}, static_cast<double>(exits_->lost())});
+    out.push_back(std::move(lost));
     // What the last snapshot was read from (the snapshotter picks eBPF where it
     // can), and the exit stream's source: docs/SERVE.md lists every value.
     auto src = family_of("proctimes_exporter_source", "Sources in use (value 1)", metric_type::gauge);
     const std::string snapshot_from = prev_.source == snapshot_source::bpf ? "bpf" : "proc";
     src.samples.push_back({{{"snapshot", opts_.threads ? snapshot_from + "+threads" : snapshot_from},
-                            {"exits", exits_ ? std::string(exits_->source()) : std::string("none")}},
+                            {"exits", std::string(exits_->source())}},
                            1});
     out.push_back(std::move(src));
     rusage ru{};

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+// The exit records between two collections: a background thread keeps the
+// exit stream's socket drained and holds what it read until a collection
+// takes the records its snapshot closes.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "proctimes/ledger.hpp"
+
+namespace proctimes::cli::serve {
+
+class exit_drain {
+public:
+    /// Opens the exit stream (`from`) and starts draining it; else keeps why
+    /// not (`why()`), and every take is empty.
+    explicit exit_drain(exit_stream_source from);
+    /// No records: `why` says why (e.g. "off").
+    explicit exit_drain(std::string why) : why_(std::move(why)) {}
+    exit_drain(const exit_drain&) = delete;
+    exit_drain& operator=(const exit_drain&) = delete;
+    ~exit_drain();
+
+    /// Whether records are read.
+    [[nodiscard]] bool open() const noexcept { return stream_.has_value(); }
+    /// The stream's source ("bpf" or "taskstats") when open.
+    [[nodiscard]] std::string_view source() const noexcept { return stream_ ? stream_->source() : "none"; }
+    /// Why no records are read (when not open).
+    [[nodiscard]] const std::string& why() const noexcept { return why_; }
+    /// Hands over the records received up to `since_boot` (a snapshot's
+    /// CLOCK_BOOTTIME): the interval that snapshot closes.
+    std::vector<ended_task> take_until(std::chrono::nanoseconds since_boot);
+    /// Times the kernel dropped records (socket overflow) or the buffer was full.
+    [[nodiscard]] std::uint64_t lost() const;
+
+private:
+    void loop();
+
+    std::optional<exit_stream> stream_;
+    std::string why_;
+    mutable std::mutex mu_;
+    std::vector<ended_task> pending_;
+    std::uint64_t lost_ = 0, dropped_ = 0;
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
+};
+
+}  // namespace proctimes::cli::serve
