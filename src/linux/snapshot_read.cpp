@@ -279,7 +279,13 @@ void read_process(worker& w, const walk_config& c, pid_t pid, std::atomic<std::s
         w.out.procs.push_back(p);
         return;
     }
-    if (const int err = list_tids(w, task.get()); err != 0) {
+    // A live process of one thread has one entry in task/, its own pid (a
+    // leader that ended early is a zombie, and stays listed beside the
+    // threads that run on): no listing needed. A thread started since the
+    // stat read is seen at the next snapshot, as one started after a listing.
+    const bool one_thread = rec->num_threads == 1 && !parse::is_dead(*rec);
+    if (one_thread) w.tids.assign(1, pid);
+    if (const int err = one_thread ? 0 : list_tids(w, task.get()); err != 0) {
         // It existed when stat was read and has exited since: skip it whole.
         if (classify(err) == outcome::vanished) {
             ++w.out.vanished;

@@ -47,8 +47,12 @@ std::int64_t exact_total(const task_times& t) {
     return (t.user + t.kernel).count();
 }
 
-// An idle process's smaps_rollup is read again after this long even so: its
-// Pss also moves when other processes map or unmap pages it shares.
+// A member's smaps_rollup is read at most once in this long, whether it ran
+// or not: the read walks every mapping of the process (the costliest read of
+// a member that holds much memory), and Pss moves with every process that
+// maps the pages it shares, so no read is more than a sample anyway. In
+// between, its last Pss and SwapPss stand (docs/SERVE.md). At Prometheus'
+// usual intervals (15 s and more) every scrape reads it afresh.
 constexpr auto smaps_refresh = std::chrono::seconds(10);
 
 }  // namespace
@@ -60,13 +64,14 @@ resource_options member_reader::read_options(const snapshot& cur, const snapshot
     o.start_ticks = p.identity.start_ticks;
     o.families = resource_family::memory | resource_family::switches | resource_family::io | resource_family::files |
                  resource_family::wait_channel;
-    if (opts_.gather_smaps) o.families |= resource_family::proportional;
+    const bool have_pss = pe.files && pe.files->proportional;
+    if (opts_.gather_smaps && (!have_pss || std::chrono::steady_clock::now() - pe.smaps_at >= smaps_refresh))
+        o.families |= resource_family::proportional;
     if (read_threads) o.families |= resource_family::threads;
     if (read_threads && opts_.threads) o.families |= resource_family::thread_io;
     const std::int64_t total = exact_total(p.times);
     if (total >= 0 && pe.files_cpu.count() == total && pe.files) {
         o.previous = &*pe.files;
-        o.keep_proportional = std::chrono::steady_clock::now() - pe.smaps_at < smaps_refresh;
         return o;
     }
     // It ran: the threads that did not are taken as they were.
@@ -89,14 +94,16 @@ resource_options member_reader::read_options(const snapshot& cur, const snapshot
 
 void member_reader::remember(const snapshot& cur, const snapshot_process& p, pe_proc& pe,
                              const result<process_resources>& r, bool read_threads, const resource_options& asked) {
-    // (A read that found it had run after all read smaps_rollup too: the
-    // next refresh then comes early, never late.)
-    if (opts_.gather_smaps && !(asked.previous && asked.keep_proportional && asked.previous->proportional))
-        pe.smaps_at = std::chrono::steady_clock::now();
-    if (r)
+    const bool read_pss = has(asked.families, resource_family::proportional);
+    if (read_pss) pe.smaps_at = std::chrono::steady_clock::now();
+    std::optional<resource_proportional> kept;
+    if (!read_pss && pe.files) kept = pe.files->proportional;
+    if (r) {
         pe.files = *r;
-    else
+        if (!read_pss) pe.files->proportional = kept;  // its last Pss stands until the next is due
+    } else {
         pe.files.reset();
+    }
     pe.files_cpu = nanoseconds{exact_total(p.times)};
     if (!read_threads || !r) return;
     // Each thread with the CPU total this snapshot gave it (before the read).
@@ -140,9 +147,9 @@ void member_reader::update(const snapshot& snap, const snapshot_process& p, pe_p
         gp.virtual_bytes = add_sat(gp.virtual_bytes, r.memory->virtual_bytes);
         gp.swapped = add_sat(gp.swapped, r.memory->swap_bytes);
     }
-    if (r.proportional) {
-        gp.pss = add_sat(gp.pss, r.proportional->pss_bytes);
-        gp.swap_pss = add_sat(gp.swap_pss, r.proportional->swap_pss_bytes);
+    if (const auto& pss = pe.files->proportional) {  // read now, or its last (remember)
+        gp.pss = add_sat(gp.pss, pss->pss_bytes);
+        gp.swap_pss = add_sat(gp.swap_pss, pss->swap_pss_bytes);
     }
     if (r.open_files) {
         gp.open_fds = add_sat(gp.open_fds, *r.open_files);

@@ -44,7 +44,8 @@ struct pe_proc {
     std::chrono::nanoseconds cpu_at_read{-1};
     std::map<pid_t, pe_thread> threads;
     /// The last read, the process's exact CPU total (ns) before it, and
-    /// when its proportional memory was last read: what an idle
+    /// when its proportional memory was last read (which stands in pe.files
+    /// until the next read is due): what an idle
     /// process's next read takes instead of reading again
     /// (resource_options::previous).
     std::optional<process_resources> files;
