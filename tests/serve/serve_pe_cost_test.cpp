@@ -205,3 +205,42 @@ TEST(ServePeCost, IdleMemberFollowsItsRunningAndItsLimit) {
     ::close(p[1]);
     ::waitpid(child, nullptr, 0);
 }
+
+// A member's smaps_rollup is read at most once every 10 s, running or not:
+// a member that maps 64 MiB between two scrapes shows them at once in its
+// resident memory, while its proportional memory stands as last read.
+TEST(ServePeCost, ProportionalMemoryStandsBetweenItsReads) {
+    const std::string name = "pe-pss-" + std::to_string(::getpid() % 100000);
+    int go[2], done[2];
+    ASSERT_EQ(::pipe2(go, O_CLOEXEC), 0);
+    ASSERT_EQ(::pipe2(done, O_CLOEXEC), 0);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::prctl(PR_SET_NAME, name.c_str());
+        char c = 0;
+        if (::write(done[1], &c, 1) != 1 || ::read(go[0], &c, 1) != 1) ::_exit(1);
+        constexpr std::size_t n = 64u << 20;
+        auto* mem = static_cast<char*>(::malloc(n));
+        for (std::size_t i = 0; mem && i < n; i += 4096) mem[i] = 1;
+        if (::write(done[1], &c, 1) != 1) ::_exit(2);
+        for (;;) ::pause();
+    }
+    ASSERT_GT(pid, 0);
+    char c = 0;
+    ASSERT_EQ(::read(done[0], &c, 1), 1);  // named
+    std::string error;
+    auto col = every_family(name, error);
+    ASSERT_TRUE(col) << error;
+    const std::string g = "namedprocess_namegroup_memory_bytes{groupname=\"" + name + "\",memtype=";
+    const std::string a = col->scrape(format::text_004);
+    ASSERT_EQ(::write(go[1], &c, 1), 1);
+    ASSERT_EQ(::read(done[0], &c, 1), 1);                         // 64 MiB touched
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));  // past the 100 ms a collection is shared
+    const std::string b = col->scrape(format::text_004);
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    for (const int fd : {go[0], go[1], done[0], done[1]}) ::close(fd);
+    EXPECT_GE(value_of(b, g + "\"resident\"}") - value_of(a, g + "\"resident\"}"), 60.0 * (1 << 20)) << b;
+    EXPECT_GT(value_of(a, g + "\"proportionalResident\"}"), 0) << a;
+    EXPECT_EQ(value_of(b, g + "\"proportionalResident\"}"), value_of(a, g + "\"proportionalResident\"}")) << b;
+}
