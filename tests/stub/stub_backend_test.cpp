@@ -14,6 +14,7 @@
 #include "proctimes/exit.hpp"
 #include "proctimes/ledger.hpp"
 #include "proctimes/process.hpp"
+#include "proctimes/resources.hpp"
 #include "proctimes/spawn.hpp"
 #include "proctimes/tree.hpp"
 
@@ -128,3 +129,9 @@ TEST(StubBackend, RunTreeIsNotSupported) {
 }
 
 }  // namespace
+
+TEST(StubBackend, ResourcesAreNotSupportedAfterTheArgumentCheck) {
+    EXPECT_EQ(read_process_resources(::getpid()).error(), make_error_code(errc::not_supported));
+    EXPECT_EQ(read_process_resources(0).error(), make_error_code(errc::invalid_argument));
+    EXPECT_EQ(read_boot_time_seconds().error(), make_error_code(errc::not_supported));
+}

@@ -18,6 +18,7 @@
 #include "proctimes/exit.hpp"
 #include "proctimes/linux.hpp"
 #include "proctimes/process.hpp"
+#include "proctimes/resources.hpp"
 #include "proctimes/spawn.hpp"
 #include "windows_test.hpp"
 
@@ -95,6 +96,34 @@ TEST(WindowsSelf, OpenSelfIsTheSameProcess) {
     ASSERT_TRUE(ids);
     EXPECT_NE(std::find(ids->begin(), ids->end(), static_cast<pid_t>(::GetCurrentThreadId())), ids->end());
     EXPECT_TRUE(std::is_sorted(ids->begin(), ids->end()));
+}
+
+// What the Win32 API gives of a process: its working set grows by what it
+// touches, its handles count the one it opens (Wine: none); the rest is
+// named missing.
+TEST(WindowsResources, MemoryIoAndHandlesOfThisProcess) {
+    proctimes::resource_options o;
+    o.families = proctimes::resource_family::memory | proctimes::resource_family::io |
+                 proctimes::resource_family::files | proctimes::resource_family::switches;
+    const auto before = proctimes::read_process_resources(static_cast<pid_t>(::GetCurrentProcessId()), o);
+    ASSERT_TRUE(before) << before.error().message();
+    ASSERT_TRUE(before->memory && before->io && before->open_files);
+    EXPECT_GT(before->memory->resident_bytes, 0u);
+    EXPECT_FALSE(before->switches);
+    EXPECT_FALSE(before->open_files_limit);
+    EXPECT_EQ(before->missing, proctimes::resource_family::switches | proctimes::resource_family::files);
+    std::vector<char> touched(32u << 20, 1);
+    const HANDLE ev = ::CreateEventW(nullptr, TRUE, FALSE, nullptr);
+    ASSERT_NE(ev, nullptr);
+    const auto after = proctimes::read_process_resources(static_cast<pid_t>(::GetCurrentProcessId()), o);
+    ::CloseHandle(ev);
+    ASSERT_TRUE(after) << after.error().message();
+    EXPECT_GE(after->memory->resident_bytes, before->memory->resident_bytes + (touched.size() * 9 / 10));
+    if (wintest::under_wine())
+        EXPECT_EQ(*after->open_files, 0u);  // Wine counts no handles (docs/WINDOWS.md)
+    else
+        EXPECT_GE(*after->open_files, *before->open_files + 1);
+    EXPECT_EQ(proctimes::read_process_resources(0, o).error(), errc::invalid_argument);
 }
 
 TEST(WindowsHandles, AnIdNoProcessHasAnswersNoSuchProcess) {
