@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "serve/collector.hpp"
+#include "serve/collect/collector.hpp"
 #include "serve/error.hpp"
 #include "serve/http/listen.hpp"
 #include "serve/http/webconfig.hpp"
