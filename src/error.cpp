@@ -84,43 +84,9 @@ const std::error_category& error_category() noexcept {
     return c;
 }
 
-std::string_view to_string(cpu_source s) noexcept {
-    switch (s) {
-        case cpu_source::rusage:
-            return "rusage";
-        case cpu_source::cpu_clock_and_stat:
-            return "cpu_clock+stat";
-        case cpu_source::schedstat_and_stat:
-            return "schedstat+stat";
-        case cpu_source::stat_ticks:
-            return "stat";
-        case cpu_source::wait_rusage:
-            return "wait_rusage";
-        case cpu_source::exit_record:
-            return "exit_record";
-        case cpu_source::thread_clock_and_rusage:
-            return "thread_clock+rusage";
-        case cpu_source::bpf_task:
-            return "bpf";
-        case cpu_source::bpf_exit:
-            return "bpf_exit";
-        case cpu_source::os_times:
-            return "os_times";
-    }
-    return "unknown";
-}
+std::string_view to_string(cpu_source s) noexcept { return word_of(s); }
 
-std::string_view to_string(task_state s) noexcept {
-    switch (s) {
-        case task_state::running:
-            return "running";
-        case task_state::exited:
-            return "exited";
-        case task_state::exited_partial:
-            return "exited_partial";
-    }
-    return "unknown";
-}
+std::string_view to_string(task_state s) noexcept { return word_of(s); }
 
 std::string boot_id::to_string() const {
     char out[37];

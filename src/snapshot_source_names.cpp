@@ -4,18 +4,6 @@
 
 namespace proctimes::inline v1 {
 
-std::string_view to_string(snapshot_source s) noexcept {
-    switch (s) {
-        case snapshot_source::automatic:
-            return "automatic";
-        case snapshot_source::procfs:
-            return "procfs";
-        case snapshot_source::bpf:
-            return "bpf";
-        case snapshot_source::windows:
-            return "windows";
-    }
-    return "unknown";
-}
+std::string_view to_string(snapshot_source s) noexcept { return word_of(s); }
 
 }  // namespace proctimes::inline v1

@@ -4,16 +4,6 @@
 
 namespace proctimes::inline v1 {
 
-std::string_view to_string(tree_source s) noexcept {
-    switch (s) {
-        case tree_source::ptrace:
-            return "ptrace";
-        case tree_source::bpf:
-            return "bpf";
-        case tree_source::none:
-            return "none";
-    }
-    return "unknown";
-}
+std::string_view to_string(tree_source s) noexcept { return word_of(s); }
 
 }  // namespace proctimes::inline v1

@@ -36,6 +36,7 @@
 // The rate is determined once per process and then fixed.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -43,6 +44,7 @@
 
 #include "proctimes/export.h"
 #include "proctimes/result.hpp"
+#include "proctimes/words.hpp"
 
 namespace proctimes::inline v1 {
 
@@ -55,6 +57,19 @@ enum class tsc_rate_source : std::uint8_t {
     architected_timer,     ///< AArch64 CNTFRQ_EL0
     nominal,               ///< no counter known: 1 GHz, so cycles equal nanoseconds
 };
+
+/// The words of tsc_rate_source (proctimes/words.hpp).
+inline constexpr auto tsc_rate_source_words = std::to_array<word_row<tsc_rate_source>>({
+    {tsc_rate_source::cpuid_crystal, "cpuid-0x15", "CPUID 0x15: crystal frequency times the TSC/crystal ratio"},
+    {tsc_rate_source::cpuid_base_frequency, "cpuid-0x16", "CPUID 0x16's base frequency"},
+    {tsc_rate_source::hypervisor, "hypervisor-cpuid", "CPUID 0x40000010, the hypervisor's TSC frequency"},
+    {tsc_rate_source::sysfs, "sysfs", "the kernel's tsc_freq_khz"},
+    {tsc_rate_source::calibrated, "calibrated", "measured against CLOCK_MONOTONIC_RAW"},
+    {tsc_rate_source::architected_timer, "cntfrq", "AArch64 CNTFRQ_EL0"},
+    {tsc_rate_source::nominal, "nominal", "no counter known: 1 GHz, cycles equal nanoseconds"},
+});
+constexpr const auto& word_rows(tsc_rate_source) noexcept { return tsc_rate_source_words; }
+static_assert(words_in_order(tsc_rate_source_words));
 
 /// A short stable name: "cpuid-0x15", "calibrated", ...
 PROCTIMES_API std::string_view to_string(tsc_rate_source s) noexcept;

@@ -29,6 +29,7 @@
 // and the records are.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -42,6 +43,7 @@
 #include "proctimes/export.h"
 #include "proctimes/result.hpp"
 #include "proctimes/snapshot.hpp"
+#include "proctimes/words.hpp"
 
 namespace proctimes::inline v1 {
 
@@ -154,6 +156,20 @@ enum class exit_stream_source : std::uint8_t {
     taskstats,
 };
 
+/// The words of exit_stream_source (proctimes/words.hpp): printed for the
+/// source an exit_stream reads (the `exits` label of serve's
+/// proctimes_exporter_source, watch's note on where ends come from).
+inline constexpr auto exit_stream_source_words = std::to_array<word_row<exit_stream_source>>({
+    {exit_stream_source::automatic, "auto", "eBPF where it can be used, else taskstats"},
+    {exit_stream_source::bpf, "bpf", "the eBPF exit stream"},
+    {exit_stream_source::taskstats, "taskstats", "the taskstats exit records"},
+});
+constexpr const auto& word_rows(exit_stream_source) noexcept { return exit_stream_source_words; }
+static_assert(words_in_order(exit_stream_source_words));
+
+/// "auto", "bpf" or "taskstats".
+PROCTIMES_API std::string_view to_string(exit_stream_source s) noexcept;
+
 /// A listener for the end of every task on the system (one record per
 /// thread), from one of two kernel sources (source() says which):
 ///
@@ -199,8 +215,9 @@ public:
     /// The socket (taskstats) or an eventfd (eBPF), for poll(2)/epoll(7):
     /// readable while records wait; -1 when moved from.
     [[nodiscard]] int native_handle() const noexcept;
-    /// "bpf" or "taskstats"; "" when moved from.
-    [[nodiscard]] std::string_view source() const noexcept;
+    /// The source the stream reads, bpf or taskstats (never automatic);
+    /// empty when moved from. to_string() names it.
+    [[nodiscard]] std::optional<exit_stream_source> source() const noexcept;
     /// eBPF: records lost since open(), exactly (ends the ring buffer had no
     /// room for, runs of the program the kernel skipped, records the queue had
     /// no room for). Empty for taskstats (whose socket reports that records

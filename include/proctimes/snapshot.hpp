@@ -41,6 +41,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -55,6 +56,7 @@
 #include "proctimes/export.h"
 #include "proctimes/result.hpp"
 #include "proctimes/times.hpp"
+#include "proctimes/words.hpp"
 
 namespace proctimes::inline v1 {
 
@@ -359,7 +361,18 @@ struct PROCTIMES_API bpf_source_status {
 };
 PROCTIMES_API bpf_source_status bpf_snapshot_status() noexcept;
 
-/// "automatic", "procfs" or "bpf".
+/// The words of snapshot_source (proctimes/words.hpp): `ps --source` takes
+/// them (the command line's older "proc" and "automatic" still work).
+inline constexpr auto snapshot_source_words = std::to_array<word_row<snapshot_source>>({
+    {snapshot_source::automatic, "auto", "eBPF where it can be used and pays, else the /proc walk", "automatic"},
+    {snapshot_source::procfs, "procfs", "the /proc walk", "proc"},
+    {snapshot_source::bpf, "bpf", "the eBPF task iterator (falls back to the /proc walk, saying why)"},
+    {snapshot_source::windows, "windows", "Windows' process snapshot"},
+});
+constexpr const auto& word_rows(snapshot_source) noexcept { return snapshot_source_words; }
+static_assert(words_in_order(snapshot_source_words));
+
+/// "auto", "procfs", "bpf" or "windows".
 PROCTIMES_API std::string_view to_string(snapshot_source s) noexcept;
 
 // ---- CPU used between two snapshots ---------------------------------------------

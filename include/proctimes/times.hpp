@@ -15,6 +15,7 @@
 
 #include "proctimes/export.h"
 #include "proctimes/filetime.hpp"
+#include "proctimes/words.hpp"
 
 namespace proctimes::inline v1 {
 
@@ -91,6 +92,22 @@ enum class cpu_source : std::uint8_t {
     os_times,
 };
 
+/// The words of cpu_source (proctimes/words.hpp): printed as `cpu_source`.
+inline constexpr auto cpu_source_words = std::to_array<word_row<cpu_source>>({
+    {cpu_source::rusage, "rusage", "getrusage of the calling process (1 us)"},
+    {cpu_source::cpu_clock_and_stat, "cpu_clock+stat", "the CPU clock's total (1 ns), the stat ticks' split"},
+    {cpu_source::schedstat_and_stat, "schedstat+stat", "schedstat's total (1 ns), the stat ticks' split"},
+    {cpu_source::stat_ticks, "stat", "the stat file's ticks only (10 ms)"},
+    {cpu_source::wait_rusage, "wait_rusage", "the rusage of a reaped child (1 us)"},
+    {cpu_source::exit_record, "exit_record", "the taskstats exit record (1 ns total)"},
+    {cpu_source::thread_clock_and_rusage, "thread_clock+rusage", "the calling thread's own CPU clock (1 ns)"},
+    {cpu_source::bpf_task, "bpf", "the kernel's counters through the eBPF task iterator (1 ns)"},
+    {cpu_source::bpf_exit, "bpf_exit", "the eBPF exit stream's final values (1 ns)"},
+    {cpu_source::os_times, "os_times", "Windows' GetProcessTimes/GetThreadTimes (one clock tick)"},
+});
+constexpr const auto& word_rows(cpu_source) noexcept { return cpu_source_words; }
+static_assert(words_in_order(cpu_source_words));
+
 /// A short stable name for a cpu_source ("rusage", "cpu_clock+stat", ...).
 PROCTIMES_API std::string_view to_string(cpu_source s) noexcept;
 
@@ -124,6 +141,16 @@ enum class exit_source : std::uint8_t {
     /// as a FILETIME). exit_earliest == exit; exit_resolution is 1 ns.
     bpf_exit,
 };
+
+/// The words of exit_source (proctimes/words.hpp): printed as `exit_source`.
+inline constexpr auto exit_source_words = std::to_array<word_row<exit_source>>({
+    {exit_source::none, "none", "no exit instant: the task runs, or its end was not seen"},
+    {exit_source::observed, "observed", "stamped by the first observer that saw the end: the end was no later"},
+    {exit_source::exit_record, "exit_record", "creation + the elapsed time of the taskstats exit record"},
+    {exit_source::bpf_exit, "bpf_exit", "stamped by the kernel at do_exit, through the eBPF exit stream"},
+});
+constexpr const auto& word_rows(exit_source) noexcept { return exit_source_words; }
+static_assert(words_in_order(exit_source_words));
 
 /// "none", "observed", "exit_record" or "bpf_exit".
 PROCTIMES_API std::string_view to_string(exit_source s) noexcept;
@@ -162,6 +189,15 @@ enum class task_state : std::uint8_t {
     /// are the last values sampled, at `sampled_at`. Never passed off as final.
     exited_partial,
 };
+
+/// The words of task_state (proctimes/words.hpp): printed as `state`.
+inline constexpr auto task_state_words = std::to_array<word_row<task_state>>({
+    {task_state::running, "running", "running or stopped: live values"},
+    {task_state::exited, "exited", "ended: final values"},
+    {task_state::exited_partial, "exited_partial", "ended, released before its final values could be read"},
+});
+constexpr const auto& word_rows(task_state) noexcept { return task_state_words; }
+static_assert(words_in_order(task_state_words));
 
 /// "running", "exited" or "exited_partial".
 PROCTIMES_API std::string_view to_string(task_state s) noexcept;

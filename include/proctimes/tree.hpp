@@ -3,6 +3,7 @@
 // its own final CPU, its instants, the programs it ran and how it ended.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "proctimes/result.hpp"
 #include "proctimes/spawn.hpp"
 #include "proctimes/times.hpp"
+#include "proctimes/words.hpp"
 
 namespace proctimes::inline v1 {
 
@@ -139,6 +141,16 @@ struct tree_run {
     child_exit command;  ///< as child::wait gives it
     process_tree tree;
 };
+
+/// The words of tree_source (proctimes/words.hpp): `run --tree-source` takes
+/// ptrace and bpf.
+inline constexpr auto tree_source_words = std::to_array<word_row<tree_source>>({
+    {tree_source::ptrace, "ptrace", "ptrace's fork, exec and exit events"},
+    {tree_source::bpf, "bpf", "eBPF programs on fork, exec, exit and free (root)"},
+    {tree_source::none, "none", "only the command and its wait rusage"},
+});
+constexpr const auto& word_rows(tree_source) noexcept { return tree_source_words; }
+static_assert(words_in_order(tree_source_words));
 
 /// "ptrace", "bpf" or "none".
 PROCTIMES_API std::string_view to_string(tree_source s) noexcept;

@@ -153,8 +153,8 @@ struct PROCTIMES_LOCAL exit_stream::impl {
     virtual result<bool> wait(std::chrono::milliseconds timeout) noexcept = 0;
     /// exit_stream::native_handle: a descriptor readable while records wait.
     [[nodiscard]] virtual int native_handle() const noexcept = 0;
-    /// exit_stream::source: the source's name ("bpf", "taskstats").
-    [[nodiscard]] virtual std::string_view source() const noexcept = 0;
+    /// exit_stream::source: the source read (bpf or taskstats).
+    [[nodiscard]] virtual exit_stream_source source() const noexcept = 0;
     /// exit_stream::lost: exact count of lost records, where the source has one.
     [[nodiscard]] virtual std::optional<std::uint64_t> lost() const noexcept = 0;
     /// exit_stream::settle: true once every released task's end of the

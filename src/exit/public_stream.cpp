@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // exit_stream (proctimes/ledger.hpp): the public class over the backend's
 // listener (backend/backend.hpp). A moved-from or default stream has
-// no listener: it answers invalid_handle, -1, "" and nothing.
+// no listener: it answers invalid_handle, -1, no source and nothing.
 #include "backend/backend.hpp"
 
 namespace proctimes::inline v1 {
@@ -31,7 +31,11 @@ result<bool> exit_stream::wait(std::chrono::milliseconds timeout) noexcept {
 
 int exit_stream::native_handle() const noexcept { return impl_ ? impl_->native_handle() : -1; }
 
-std::string_view exit_stream::source() const noexcept { return impl_ ? impl_->source() : std::string_view{}; }
+std::optional<exit_stream_source> exit_stream::source() const noexcept {
+    return impl_ ? std::optional{impl_->source()} : std::nullopt;
+}
+
+std::string_view to_string(exit_stream_source s) noexcept { return word_of(s); }
 
 result<bool> exit_stream::settle(std::chrono::nanoseconds from_since_boot, std::chrono::nanoseconds to_since_boot,
                                  std::chrono::milliseconds timeout) const noexcept {

@@ -81,7 +81,7 @@ TEST(PublicExitStream, EndedTaskFromAnEbpfEnd) {
 
 TEST(PublicExitStream, MovedFromSaysNothing) {
     exit_stream s;
-    EXPECT_EQ(s.source(), "");
+    EXPECT_FALSE(s.source());
     EXPECT_FALSE(s.lost());
     EXPECT_EQ(s.native_handle(), -1);
     std::vector<ended_task> out;
@@ -92,12 +92,12 @@ TEST(PublicExitStream, EbpfSourceGivesExactEndOfAProcessReapedByItsParent) {
     PROCTIMES_REQUIRE_BPF_SNAPSHOT();
     auto auto_pick = exit_stream::open();
     ASSERT_TRUE(auto_pick) << auto_pick.error().message();
-    EXPECT_EQ(auto_pick->source(), "bpf") << "automatic prefers eBPF where it can be used";
+    EXPECT_EQ(auto_pick->source(), proctimes::exit_stream_source::bpf) << "automatic prefers eBPF where it can be used";
     auto_pick = exit_stream{};
 
     auto s = exit_stream::open(exit_stream_source::bpf);
     ASSERT_TRUE(s) << s.error().message();
-    EXPECT_EQ(s->source(), "bpf");
+    EXPECT_EQ(s->source(), proctimes::exit_stream_source::bpf);
     ASSERT_TRUE(s->lost());
     const std::uint64_t lost0 = *s->lost();
     constexpr auto burned = 30ms;
@@ -233,7 +233,7 @@ TEST(PublicExitStream, SettleHoldsEveryReleasedEndOfTheWindow) {
 TEST(PublicExitStream, TaskstatsCanStillBeChosen) {
     auto s = exit_stream::open(exit_stream_source::taskstats);
     if (!s) GTEST_SKIP() << "no taskstats listener here: " << s.error().message();
-    EXPECT_EQ(s->source(), "taskstats");
+    EXPECT_EQ(s->source(), proctimes::exit_stream_source::taskstats);
     EXPECT_FALSE(s->lost()) << "taskstats cannot say how many were lost";
     EXPECT_GE(s->native_handle(), 0);
 }

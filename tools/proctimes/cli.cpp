@@ -12,7 +12,9 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "numbers.hpp"
 #include "proctimes/exit.hpp"
+#include "proctimes/settings.hpp"
 #include "system.hpp"
 #include "version_info.hpp"
 #if PROCTIMES_BUILT_EXPORTER
@@ -21,15 +23,9 @@
 
 namespace proctimes::cli {
 
-void add_format_option(CLI::App& app, output_format& into, const std::string& help) {
-    app.add_option_function<std::string>(
-           "-f,--format",
-           [&into](const std::string& v) {
-               into = v == "json" ? output_format::json : v == "csv" ? output_format::csv : output_format::table;
-           },
-           help)
-        ->check(CLI::IsMember({"table", "json", "csv"}))
-        ->type_name("FORMAT");
+void add_output_options(CLI::App& app, output_options& into, const std::string& format_help) {
+    add_choice(&app, "-f,--format", into.format, output_format_words, format_help)->type_name("FORMAT");
+    app.add_flag("--utc", into.utc, "Table: print instants in UTC rather than local time");
 }
 
 namespace {
@@ -42,8 +38,14 @@ std::optional<std::uint64_t> inherited_open_files_soft_limit() noexcept { return
 
 void prefer_exit_records() noexcept { set_exit_records_default(true); }
 
+void warn_setting_problems(std::ostream& err) {
+    for (const setting_problem& p : setting_problems())
+        err << "proctimes: warning: " << p.variable << "=" << p.value << " ignored: expected " << p.expected << "\n";
+}
+
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
     try {
+        warn_setting_problems(err);
 #ifdef _WIN32
         CLI::App app{"Process and thread times (GetProcessTimes, GetThreadTimes).", "proctimes"};
 #else

@@ -4,6 +4,7 @@
 // cli.cpp calls the runner of the one that was parsed.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <functional>
 #include <iosfwd>
@@ -14,6 +15,7 @@
 #include "output/output.hpp"
 #include "proctimes/snapshot.hpp"
 #include "proctimes/tree.hpp"
+#include "proctimes/words.hpp"
 
 namespace CLI {
 class App;
@@ -35,8 +37,15 @@ struct subcommand {
     std::function<int(std::ostream& out, std::ostream& err)> run;
 };
 
-/// Registers -f/--format (table, json or csv), parsed straight into `into`.
-void add_format_option(CLI::App& app, output_format& into, const std::string& help);
+/// One line on `err` for each PROCTIMES_* variable whose value the library
+/// refuses and so ignores (setting_problems()): "proctimes: warning:
+/// VAR=VALUE ignored: expected ...". run() says it once, before any command.
+void warn_setting_problems(std::ostream& err);
+
+/// Registers the output options every subcommand that prints records has:
+/// -f/--format (table, json or csv; `format_help` says what each gives
+/// there) and --utc.
+void add_output_options(CLI::App& app, output_options& into, const std::string& format_help);
 
 /// Turns on the library's exit records (exact final values of tasks released
 /// before they could be read; root only) unless PROCTIMES_EXIT_RECORDS says
@@ -73,14 +82,34 @@ enum class redraw_mode {
 
 /// `ps --group-by`: one row per process (none), or per comm, owner or cgroup.
 enum class ps_grouping : std::uint8_t { none, name, user, cgroup };
+inline constexpr auto ps_grouping_words = std::to_array<word_row<ps_grouping>>({
+    {ps_grouping::none, "", "one row per process"},
+    {ps_grouping::name, "name", "one row per process name (comm)"},
+    {ps_grouping::user, "user", "one row per effective user"},
+    {ps_grouping::cgroup, "cgroup", "one row per cgroup, with the cgroup's own counter"},
+});
+constexpr const auto& word_rows(ps_grouping) noexcept { return ps_grouping_words; }
+static_assert(words_in_order(ps_grouping_words));
 /// "name", "user", "cgroup" ("" for none): the group_by field.
 std::string_view to_string(ps_grouping g) noexcept;
 
+/// `ps --sort`: the order of the rows.
+enum class ps_sort : std::uint8_t { cpu, kernel, user, start, pid, name };
+inline constexpr auto ps_sort_words = std::to_array<word_row<ps_sort>>({
+    {ps_sort::cpu, "cpu", "the busiest first, by CPU over the interval (else total CPU)"},
+    {ps_sort::kernel, "kernel", "the most kernel time first"},
+    {ps_sort::user, "user", "the most user time first"},
+    {ps_sort::start, "start", "the oldest first"},
+    {ps_sort::pid, "pid", "by process id"},
+    {ps_sort::name, "name", "by name"},
+});
+constexpr const auto& word_rows(ps_sort) noexcept { return ps_sort_words; }
+static_assert(words_in_order(ps_sort_words));
+
 struct ps_options {
     bool threads = false;
-    /// cpu, kernel, user, start, pid or name; empty: pid (one snapshot), cpu
-    /// (with an interval).
-    std::string sort;
+    /// --sort; empty: pid (one snapshot), cpu (with an interval or --top).
+    std::optional<ps_sort> sort;
     std::optional<std::size_t> top;
     /// Only processes of this user (a name or a decimal uid).
     std::optional<std::string> user;
@@ -95,7 +124,7 @@ struct ps_options {
     /// not run since the previous frame (snapshot_options::reuse_idle_threads_for).
     std::optional<double> reuse_idle;
     std::string proc_root = default_proc_root();
-    /// --source: auto, proc or bpf.
+    /// --source: auto, procfs or bpf.
     snapshot_source source = snapshot_source::automatic;
     redraw_mode redraw = redraw_mode::automatic;
     /// --ledger: JSON and CSV frames carry the children fields and end with
@@ -150,6 +179,13 @@ int run_run_tree(const run_options& opts, std::ostream& out, std::ostream& err);
 /// `watch --end-source`: the exit stream where permitted, else snapshots
 /// (automatic); the exit stream or nothing; snapshots only.
 enum class end_choice : std::uint8_t { automatic, exit_stream, snapshot };
+inline constexpr auto end_choice_words = std::to_array<word_row<end_choice>>({
+    {end_choice::automatic, "auto", "the exit stream where permitted, else snapshots"},
+    {end_choice::exit_stream, "exit-stream", "the exit stream only"},
+    {end_choice::snapshot, "snapshot", "periodic snapshots only"},
+});
+constexpr const auto& word_rows(end_choice) noexcept { return end_choice_words; }
+static_assert(words_in_order(end_choice_words));
 
 struct watch_options {
     std::vector<std::string> pids;

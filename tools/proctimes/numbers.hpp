@@ -3,11 +3,15 @@
 // parse (parse/number.hpp: no "nan", "inf" or exponent, no overflow) and a
 // range named in human terms, so a bad value is a one-line usage error
 // (exit 2) before any conversion can overflow. And one way to take a word
-// from a fixed set into an enum.
+// of a closed set (proctimes/words.hpp) into its enum.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -17,6 +21,8 @@
 #include <sys/types.h>
 
 #include <CLI/CLI.hpp>
+
+#include "proctimes/words.hpp"
 
 namespace proctimes::cli {
 
@@ -34,23 +40,64 @@ CLI::Validator whole_number_in(std::uint64_t min, std::uint64_t max);
 /// negative) are left to process::open, which answers invalid_argument.
 std::optional<pid_t> pid_argument(const std::string& arg, std::ostream* err);
 
-/// Option `name` of `app` takes one word of `choices` into `into` (which
-/// must outlive the parse): any other word is a usage error that lists them.
+/// Option `name` of `app` into `into` (which must outlive the parse), set
+/// only when the option is given: its text is checked first, then read as T.
+template <class T>
+CLI::Option* add_optional(CLI::App* app, const std::string& name, std::optional<T>& into, const std::string& help) {
+    return app->add_option_function<T>(
+        name, [&into](const T& value) { into = value; }, help);
+}
+
+/// The rows of `rows` a command line offers: those of the values in `only`
+/// (every one when it is empty) that have a word.
+template <class E, std::size_t N>
+std::vector<word_row<E>> offered_rows(const std::array<word_row<E>, N>& rows, std::initializer_list<E> only = {}) {
+    std::vector<word_row<E>> kept;
+    for (const auto& row : rows)
+        if (!row.word.empty() && (only.size() == 0 || std::find(only.begin(), only.end(), row.value) != only.end()))
+            kept.push_back(row);
+    return kept;
+}
+
+/// A check (CLI11 transform) that takes a row's word, or its alias (an older
+/// spelling) which it turns into the word, and refuses any other text with
+/// the list of words. Its description, the words as {a,b,c}, follows the
+/// type name in the help, which is what shell completion offers.
 template <class E>
-CLI::Option* add_choice(CLI::App* app, const std::string& name, E& into,
-                        const std::vector<std::pair<std::string, E>>& choices, const std::string& help) {
-    std::vector<std::string> words;
-    words.reserve(choices.size());
-    for (const auto& [word, value] : choices) words.push_back(word);
+CLI::Validator word_check(std::vector<word_row<E>> kept) {
+    std::string set = "{";
+    for (const auto& row : kept) set += (set.size() > 1 ? "," : "") + std::string(row.word);
+    set += "}";
+    return CLI::Validator(
+        [kept = std::move(kept), set](std::string& word) -> std::string {
+            for (const auto& row : kept) {
+                if (row.word != word && (row.alias.empty() || row.alias != word)) continue;
+                word = std::string(row.word);
+                return {};
+            }
+            return word + " not in " + set;
+        },
+        set);
+}
+
+/// Option `name` of `app` takes one word of a closed set's table (`rows`,
+/// proctimes/words.hpp; word_check) into `into` (an E, or a std::optional<E>
+/// set only when the option is given), which must outlive the parse. `only`,
+/// when not empty, keeps the rows of those values.
+template <class T, class E, std::size_t N>
+CLI::Option* add_choice(CLI::App* app, const std::string& name, T& into, const std::array<word_row<E>, N>& rows,
+                        const std::string& help, std::initializer_list<E> only = {}) {
+    auto kept = offered_rows(rows, only);
+    auto check = word_check(kept);
     return app
         ->add_option_function<std::string>(
             name,
-            [&into, choices](const std::string& word) {
-                for (const auto& [w, value] : choices)
-                    if (w == word) into = value;
+            [&into, kept = std::move(kept)](const std::string& word) {
+                for (const auto& row : kept)
+                    if (row.word == word) into = row.value;
             },
             help)
-        ->check(CLI::IsMember(words));
+        ->transform(check);
 }
 
 }  // namespace proctimes::cli

@@ -65,7 +65,9 @@ public:
     std::vector<parse::exit_task_record> parsed;
     static constexpr std::size_t buffer_size = std::size_t{64} * 1024;
 
-    [[nodiscard]] std::string_view source() const noexcept override { return bpf ? "bpf" : "taskstats"; }
+    [[nodiscard]] exit_stream_source source() const noexcept override {
+        return bpf ? exit_stream_source::bpf : exit_stream_source::taskstats;
+    }
 
     [[nodiscard]] std::optional<std::uint64_t> lost() const noexcept override {
         if (!bpf) return std::nullopt;

@@ -13,6 +13,7 @@
 
 #include "commands.hpp"
 #include "proctimes/exit.hpp"
+#include "proctimes/settings.hpp"
 #include "proctimes/snapshot.hpp"
 
 namespace proctimes::cli {
@@ -57,6 +58,10 @@ int run_doctor(std::ostream& out) {
     out << fmt::format("  ps (one snapshot), --source auto: {} (one snapshot never pays the load)\n", procfs);
     out << fmt::format("  ps --interval, --source auto: {}\n", st.usable ? "eBPF" : procfs);
     out << fmt::format("exit monitor failures: {}\n", exit_failure_line());
+    const auto problems = setting_problems();
+    out << fmt::format("environment: {}\n", problems.empty() ? "no PROCTIMES_* value ignored" : "values ignored");
+    for (const setting_problem& p : problems)
+        out << fmt::format("  {}={}: ignored, expected {}\n", p.variable, p.value, p.expected);
     return 0;
 }
 

@@ -79,25 +79,9 @@ std::string table_exit(const task_record& r, bool utc) {
     return (r.exit_source == exit_source::observed ? "<= " : "") + table_time(*r.exit, utc);
 }
 
-std::string_view to_string(interval_basis b) noexcept {
-    switch (b) {
-        case interval_basis::both:
-            return "both";
-        case interval_basis::created:
-            return "created";
-        case interval_basis::unseen:
-            return "unseen";
-        case interval_basis::ended:
-            return "ended";
-        case interval_basis::ended_earlier:
-            return "ended_earlier";
-    }
-    return "?";
-}
+std::string_view to_string(interval_basis b) noexcept { return word_of(b, "?"); }
 
-std::string_view to_string(end_seen_by s) noexcept {
-    return s == end_seen_by::exit_stream ? "exit_stream" : "snapshot";
-}
+std::string_view to_string(end_seen_by s) noexcept { return word_of(s, "snapshot"); }
 
 std::string source_text(const task_record& r) { return r.source ? std::string(to_string(*r.source)) : std::string(); }
 

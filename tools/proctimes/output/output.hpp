@@ -10,6 +10,7 @@
 // exposed for the tests.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <iosfwd>
@@ -22,6 +23,7 @@
 
 #include "proctimes/filetime.hpp"
 #include "proctimes/times.hpp"
+#include "proctimes/words.hpp"
 
 namespace proctimes::cli {
 
@@ -30,12 +32,27 @@ namespace proctimes::cli {
 /// records, an end in the interval or one that came too late for the frame
 /// of its own interval (nothing used in this one).
 enum class interval_basis : std::uint8_t { both, created, unseen, ended, ended_earlier };
+inline constexpr auto interval_basis_words = std::to_array<word_row<interval_basis>>({
+    {interval_basis::both, "both", "the process was in both snapshots"},
+    {interval_basis::created, "created", "the process started in the interval"},
+    {interval_basis::unseen, "unseen", "the process was not seen before (its whole CPU counts)"},
+    {interval_basis::ended, "ended", "the process ended in the interval (its exit record)"},
+    {interval_basis::ended_earlier, "ended_earlier", "the end came too late for its own interval's frame"},
+});
+constexpr const auto& word_rows(interval_basis) noexcept { return interval_basis_words; }
+static_assert(words_in_order(interval_basis_words));
 /// "both", "created", "unseen", "ended", "ended_earlier": the basis field.
 std::string_view to_string(interval_basis b) noexcept;
 
 /// How `watch` over a scope saw an end: the kernel's exit record (the exit
 /// stream), or gone from (or a zombie in) a periodic snapshot.
 enum class end_seen_by : std::uint8_t { exit_stream, snapshot };
+inline constexpr auto end_seen_by_words = std::to_array<word_row<end_seen_by>>({
+    {end_seen_by::exit_stream, "exit_stream", "the kernel's exit record"},
+    {end_seen_by::snapshot, "snapshot", "gone from, or a zombie in, a periodic snapshot"},
+});
+constexpr const auto& word_rows(end_seen_by) noexcept { return end_seen_by_words; }
+static_assert(words_in_order(end_seen_by_words));
 /// "exit_stream" or "snapshot": the end_source field.
 std::string_view to_string(end_seen_by s) noexcept;
 
@@ -137,7 +154,15 @@ struct task_record {
     std::optional<scope_totals> totals;   ///< the totals record of `watch` over a scope
 };
 
-enum class output_format { table, json, csv };
+enum class output_format : std::uint8_t { table, json, csv };
+/// `--format` of show, ps, run and watch.
+inline constexpr auto output_format_words = std::to_array<word_row<output_format>>({
+    {output_format::table, "table", "aligned columns for people"},
+    {output_format::json, "json", "JSON (watch and ps --interval: JSON Lines)"},
+    {output_format::csv, "csv", "comma-separated values with a header line"},
+});
+constexpr const auto& word_rows(output_format) noexcept { return output_format_words; }
+static_assert(words_in_order(output_format_words));
 
 struct output_options {
     output_format format = output_format::table;

@@ -148,7 +148,7 @@ int run_interval(const ps_options& opts, std::optional<user_id> only_uid, std::o
             if (o.format == output_format::table) text << header_line(cur, *delta, opts, rows.size()) << "\n\n";
             write_groups(text, rows, l, opts);
         } else {
-            sort_records(records, opts.sort.empty() ? "cpu" : opts.sort);
+            sort_records(records, opts.sort.value_or(ps_sort::cpu));
             std::optional<std::size_t> top = opts.top;
             // On a terminal, as many processes as fit under the two header
             // lines, the column titles and the ledger's lines.

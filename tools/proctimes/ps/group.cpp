@@ -198,18 +198,6 @@ void write_groups(std::ostream& out, const std::vector<group_row>& rows, const c
 
 namespace proctimes::cli {
 
-std::string_view to_string(ps_grouping g) noexcept {
-    switch (g) {
-        case ps_grouping::none:
-            return "";
-        case ps_grouping::name:
-            return "name";
-        case ps_grouping::user:
-            return "user";
-        case ps_grouping::cgroup:
-            return "cgroup";
-    }
-    return "";
-}
+std::string_view to_string(ps_grouping g) noexcept { return word_of(g, ""); }
 
 }  // namespace proctimes::cli

@@ -33,7 +33,7 @@ interval_values used_of(const cpu_delta& d, std::chrono::nanoseconds interval);
 std::vector<task_record> build_records(const snapshot& s, const snapshot_delta* delta, const ps_options& opts,
                                        std::optional<user_id> only_uid, user_names& users);
 // Orders records (and the threads of each) by `key`; ties by pid, then tid.
-void sort_records(std::vector<task_record>& records, const std::string& key);
+void sort_records(std::vector<task_record>& records, ps_sort key);
 void keep_top(std::vector<task_record>& records, std::optional<std::size_t> n);
 void report_failures(const snapshot& s, std::ostream& err);
 snapshot_options snapshot_options_of(const ps_options& opts);
@@ -77,7 +77,7 @@ public:
     [[nodiscard]] std::string source() const { return stream_ ? "exit_stream" : "none"; }
     /// The exit stream is the eBPF one: final values read after the last
     /// switch-out, exact instants.
-    [[nodiscard]] bool exact() const noexcept { return stream_ && stream_->source() == "bpf"; }
+    [[nodiscard]] bool exact() const noexcept { return stream_ && stream_->source() == exit_stream_source::bpf; }
     /// Why there is no exit stream ("" when there is one).
     [[nodiscard]] const std::string& why_none() const noexcept { return why_none_; }
     /// Records were lost (the socket overflowed) since the last forget_until.

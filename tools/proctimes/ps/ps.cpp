@@ -105,15 +105,15 @@ nanoseconds sort_cpu(const task_record& r, bool kernel, bool user) {
 }
 
 // Orders records (and the threads of each) by `key`; ties by pid, then tid.
-void sort_records(std::vector<task_record>& records, const std::string& key) {
+void sort_records(std::vector<task_record>& records, ps_sort key) {
     auto id = [](const task_record& r) { return std::pair{r.pid, r.tid.value_or(0)}; };
     auto less = [&](const task_record& a, const task_record& b) {
-        if (key == "name") {
+        if (key == ps_sort::name) {
             if (a.name != b.name) return a.name < b.name;
-        } else if (key == "start") {
+        } else if (key == ps_sort::start) {
             if (a.creation != b.creation) return a.creation < b.creation;
-        } else if (key == "cpu" || key == "kernel" || key == "user") {
-            const bool k = key != "user", u = key != "kernel";
+        } else if (key == ps_sort::cpu || key == ps_sort::kernel || key == ps_sort::user) {
+            const bool k = key != ps_sort::user, u = key != ps_sort::kernel;
             const auto ca = sort_cpu(a, k, u), cb = sort_cpu(b, k, u);
             if (ca != cb) return ca > cb;  // busiest first
         }
@@ -170,7 +170,7 @@ int run_once(const ps_options& opts, std::optional<user_id> only_uid, std::ostre
     user_names users;
     auto records = build_records(*s, nullptr, opts, only_uid, users);
     // --top alone means the busiest: total CPU for one snapshot.
-    sort_records(records, !opts.sort.empty() ? opts.sort : opts.top ? "cpu" : "pid");
+    sort_records(records, opts.sort.value_or(opts.top ? ps_sort::cpu : ps_sort::pid));
     keep_top(records, opts.top);
     output_options o = opts.output;
     o.threads = opts.threads;
@@ -204,67 +204,55 @@ subcommand add_ps(CLI::App& root) {
     constexpr std::uint64_t max_count = 4'294'967'295;
     constexpr nanoseconds min_seconds = std::chrono::milliseconds{1};
     constexpr nanoseconds max_seconds = std::chrono::hours{24};
-    struct state {
-        ps_options opts;
-        double interval = 0;
-        unsigned count = 0;
-        double reuse_idle = 0;
-        std::string user;
-        std::size_t top = 0;
-    };
-    auto st = std::make_shared<state>();
+    auto opts = std::make_shared<ps_options>();
 
     CLI::App* app = root.add_subcommand(
         "ps",
         "Every process (and thread) of the system with creation, kernel and user times, from one snapshot; "
         "with --interval, the CPU each used over the interval, refreshed.");
-    app->add_flag("-t,--threads", st->opts.threads, "Also list every thread of each process");
-    app->add_option("-s,--sort", st->opts.sort,
-                    "Order: cpu, kernel, user (busiest first), start (oldest first), pid, name "
-                    "(default: pid; cpu with --interval or --top)")
-        ->check(CLI::IsMember({"cpu", "kernel", "user", "start", "pid", "name"}))
+    auto* threads = app->add_flag("-t,--threads", opts->threads, "Also list every thread of each process");
+    add_choice(app, "-s,--sort", opts->sort, ps_sort_words,
+               "Order: cpu, kernel, user (busiest first), start (oldest first), pid, name "
+               "(default: pid; cpu with --interval or --top)")
         ->type_name("KEY");
-    auto* top = app->add_option("-n,--top", st->top,
-                                "Show only the N busiest processes (by CPU over the interval, or total CPU for one "
-                                "snapshot), or the first N in the --sort order")
-                    ->check(whole_number_in(1, max_count))
-                    ->type_name("N");
-    auto* user = app->add_option("-u,--user", st->user, "Only processes whose effective user is NAME (or a uid)")
-                     ->type_name("NAME");
-    add_format_option(*app, st->opts.output.format, "Output: table (default), json or csv");
-    app->add_flag("--utc", st->opts.output.utc, "Table: print instants in UTC rather than local time");
-    app->add_flag("--precise", st->opts.precise,
+    add_optional(app, "-n,--top", opts->top,
+                 "Show only the N busiest processes (by CPU over the interval, or total CPU for one "
+                 "snapshot), or the first N in the --sort order")
+        ->check(whole_number_in(1, max_count))
+        ->type_name("N");
+    add_optional(app, "-u,--user", opts->user, "Only processes whose effective user is NAME (or a uid)")
+        ->type_name("NAME");
+    add_output_options(*app, opts->output, "Output: table (default), json or csv");
+    app->add_flag("--precise", opts->precise,
                   "Nanosecond CPU totals for threads too (reads schedstat per thread: slower)");
-    auto* interval = app->add_option("-i,--interval", st->interval,
-                                     "Show the CPU used over each INTERVAL seconds, refreshing until interrupted")
+    auto* interval = add_optional(app, "-i,--interval", opts->interval,
+                                  "Show the CPU used over each INTERVAL seconds, refreshing until interrupted")
                          ->check(seconds_in(min_seconds, max_seconds, "1 ms to 1 day"))
                          ->type_name("SECONDS");
-    auto* count = app->add_option("-c,--count", st->count, "With --interval: stop after N refreshes")
-                      ->check(whole_number_in(1, max_count))
-                      ->needs(interval)
-                      ->type_name("N");
-    auto* threads = app->get_option("--threads");
-    auto* reuse = app->add_option("--reuse-idle", st->reuse_idle,
-                                  "With --interval and --threads: copy the threads of processes that did not run "
-                                  "since the previous frame instead of reading them again (CPU times stay exact; a "
-                                  "thread's state letter can be up to SECONDS old; every thread is read again at "
-                                  "least every SECONDS)")
-                      ->check(seconds_in(min_seconds, max_seconds, "1 ms to 1 day"))
-                      ->needs(interval)
-                      ->needs(threads)
-                      ->type_name("SECONDS");
-    app->add_option("--proc-root", st->opts.proc_root, "Where procfs is mounted (default /proc)")->type_name("DIR");
-    add_choice(app, "--source", st->opts.source,
-               {{"auto", snapshot_source::automatic}, {"proc", snapshot_source::procfs}, {"bpf", snapshot_source::bpf}},
+    add_optional(app, "-c,--count", opts->count, "With --interval: stop after N refreshes")
+        ->check(whole_number_in(1, max_count))
+        ->needs(interval)
+        ->type_name("N");
+    add_optional(app, "--reuse-idle", opts->reuse_idle,
+                 "With --interval and --threads: copy the threads of processes that did not run "
+                 "since the previous frame instead of reading them again (CPU times stay exact; a "
+                 "thread's state letter can be up to SECONDS old; every thread is read again at "
+                 "least every SECONDS)")
+        ->check(seconds_in(min_seconds, max_seconds, "1 ms to 1 day"))
+        ->needs(interval)
+        ->needs(threads)
+        ->type_name("SECONDS");
+    app->add_option("--proc-root", opts->proc_root, "Where procfs is mounted (default /proc)")->type_name("DIR");
+    add_choice(app, "--source", opts->source, snapshot_source_words,
                "Where the snapshot comes from: auto (default: /proc for one snapshot, eBPF with --interval "
-               "where permitted), proc, or bpf (falls back to /proc, saying why; docs/BPF.md)")
+               "where permitted), procfs, or bpf (falls back to /proc, saying why; docs/BPF.md)",
+               {snapshot_source::automatic, snapshot_source::procfs, snapshot_source::bpf})
         ->type_name("SOURCE");
-    app->add_flag("--ledger", st->opts.ledger,
+    app->add_flag("--ledger", opts->ledger,
                   "With --interval, JSON and CSV: add the children columns and end each frame with "
                   "the ledger record (the table always shows both; docs/CLI.md)")
         ->needs(interval);
-    add_choice(app, "--group-by", st->opts.group_by,
-               {{"name", ps_grouping::name}, {"user", ps_grouping::user}, {"cgroup", ps_grouping::cgroup}},
+    add_choice(app, "--group-by", opts->group_by, ps_grouping_words,
                "With --interval: one row per group (name, user or cgroup) summing its processes, the ones "
                "that ended and the children they reaped; cgroup rows add the cgroup's own counter")
         ->needs(interval)
@@ -277,15 +265,7 @@ subcommand add_ps(CLI::App& root) {
         "and a ledger record after each frame (docs/CLI.md).\n"
         "Exit status: 0 all shown, 1 some process or thread could not be read, 2 usage error.\n");
 
-    return {app, [st, top, user, interval, count, reuse](std::ostream& out, std::ostream& err) {
-                ps_options o = st->opts;
-                if (top->count() > 0) o.top = st->top;
-                if (user->count() > 0) o.user = st->user;
-                if (interval->count() > 0) o.interval = st->interval;
-                if (count->count() > 0) o.count = st->count;
-                if (reuse->count() > 0) o.reuse_idle = st->reuse_idle;
-                return run_ps(o, out, err);
-            }};
+    return {app, [opts](std::ostream& out, std::ostream& err) { return run_ps(*opts, out, err); }};
 }
 
 }  // namespace proctimes::cli

@@ -361,23 +361,20 @@ subcommand add_run(CLI::App& root) {
     app->add_option("--svg", st->opts.svg_file, "With --tree: also write the tree as an SVG icicle to FILE")
         ->type_name("FILE")
         ->needs(tree);
-    app->add_option_function<std::string>(
-           "--tree-source",
-           [st](const std::string& v) { st->opts.tree_prefer = v == "bpf" ? tree_source::bpf : tree_source::ptrace; },
-           "With --tree: the recorder to use, bpf (eBPF, root) or ptrace; default bpf as root, else ptrace. "
-           "One that cannot be used gives way to the next, and the report says why")
-        ->type_name("bpf|ptrace")
-        ->check(CLI::IsMember({"bpf", "ptrace"}))
+    add_choice(app, "--tree-source", st->opts.tree_prefer, tree_source_words,
+               "With --tree: the recorder to use, bpf (eBPF, root) or ptrace; default bpf as root, else ptrace. "
+               "One that cannot be used gives way to the next, and the report says why",
+               {tree_source::ptrace, tree_source::bpf})
+        ->type_name("SOURCE")
         ->needs(tree);
     app->add_option("--top", st->opts.top,
                     "With --tree, table: how many of the busiest processes and programs to list (default 15)")
         ->type_name("N")
         ->check(whole_number_in(1, 4294967295U))
         ->needs(tree);
-    add_format_option(*app, st->opts.output.format, "Report: table (for people, default), json or csv");
+    add_output_options(*app, st->opts.output, "Report: table (for people, default), json or csv");
     app->add_option("-o,--output", st->opts.output_file, "Write the report to FILE instead of standard error")
         ->type_name("FILE");
-    app->add_flag("--utc", st->opts.output.utc, "Table: print instants in UTC rather than local time");
     app->add_option("command", st->opts.command, "The command and its arguments (after --)")
         ->required()
         ->type_name("CMD [ARGS...]");

@@ -110,7 +110,7 @@ subcommand add_serve(CLI::App& root) {
                     "picks a free one)")
         ->type_name("HOST:PORT");
     app->add_option("--group-by", *by, "Group processes by name, user, cgroup or exe")
-        ->check(CLI::IsMember({"name", "user", "cgroup", "exe"}));
+        ->transform(word_check(offered_rows(group_by_words)));
     app->add_option("--include", opts->include, "Only groups whose name matches this regex (RE2, Go's syntax)");
     app->add_option("--exclude", opts->exclude, "Leave out groups whose name matches this regex");
     app->add_option("--top", opts->top, "Per-process series for the N busiest processes (0: none)")

@@ -4,6 +4,7 @@
 // exit records and its CPU ledger (docs/SERVE.md).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
@@ -11,13 +12,23 @@
 
 #include "commands.hpp"
 #include "proctimes/ledger.hpp"
+#include "proctimes/words.hpp"
 
 namespace proctimes::cli {
 
 /// 9284: not the node exporter's 9100 nor process-exporter's 9256 (see docs/SERVE.md).
 inline constexpr std::uint16_t serve_default_port = 9284;
 
-enum class group_by { name, user, cgroup, exe };
+enum class group_by : std::uint8_t { name, user, cgroup, exe };
+/// `serve --group-by`.
+inline constexpr auto group_by_words = std::to_array<word_row<group_by>>({
+    {group_by::name, "name", "one group per process name (comm)"},
+    {group_by::user, "user", "one group per effective user (its name)"},
+    {group_by::cgroup, "cgroup", "one group per cgroup (the v2 path, else the first hierarchy's)"},
+    {group_by::exe, "exe", "one group per executable's path"},
+});
+constexpr const auto& word_rows(group_by) noexcept { return group_by_words; }
+static_assert(words_in_order(group_by_words));
 
 struct serve_options {
     std::string host = "127.0.0.1";  ///< loopback unless told otherwise

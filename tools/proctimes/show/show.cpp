@@ -138,8 +138,7 @@ subcommand add_show(CLI::App& root) {
     app->add_option("pid", st->opts.pids, "Process ids (default: the parent of proctimes, normally the calling shell)")
         ->type_name("PID");
     app->add_flag("-t,--threads", st->opts.threads, "Also show every thread of each process (GetThreadTimes)");
-    add_format_option(*app, st->opts.output.format, "Output: table (for people, default), json or csv (for programs)");
-    app->add_flag("--utc", st->opts.output.utc, "Table: print instants in UTC rather than local time");
+    add_output_options(*app, st->opts.output, "Output: table (for people, default), json or csv (for programs)");
     app->footer(
         "JSON and CSV always give UTC instants (RFC 3339) and FILETIME ticks; field list in docs/CLI.md.\n"
         "Exit status: 0 all shown, 1 some pid (or one of its threads) could not be shown, 2 usage error.\n");

@@ -171,7 +171,7 @@ int run_watch_scoped(const watch_options& opts, std::ostream& out, std::ostream&
         err << fmt::format(
             "proctimes: watch: ends from the exit stream ({}: every task's end, final CPU exact); "
             "snapshots every {:g} s for the processes alive in scope\n",
-            stream->source(), interval_s);
+            to_string(*stream->source()), interval_s);
     } else {
         err << fmt::format(
             "proctimes: watch: ends from snapshots every {:g} s (no exit stream: {}): a process is "
@@ -265,7 +265,7 @@ int run_watch_scoped(const watch_options& opts, std::ostream& out, std::ostream&
     // end before it when the eBPF stream sends records only after the reap
     // (until a record received after the walk shows it has caught up).
     if (!take()) cur = first;
-    const bool late_records = stream && stream->source() == "bpf";
+    const bool late_records = stream && stream->source() == exit_stream_source::bpf;
     const auto waiting = [&] {
         return stream && (tracker.has_gone() || (late_records && latest_received < cur.since_boot));
     };

@@ -207,49 +207,38 @@ int run_watch(const watch_options& opts, std::ostream& out, std::ostream& err) {
 }
 
 subcommand add_watch(CLI::App& root) {
-    struct state {
-        watch_options opts;
-        std::string name, user, cgroup;
-        double duration = 0;
-    };
-    auto st = std::make_shared<state>();
+    auto opts = std::make_shared<watch_options>();
 
     CLI::App* app = root.add_subcommand(
         "watch", "Wait for processes to exit and print each one's exit instant and final times as it does.");
-    app->add_option("pid", st->opts.pids, "Process ids (any process, not only children)")->type_name("PID");
-    add_format_option(*app, st->opts.output.format,
-                      "Output: table (default), json (JSON Lines: one object per line) or csv");
-    app->add_flag("--utc", st->opts.output.utc, "Table: print instants in UTC rather than local time");
-    app->add_flag("--all", st->opts.all, "Instead of pids: every process that ends, started before or after watch");
-    auto* name = app->add_option("--name", st->name,
-                                 "Instead of pids: the processes whose name (comm) matches REGEX (RE2, Go's syntax, "
-                                 "searched: anchor it with ^...$ for a whole name)")
-                     ->type_name("REGEX");
-    auto* user = app->add_option("--user", st->user,
-                                 "Instead of pids: the processes whose real user is USER (a "
-                                 "name or a uid)")
-                     ->type_name("USER");
-    auto* cgroup = app->add_option("--cgroup", st->cgroup,
-                                   "Instead of pids: the processes in cgroup PATH or below it (/sys/fs/cgroup/... "
-                                   "or a path inside the hierarchy)")
-                       ->type_name("PATH");
+    app->add_option("pid", opts->pids, "Process ids (any process, not only children)")->type_name("PID");
+    add_output_options(*app, opts->output, "Output: table (default), json (JSON Lines: one object per line) or csv");
+    app->add_flag("--all", opts->all, "Instead of pids: every process that ends, started before or after watch");
+    add_optional(app, "--name", opts->name,
+                 "Instead of pids: the processes whose name (comm) matches REGEX (RE2, Go's syntax, "
+                 "searched: anchor it with ^...$ for a whole name)")
+        ->type_name("REGEX");
+    add_optional(app, "--user", opts->user, "Instead of pids: the processes whose real user is USER (a name or a uid)")
+        ->type_name("USER");
+    add_optional(app, "--cgroup", opts->cgroup,
+                 "Instead of pids: the processes in cgroup PATH or below it (/sys/fs/cgroup/... "
+                 "or a path inside the hierarchy)")
+        ->type_name("PATH");
     auto* duration =
-        app->add_option("--duration", st->duration, "With a scope: stop after SECONDS and print the totals")
+        add_optional(app, "--duration", opts->duration, "With a scope: stop after SECONDS and print the totals")
             ->check(seconds_in(std::chrono::milliseconds{1}, std::chrono::hours{24 * 365}, "1 ms to 1 year"))
             ->type_name("SECONDS");
-    auto* interval = app->add_option("--interval", st->opts.interval,
+    auto* interval = app->add_option("--interval", opts->interval,
                                      "With a scope: seconds between snapshots of the processes alive in it "
                                      "(default 1)")
                          ->check(seconds_in(std::chrono::milliseconds{10}, std::chrono::hours{1}, "10 ms to 1 hour"))
                          ->type_name("SECONDS");
-    app->add_option("--proc-root", st->opts.proc_root,
+    app->add_option("--proc-root", opts->proc_root,
                     "With a scope: where procfs is mounted (default /proc; another one means ends from snapshots)")
         ->type_name("DIR");
-    add_choice(
-        app, "--end-source", st->opts.end_source,
-        {{"auto", end_choice::automatic}, {"exit-stream", end_choice::exit_stream}, {"snapshot", end_choice::snapshot}},
-        "With a scope: where ends come from: auto (default: the exit stream where permitted, else "
-        "snapshots), exit-stream, snapshot")
+    add_choice(app, "--end-source", opts->end_source, end_choice_words,
+               "With a scope: where ends come from: auto (default: the exit stream where permitted, else "
+               "snapshots), exit-stream, snapshot")
         ->type_name("SOURCE");
     app->footer(
         "With pids: one record per process, written and flushed as it exits. Ctrl-C (SIGINT) or SIGTERM\n"
@@ -262,20 +251,16 @@ subcommand add_watch(CLI::App& root) {
         "Exit status: 0 all watched to their exit (or --duration passed), 1 some pid could not be\n"
         "watched or something could not be read, 2 usage error, 130/143 SIGINT/SIGTERM.\n");
 
-    return {app, [st, name, user, cgroup, duration, interval](std::ostream& out, std::ostream& err) {
-                watch_options o = st->opts;
-                if (name->count() > 0) o.name = st->name;
-                if (user->count() > 0) o.user = st->user;
-                if (cgroup->count() > 0) o.cgroup = st->cgroup;
-                if (duration->count() > 0) o.duration = st->duration;
-                if (!o.scoped() && (duration->count() > 0 || interval->count() > 0 ||
-                                    o.end_source != end_choice::automatic || !is_live_proc_root(o.proc_root))) {
-                    err << "proctimes: watch: --duration, --interval, --end-source and --proc-root need a scope "
-                           "(--all, --name, --user or --cgroup)\n";
-                    return exit_usage;
-                }
-                return run_watch(o, out, err);
-            }};
+    return {
+        app, [opts, duration, interval](std::ostream& out, std::ostream& err) {
+            if (!opts->scoped() && (duration->count() > 0 || interval->count() > 0 ||
+                                    opts->end_source != end_choice::automatic || !is_live_proc_root(opts->proc_root))) {
+                err << "proctimes: watch: --duration, --interval, --end-source and --proc-root need a scope "
+                       "(--all, --name, --user or --cgroup)\n";
+                return exit_usage;
+            }
+            return run_watch(*opts, out, err);
+        }};
 }
 
 }  // namespace proctimes::cli

@@ -62,7 +62,8 @@ outcome<std::unique_ptr<collector>> collector::open(const serve_options& opts) {
 collector::~collector() = default;
 
 std::string collector::exit_source() const {
-    return exits_->open() ? std::string(exits_->source()) : "none (" + exits_->why() + ")";
+    const auto from = exits_->source();
+    return from ? std::string(to_string(*from)) : "none (" + exits_->why() + ")";
 }
 
 void collector::collect() {
@@ -129,7 +130,7 @@ void collector::collect() {
         // taskstats records are read in do_exit(), before the task's last
         // stretch of run time is accounted: the reaping parents' children
         // times give the rest (reaped.hpp). eBPF's are final.
-        if (exits_->open() && exits_->source() == "taskstats") credit_reaped(unseen_went);
+        if (exits_->source() == exit_stream_source::taskstats) credit_reaped(unseen_went);
     }
 
     // Processes gone since the previous scrape: add their final values where a

@@ -32,8 +32,10 @@ public:
 
     /// Whether records are read.
     [[nodiscard]] bool open() const noexcept { return stream_.has_value(); }
-    /// The stream's source ("bpf" or "taskstats") when open.
-    [[nodiscard]] std::string_view source() const noexcept { return stream_ ? stream_->source() : "none"; }
+    /// The stream's source (bpf or taskstats) when open.
+    [[nodiscard]] std::optional<exit_stream_source> source() const noexcept {
+        return stream_ ? stream_->source() : std::nullopt;
+    }
     /// Why no records are read (when not open).
     [[nodiscard]] const std::string& why() const noexcept { return why_; }
     /// Hands over the records received up to `since_boot` (a snapshot's

@@ -153,7 +153,7 @@ std::vector<family> collector::families() const {
     auto src = family_of("proctimes_exporter_source", "Sources in use (value 1)", metric_type::gauge);
     const std::string snapshot_from = prev_.source == snapshot_source::bpf ? "bpf" : "proc";
     src.samples.push_back({{{"snapshot", opts_.threads ? snapshot_from + "+threads" : snapshot_from},
-                            {"exits", std::string(exits_->source())}},
+                            {"exits", exits_->source() ? std::string(to_string(*exits_->source())) : std::string("none")}},
                            1});
     out.push_back(std::move(src));
     rusage ru{};
