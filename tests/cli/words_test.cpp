@@ -61,6 +61,7 @@ std::vector<documented_set> every_set() {
             set_of("interval_basis", "CLI.md", cli::interval_basis_words),
             set_of("end_seen_by", "CLI.md", cli::end_seen_by_words), set_of("ps_sort", "CLI.md", cli::ps_sort_words),
             set_of("ps_grouping", "CLI.md", cli::ps_grouping_words),
+            set_of("ps_ended_source", "CLI.md", cli::ps_ended_source_words),
             set_of("end_choice", "CLI.md", cli::end_choice_words),
 #if PROCTIMES_BUILT_EXPORTER
             set_of("group_by", "CLI.md", cli::group_by_words),

@@ -93,6 +93,16 @@ static_assert(words_in_order(ps_grouping_words));
 /// "name", "user", "cgroup" ("" for none): the group_by field.
 std::string_view to_string(ps_grouping g) noexcept;
 
+/// `ps --interval`'s ledger: where the ends of tasks come from (the
+/// ended_source field).
+enum class ps_ended_source : std::uint8_t { none, exit_stream };
+inline constexpr auto ps_ended_source_words = std::to_array<word_row<ps_ended_source>>({
+    {ps_ended_source::none, "none", "no source names ended tasks (ended_source_note says why)"},
+    {ps_ended_source::exit_stream, "exit_stream", "the exit stream names each ended task"},
+});
+constexpr const auto& word_rows(ps_ended_source) noexcept { return ps_ended_source_words; }
+static_assert(words_in_order(ps_ended_source_words));
+
 /// `ps --sort`: the order of the rows.
 enum class ps_sort : std::uint8_t { cpu, kernel, user, start, pid, name };
 inline constexpr auto ps_sort_words = std::to_array<word_row<ps_sort>>({

@@ -158,7 +158,7 @@ enum class output_format : std::uint8_t { table, json, csv };
 /// `--format` of show, ps, run and watch.
 inline constexpr auto output_format_words = std::to_array<word_row<output_format>>({
     {output_format::table, "table", "aligned columns for people"},
-    {output_format::json, "json", "JSON (watch and ps --interval: JSON Lines)"},
+    {output_format::json, "json", "JSON, for programs (watch: JSON Lines, one object per line)"},
     {output_format::csv, "csv", "comma-separated values with a header line"},
 });
 constexpr const auto& word_rows(output_format) noexcept { return output_format_words; }

@@ -73,8 +73,10 @@ public:
     /// and 0 used in this interval (what they used is in that frame's
     /// unattributed).
     [[nodiscard]] const std::vector<ended_process>& ended_earlier() const noexcept { return earlier_; }
-    /// "exit_stream", or "none" when no source can name ended tasks.
-    [[nodiscard]] std::string source() const { return stream_ ? "exit_stream" : "none"; }
+    /// The exit stream, or none when no source can name ended tasks.
+    [[nodiscard]] ps_ended_source source() const noexcept {
+        return stream_ ? ps_ended_source::exit_stream : ps_ended_source::none;
+    }
     /// The exit stream is the eBPF one: final values read after the last
     /// switch-out, exact instants.
     [[nodiscard]] bool exact() const noexcept { return stream_ && stream_->source() == exit_stream_source::bpf; }

@@ -243,7 +243,7 @@ void write_ledger(std::ostream& out, const result<cpu_ledger>& l, const ledger_s
         }
         out << line << '\n';
         std::string note = fmt::format("        guest {:.2f} s (inside user)", seconds(l->guest));
-        if (src.source() == "none") {
+        if (src.source() == ps_ended_source::none) {
             note += fmt::format("; ended tasks not named: {}", src.why_none());
         } else if (src.lost()) {
             note += "; some exit records were lost";
@@ -280,7 +280,7 @@ void write_ledger(std::ostream& out, const result<cpu_ledger>& l, const ledger_s
             j["ended_without_record"] = l->ended_without_record;
             j["children_unknown"] = l->children_unknown;
         }
-        j["ended_source"] = src.source();
+        j["ended_source"] = std::string(word_of(src.source()));
         j["ended_source_note"] = src.why_none();
         j["records_lost"] = src.lost();
         if (const auto n = src.lost_count()) {
@@ -310,7 +310,7 @@ void write_ledger(std::ostream& out, const result<cpu_ledger>& l, const ledger_s
     col("ended_processes", l ? std::to_string(l->processes.size()) : "");
     col("ended_without_record", l ? std::to_string(l->ended_without_record) : "");
     col("children_unknown", l ? std::to_string(l->children_unknown) : "");
-    col("ended_source", src.source());
+    col("ended_source", std::string(word_of(src.source())));
     col("ended_source_note", csv_field(src.why_none()));
     col("records_lost", src.lost() ? "true" : "false");
     col("records_lost_count", src.lost_count() ? std::to_string(*src.lost_count()) : "");
