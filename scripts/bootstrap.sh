@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Installs what proctimes needs on Debian 12 (apt-get), then configures and
-# builds it into ./build, and installs the Python module (python/) into the
-# site directory of Debian's /usr/bin/python3, so that `import proctimes` works
-# there. Safe to run again: installs only what is missing.
+# builds the product into ./build — the library, build/bin/proctimes, the
+# Python module and the man pages (the proctimes_product target), not the test
+# programs, which scripts/test.sh (or `cmake --build build`) builds — and
+# installs the Python module (python/) into the site directory of Debian's
+# /usr/bin/python3, so that `import proctimes` works there. Safe to run again:
+# installs only what is missing.
 #   scripts/bootstrap.sh [extra cmake -D options]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,7 +43,7 @@ fi
 
 # compile_commands.json: the input of scripts/lint.sh tidy and the layout.tidy test.
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_EXPORT_COMPILE_COMMANDS=ON "$@"
-cmake --build build -j "$(nproc)"
+cmake --build build -j "$(nproc)" --target proctimes_product
 
 # The Python module (built when PROCTIMES_PYTHON is ON): into /usr/bin/python3's
 # platlib (/usr/local/lib/python3.11/dist-packages), outside the install prefix,
