@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""No `catch (...)` that swallows a failure.
+
+Usage: check_catch.py SOURCE_DIR   (exit 1 and one line per offender, or 0)
+
+Every `catch (...)` handler in the C and C++ sources of src/, include/,
+tools/, python/, examples/, bench/, fuzz/ and tests/ must leave a trace of the
+failure it catches. Its block (comments removed, string literals kept as
+empty literals) passes when it does at least one of:
+
+  rethrow    `throw` (the same exception, or another one);
+  count      an increment: `++`, `--`, `+=`, `-=` or `fetch_add(`;
+  log        a stream insertion (`<<`), or a call of fprintf, vfprintf, fputs,
+             perror or syslog, or of a function whose name contains log, warn
+             or report;
+  return an error
+             a `return` whose expression names an error: an identifier
+             containing err, fail or status, an errno constant (E followed by
+             capitals: ENOMEM), a Win32 or NT code (ERROR_..., STATUS_...),
+             out_of_memory, unexpected or bad_alloc;
+  store an error
+             an assignment whose target's name contains err, fail, why,
+             reason, status, lost or dropped, or whose value is a string
+             literal (a message) or an error as above; or a call of a
+             function whose name contains fail (a failure handler such as
+             on_failure(i), fail<T>(...)).
+
+Everything else is flagged: an empty block, a block of comments, a `return`
+of a default (`return -1;`, `return nullptr;`, `return std::nullopt;`,
+`return;`), a block that only cleans up (`close(fd);`, `p.reset();`). At an
+API boundary (a noexcept function, a C entry point) the conversion to an
+error code or an error value is the rule's "return an error".
+"""
+import pathlib
+import re
+import sys
+
+DIRS = ("src", "include", "tools", "python", "examples", "bench", "fuzz", "tests")
+SUFFIXES = {".c", ".cc", ".cpp", ".h", ".hpp"}
+
+ERROR_WORDS = r"[A-Za-z_]*(?:err|fail|status)[A-Za-z0-9_]*"
+ERROR_EXPR = re.compile(
+    r"\b" + ERROR_WORDS + r"\b|\bE[A-Z0-9]{2,}\b|\b(?:ERROR|STATUS)_\w+|\bout_of_memory\b|\bunexpected\b|\bbad_alloc\b",
+    re.IGNORECASE)
+RETHROW = re.compile(r"\bthrow\b")
+COUNT = re.compile(r"\+\+|--(?!>)|\+=|-=|\bfetch_add\s*\(")
+LOG = re.compile(r"<<|\b(?:fprintf|vfprintf|fputs|perror|syslog)\s*\(|\b\w*(?:log|warn|report)\w*\s*\(", re.IGNORECASE)
+RETURN = re.compile(r"\breturn\b([^;]*);")
+ASSIGN = re.compile(r"([A-Za-z_][\w.\->\[\]]*)\s*(?<![=!<>])=(?!=)\s*([^;]*);")
+STORE_TARGET = re.compile(r"(?:err|fail|why|reason|status|lost|dropped)", re.IGNORECASE)
+FAIL_CALL = re.compile(r"\b\w*fail\w*\s*(?:<[^;>]*>)?\s*\(", re.IGNORECASE)
+
+
+def strip(text):
+    """The text with comments blanked and string/char literals emptied, line breaks kept."""
+    out = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append("\n" * text.count("\n", i, j))
+            i = j
+        elif c == 'R' and text.startswith('R"', i) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            m = re.match(r'R"([^(\s]*)\(', text[i:])
+            if m:
+                end = text.find(")" + m.group(1) + '"', i)
+                end = n if end < 0 else end + len(m.group(1)) + 2
+                out.append('""' + "\n" * text.count("\n", i, end))
+                i = end
+            else:
+                out.append(c)
+                i += 1
+        elif c in "\"'":
+            if c == "'" and i > 0 and text[i - 1] in "0123456789abcdefABCDEF" and \
+               text[i + 1:i + 2] in tuple("0123456789abcdefABCDEF"):  # digit separator: 1'000
+                out.append(c)
+                i += 1
+                continue
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            out.append(c + c)
+            i = j + 1 if j < n and text[j] == c else j  # an unclosed literal ends at its line's end
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def handlers(code):
+    """(line, block) of every catch (...) handler in stripped code."""
+    for m in re.finditer(r"\bcatch\s*\(\s*\.\.\.\s*\)\s*\{", code):
+        depth, j = 1, m.end()
+        while j < len(code) and depth:
+            depth += {"{": 1, "}": -1}.get(code[j], 0)
+            j += 1
+        yield code.count("\n", 0, m.start()) + 1, code[m.end():j - 1]
+
+
+def verdict(block):
+    """None when the block leaves a trace, else what it does instead."""
+    body = " ".join(block.split())
+    if RETHROW.search(body) or COUNT.search(body) or LOG.search(body) or FAIL_CALL.search(body):
+        return None
+    for m in RETURN.finditer(body):
+        if ERROR_EXPR.search(m.group(1)):
+            return None
+    for m in ASSIGN.finditer(body):
+        target, value = m.group(1), m.group(2)
+        if STORE_TARGET.search(target.split(".")[-1].split(">")[-1]) or value.strip().startswith('""') or \
+           ERROR_EXPR.search(value):
+            return None
+    if not body:
+        return "empty block"
+    if RETURN.fullmatch(body.strip()):
+        return "returns a default (" + body.strip() + ")"
+    return "neither counts, logs, rethrows nor returns or stores an error (" + body.strip()[:60] + ")"
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    root = pathlib.Path(sys.argv[1])
+    found = 0
+    for d in DIRS:
+        for path in sorted((root / d).rglob("*")):
+            if path.suffix not in SUFFIXES or not path.is_file():
+                continue
+            code = strip(path.read_text(encoding="utf-8", errors="replace"))
+            for line, block in handlers(code):
+                why = verdict(block)
+                if why:
+                    found += 1
+                    print(f"{path.relative_to(root)}:{line}: catch (...) that swallows the failure: {why}")
+    if found:
+        print(f"check_catch: {found} catch (...) handler(s) leave no count, log or error "
+              "(the rule: tests/layout/check_catch.py)")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
