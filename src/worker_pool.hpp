@@ -35,15 +35,18 @@ unsigned run_on_workers(std::size_t n, Body&& body, OnFailure&& on_failure) noex
         }
     };
     std::vector<std::thread> helpers;
+    std::size_t failed_to_start = 0;
     try {
         if (n > 1) helpers.reserve(n - 1);
         for (std::size_t i = 1; i < n; ++i) helpers.emplace_back(guarded, i);
     } catch (...) {
-        // Could not start a thread: the others share the work.
+        // Could not start a thread: the others share the work, and the
+        // count returned (snapshot::workers) shows the shortfall.
+        failed_to_start = (n > 1 ? n - 1 : 0) - helpers.size();
     }
     guarded(0);
     for (auto& t : helpers) t.join();
-    return static_cast<unsigned>(helpers.size() + 1);
+    return static_cast<unsigned>((n > 1 ? n : 1) - failed_to_start);
 }
 
 }  // namespace proctimes::inline v1::detail

@@ -39,6 +39,7 @@
 // do something answers errc::not_supported (the stub answers it everywhere).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -62,6 +63,7 @@
 #include "proctimes/spawn.hpp"
 #include "proctimes/times.hpp"
 #include "proctimes/tree.hpp"
+#include "report.hpp"
 
 namespace proctimes::inline v1::detail {
 
@@ -379,14 +381,17 @@ struct handle_access {
     static void release_child(process& p) noexcept;
 };
 
-/// platform_env_lookup's value as a string, or nullopt when it is not set (or
-/// cannot be copied).
+/// platform_env_lookup's value as a string, or nullopt when it is not set,
+/// or cannot be copied (out of memory: the setting keeps its default, and
+/// stderr says so once per process).
 inline std::optional<std::string> platform_getenv(const char* name, bool secure) noexcept {
     const char* v = platform_env_lookup(name, secure);
     if (v == nullptr) return std::nullopt;
     try {
         return std::string(v);
     } catch (...) {
+        static std::atomic<bool> once{false};
+        (void)report_once(once, "out of memory reading %s: the setting keeps its default", name);
         return std::nullopt;
     }
 }

@@ -16,6 +16,7 @@
 #include "clock_ns.hpp"
 #include "linux/sys.hpp"
 #include "parse/procfs.hpp"
+#include "report.hpp"
 #include "settings.hpp"
 
 namespace proctimes::inline v1 {
@@ -153,7 +154,13 @@ anchor_state compute_anchor() noexcept {
             // exists: another process won the race; read its value.
         }
     } catch (...) {
-        // std::string allocation failed: keep the private measurement.
+        // Out of memory for the anchor file's path: this process keeps its
+        // private measurement (computed once, so that creation times never
+        // move), which may differ from other processes' by a tick.
+        static std::atomic<bool> once{false};
+        (void)detail::report_once(once,
+                                  "out of memory reading the shared boot anchor: this process uses its own "
+                                  "measurement (anchor_source::measured_private)");
     }
     s.offset_ns = offset;
     s.anchor.boot = instant{nanoseconds{offset}};

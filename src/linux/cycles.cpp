@@ -39,17 +39,17 @@ std::uint64_t read_number(const char* path) noexcept {
     return end != text.c_str() ? v : 0;
 }
 
-// Does the "flags" line of /proc/cpuinfo list both words? nullopt-like -1
-// when the file cannot be read.
-int cpuinfo_has_flags(const char* a, const char* b) noexcept {
+// Does the "flags" line of /proc/cpuinfo list both words? An error when the
+// file cannot be read or has no such line.
+result<bool> cpuinfo_has_flags(const char* a, const char* b) noexcept {
     std::string text;
     try {
-        if (detail::read_file("/proc/cpuinfo", text)) return -1;
+        if (auto ec = detail::read_file("/proc/cpuinfo", text)) return ec;
         const auto line = parse::cpuinfo_flags_line(text);
-        if (!line) return -1;
-        return parse::cpuinfo_has_flag(*line, a) && parse::cpuinfo_has_flag(*line, b) ? 1 : 0;
+        if (!line) return errc::malformed_data;
+        return parse::cpuinfo_has_flag(*line, a) && parse::cpuinfo_has_flag(*line, b);
     } catch (...) {
-        return -1;
+        return detail::errno_code(ENOMEM);
     }
 }
 
@@ -95,9 +95,9 @@ tsc_rate determine_rate() noexcept {
     unsigned a = 0, b = 0, c = 0, d = 0;
     const unsigned max_leaf = __get_cpuid_max(0, nullptr);
     const unsigned max_ext = __get_cpuid_max(0x8000'0000u, nullptr);
-    const int flags = cpuinfo_has_flags("constant_tsc", "nonstop_tsc");
-    if (flags >= 0) {
-        r.invariant = flags == 1;
+    // Else CPUID's invariant TSC bit, whatever kept the file from answering.
+    if (const auto flags = cpuinfo_has_flags("constant_tsc", "nonstop_tsc")) {
+        r.invariant = *flags;
     } else if (max_ext >= 0x8000'0007u) {
         __cpuid(0x8000'0007u, a, b, c, d);
         r.invariant = (d >> 8) & 1;

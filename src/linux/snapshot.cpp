@@ -139,7 +139,9 @@ result<void> proc_source::open(const snapshot_options& options) noexcept {
     live_ = procfs_ && is_live_procfs(proc_.get());
     if ((root.empty() || root == detail::proc_root) && !procfs_) return errc::process_table_unavailable;
     options_ = options;
-    bpf_ = bpf_snapshot_source::open(options, live_);
+    auto bpf = bpf_snapshot_source::open(options, live_);
+    if (!bpf) return bpf.error();
+    bpf_ = std::move(*bpf);
     generation_ = fork_generation();
     return {};
 }

@@ -23,4 +23,11 @@ struct spawn_gate {
     }
 };
 
+/// Reaps the child behind `pidfd` (closing it) on a thread of its own once it
+/// ends, without blocking the caller: for a child nobody will wait for
+/// (child::release, the orphans of run_tree). When no thread can be started
+/// it is reaped at once if it has ended; else it stays a zombie until this
+/// process waits for any child, and stderr says so once per process.
+void reap_when_ended(int pidfd, pid_t pid) noexcept;
+
 }  // namespace proctimes::inline v1::detail

@@ -67,16 +67,7 @@ void reap_later(const process_tree& tree) noexcept {
         if (detail::read_task_kin(p.pid, kin) || kin.ppid != self) continue;
         const int fd = detail::pidfd_open(p.pid, 0);
         if (fd < 0) continue;
-        try {
-            std::thread([fd] {
-                siginfo_t si{};
-                while (::syscall(SYS_waitid, P_PIDFD, fd, &si, WEXITED, nullptr) < 0 && errno == EINTR) {
-                }
-                ::close(fd);
-            }).detach();
-        } catch (...) {
-            ::close(fd);  // no thread: it stays a zombie until this process waits for any child
-        }
+        detail::reap_when_ended(fd, p.pid);
     }
 }
 

@@ -271,7 +271,7 @@ bpf_snapshot_source::bpf_snapshot_source(bpf_snapshot_source&&) noexcept = defau
 bpf_snapshot_source& bpf_snapshot_source::operator=(bpf_snapshot_source&&) noexcept = default;
 bpf_snapshot_source::~bpf_snapshot_source() = default;
 
-bpf_snapshot_source bpf_snapshot_source::open(const snapshot_options& options, bool live) noexcept {
+result<bpf_snapshot_source> bpf_snapshot_source::open(const snapshot_options& options, bool live) noexcept {
     bpf_snapshot_source s;
     if (options.source == snapshot_source::procfs || !live) return s;
     // Options that only mean something to the /proc walk keep `automatic` on it.
@@ -282,7 +282,7 @@ bpf_snapshot_source bpf_snapshot_source::open(const snapshot_options& options, b
         s.buf_ = std::make_unique<buffers>();
         s.iter_ = acquire();
     } catch (...) {
-        s.iter_.reset();
+        return errno_code(ENOMEM);
     }
     return s;
 }

@@ -23,8 +23,9 @@ public:
     /// For a snapshotter with `options` on the caller's live /proc (`live`):
     /// the source when options.source is automatic or bpf and the iterator
     /// can be used; an empty source (the /proc walk is used) otherwise, with
-    /// the reason kept for bpf_snapshot_status().
-    static bpf_snapshot_source open(const snapshot_options& options, bool live) noexcept;
+    /// the reason kept for bpf_snapshot_status(). ENOMEM when memory for
+    /// either runs out.
+    static result<bpf_snapshot_source> open(const snapshot_options& options, bool live) noexcept;
 
     bpf_snapshot_source() noexcept;
     bpf_snapshot_source(bpf_snapshot_source&&) noexcept;

@@ -316,7 +316,7 @@ struct bpf_tree_recorder::impl {
 bpf_tree_recorder::bpf_tree_recorder() : impl_(std::make_unique<impl>()) {}
 bpf_tree_recorder::~bpf_tree_recorder() = default;
 
-std::unique_ptr<bpf_tree_recorder> bpf_tree_recorder::open(std::string& why) noexcept {
+std::unique_ptr<bpf_tree_recorder> bpf_tree_recorder::open(std::string& why) {
     try {
         auto anchor = get_boot_anchor();
         if (!anchor) {

@@ -20,8 +20,9 @@ class bpf_tree_recorder {
 public:
     /// Loads and attaches the programs. Empty, with `why` set ("bpf: ..."),
     /// when they cannot be (not built, no BTF, another pid namespace, no
-    /// CAP_BPF/CAP_PERFMON).
-    static std::unique_ptr<bpf_tree_recorder> open(std::string& why) noexcept;
+    /// CAP_BPF/CAP_PERFMON). Throws std::bad_alloc when `why` cannot be
+    /// written (run_tree turns it into ENOMEM).
+    static std::unique_ptr<bpf_tree_recorder> open(std::string& why);
     ~bpf_tree_recorder();
     bpf_tree_recorder(const bpf_tree_recorder&) = delete;
     bpf_tree_recorder& operator=(const bpf_tree_recorder&) = delete;

@@ -15,7 +15,9 @@ bpf_snapshot_source::bpf_snapshot_source(bpf_snapshot_source&&) noexcept = defau
 bpf_snapshot_source& bpf_snapshot_source::operator=(bpf_snapshot_source&&) noexcept = default;
 bpf_snapshot_source::~bpf_snapshot_source() = default;
 
-bpf_snapshot_source bpf_snapshot_source::open(const snapshot_options&, bool) noexcept { return {}; }
+result<bpf_snapshot_source> bpf_snapshot_source::open(const snapshot_options&, bool) noexcept {
+    return bpf_snapshot_source{};
+}
 
 result<void> bpf_snapshot_source::take(snapshot&, const snapshot_options&) noexcept {
     return make_error_code(errc::not_supported);
@@ -60,11 +62,8 @@ namespace proctimes::inline v1::detail {
 
 struct bpf_tree_recorder::impl {};
 
-std::unique_ptr<bpf_tree_recorder> bpf_tree_recorder::open(std::string& why) noexcept {
-    try {
-        why = "bpf: not built (configured with PROCTIMES_BPF=OFF, or without clang, bpftool or libbpf)";
-    } catch (...) {
-    }
+std::unique_ptr<bpf_tree_recorder> bpf_tree_recorder::open(std::string& why) {
+    why = "bpf: not built (configured with PROCTIMES_BPF=OFF, or without clang, bpftool or libbpf)";
     return nullptr;
 }
 bpf_tree_recorder::bpf_tree_recorder() = default;
