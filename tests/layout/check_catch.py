@@ -3,6 +3,7 @@
 """No `catch (...)` that swallows a failure.
 
 Usage: check_catch.py SOURCE_DIR   (exit 1 and one line per offender, or 0)
+       check_catch.py --self-test  (the rule on handlers it must flag and must pass)
 
 Every `catch (...)` handler in the C and C++ sources of src/, include/,
 tools/, python/, examples/, bench/, fuzz/ and tests/ must leave a trace of the
@@ -123,7 +124,50 @@ def verdict(block):
     return "neither counts, logs, rethrows nor returns or stores an error (" + body.strip()[:60] + ")"
 
 
+# The rule on handlers it must flag and handlers it must pass (--self-test).
+MUST_FLAG = (
+    "try { f(); } catch (...) {}",
+    "try { f(); } catch (...) {\n    // out of memory: nothing to do\n}",
+    "try { f(); } catch (...) { return -1; }",
+    "try { f(); } catch (...) { return nullptr; }",
+    "try { f(); } catch (...) { return std::nullopt; }",
+    "try { f(); } catch (...) { ::close(fd); }",
+    "try { f(); } catch (...) { p.reset(); }",
+    "try { f(); } catch (...) { done = true; }",
+    "try { f(); } catch (...) { /* throw; */ }",
+    'try { f(); } catch (...) { x = y; } // "ENOMEM"',
+)
+MUST_PASS = (
+    "try { f(); } catch (...) { cleanup(); throw; }",
+    "try { f(); } catch (...) { ++lost_; }",
+    "try { f(); } catch (...) { dropped.fetch_add(1); }",
+    'try { f(); } catch (...) { std::cerr << "failed"; }',
+    'try { f(); } catch (...) { report_once(flag, "no thread"); }',
+    "try { f(); } catch (...) { return errno_code(ENOMEM); }",
+    "try { f(); } catch (...) { return make_error_code(std::errc::not_enough_memory); }",
+    "try { f(); } catch (...) { return ERROR_NOT_ENOUGH_MEMORY; }",
+    "try { f(); } catch (...) { return -ENOMEM; }",
+    'try { f(); } catch (...) { why = "bpf: out of memory"; return nullptr; }',
+    "try { f(); } catch (...) { st.error = errno_code(ENOMEM); }",
+    "try { f(); } catch (...) { on_failure(i); }",
+    "try { f(); } catch (...) { return fail<BOOL>(FALSE, error_from_current_exception()); }",
+)
+
+
+def self_test():
+    bad = 0
+    for code, want_flag in [(c, True) for c in MUST_FLAG] + [(c, False) for c in MUST_PASS]:
+        found = [verdict(block) for _, block in handlers(strip(code))]
+        if len(found) != 1 or (found[0] is not None) != want_flag:
+            bad += 1
+            print(f"check_catch self-test: {'not flagged' if want_flag else 'flagged'}: {code!r} ({found})")
+    print(f"check_catch self-test: {len(MUST_FLAG)} flagged, {len(MUST_PASS)} passed, {bad} wrong")
+    return 1 if bad else 0
+
+
 def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     root = pathlib.Path(sys.argv[1])
