@@ -3,14 +3,11 @@
 #include "proctimes/spawn.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string_view>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 #include <fcntl.h>
@@ -26,7 +23,6 @@
 #include "linux/task.hpp"
 #include "proctimes/exit.hpp"
 #include "proctimes/linux.hpp"
-#include "report.hpp"
 
 extern char** environ;
 
@@ -108,16 +104,6 @@ long waitid_pidfd(int pidfd, siginfo_t& si, rusage* ru, int flags = WEXITED) noe
     return w;
 }
 
-// A child whose reaping could not be handed to a thread: said once per
-// process on stderr (detail::report_once), with its pid.
-void report_unreaped(pid_t pid, const char* why) noexcept {
-    static std::atomic<bool> once{false};
-    (void)detail::report_once(once,
-                              "cannot start a thread to reap child %ld (%s): it stays a zombie until this "
-                              "process waits for it or exits; later such children are not reported",
-                              static_cast<long>(pid), why);
-}
-
 exit_status status_of(const siginfo_t& si) noexcept {
     exit_status st;
     if (si.si_code == CLD_EXITED) {
@@ -167,31 +153,6 @@ void child::release() noexcept {
     // reaps it when it exits, and the destructor does not block.
     detail::reap_when_ended(fd, pid_);
 }
-
-namespace detail {
-
-void reap_when_ended(int pidfd, pid_t pid) noexcept {
-    try {
-        std::thread([pidfd] {
-            siginfo_t si{};
-            (void)waitid_pidfd(pidfd, si, nullptr);
-            ::close(pidfd);
-        }).detach();
-        return;
-    } catch (const std::system_error& e) {
-        // No thread (EAGAIN at a thread limit): reaped now if it has
-        // already ended; otherwise it stays a zombie until this process
-        // waits for any child or exits, and stderr says so once.
-        siginfo_t si{};
-        const bool ended = waitid_pidfd(pidfd, si, nullptr, WEXITED | WNOHANG) == 0 && si.si_pid != 0;
-        if (!ended) report_unreaped(pid, e.code().message().c_str());
-    } catch (...) {
-        report_unreaped(pid, "out of memory");
-    }
-    ::close(pidfd);
-}
-
-}  // namespace detail
 
 result<child> child::spawn(const spawn_options& o) noexcept { return spawn_impl(o, nullptr); }
 
