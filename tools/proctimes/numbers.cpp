@@ -9,7 +9,6 @@
 
 #include "output/output.hpp"
 #include "parse/number.hpp"
-#include "parse/procfs.hpp"
 #include "proctimes/error.hpp"
 
 namespace proctimes::cli {

@@ -87,12 +87,14 @@ public:
         (void)!::write(wake_.get(), &one, sizeof one);
     }
 
-    /// add(), with its failures (a refused epoll_ctl, no memory) as false.
+    /// add(), with its failures (a refused epoll_ctl, no memory) as false;
+    /// each caller counts a false by its kind (watch, reap_deferred).
     bool try_add(const std::shared_ptr<task_core>& c) noexcept {
+        constexpr bool add_failed = false;
         try {
             return add(c);
         } catch (...) {
-            return false;
+            return add_failed;
         }
     }
 

@@ -170,21 +170,21 @@ std::unique_ptr<exit_records> exit_records::open(std::error_code& why) noexcept 
 }
 
 bool exit_records::drain(std::vector<parse::taskstats_exit>& out) noexcept {
-    bool complete = true;
+    bool records_lost = false;
     for (;;) {
         const ssize_t n = ::recv(sock_.get(), buf_.get(), buffer_size, MSG_DONTWAIT);
         if (n < 0) {
             if (errno == EINTR) continue;
             if (errno == ENOBUFS) {
-                complete = false;
+                records_lost = true;
                 continue;
             }
-            return complete;  // EAGAIN: nothing more
+            return !records_lost;  // EAGAIN: nothing more
         }
         try {
             parse::parse_taskstats_exits(std::string_view(buf_.get(), static_cast<std::size_t>(n)), family_, out);
         } catch (...) {
-            complete = false;  // out of memory: this datagram's records are lost
+            records_lost = true;  // out of memory: this datagram's records are lost
         }
     }
 }
