@@ -34,10 +34,9 @@
 #include <string>
 #include <vector>
 
-#include <sys/types.h>
-
 #include "proctimes/export.h"
 #include "proctimes/result.hpp"
+#include "proctimes/times.hpp"  // pid_t, user_id
 
 namespace proctimes::inline v1 {
 
@@ -57,6 +56,7 @@ enum class resource_family : std::uint32_t {
     command_line = 1U << 8,  ///< its arguments as the kernel shows them
     executable = 1U << 9,    ///< the path of its executable
     cgroups = 1U << 10,      ///< its cgroups, one per hierarchy (Linux)
+    owner = 1U << 11,        ///< its real and effective user ids (Linux status "Uid:")
 };
 constexpr resource_family operator|(resource_family a, resource_family b) noexcept {
     return static_cast<resource_family>(static_cast<std::uint32_t>(a) | static_cast<std::uint32_t>(b));
@@ -89,6 +89,12 @@ struct resource_io {
 struct resource_switches {
     std::uint64_t voluntary = 0;    ///< it waited (I/O, a lock, sleep)
     std::uint64_t involuntary = 0;  ///< it was preempted
+};
+
+/// Who a process runs as (resource_family::owner).
+struct resource_owner {
+    user_id real = 0;       ///< the user who started it (psutil's uid, watch --user)
+    user_id effective = 0;  ///< the user whose rights it has (ps's USER)
 };
 
 /// Proportional memory (Linux smaps_rollup), in bytes: each shared page
@@ -133,6 +139,7 @@ struct process_resources : resource_task {
     std::optional<std::uint64_t> open_files;        ///< open descriptors (Windows: handles)
     std::optional<std::uint64_t> open_files_limit;  ///< soft limit; UINT64_MAX when unlimited
     std::optional<resource_proportional> proportional;
+    std::optional<resource_owner> owner;
     /// With resource_family::threads: its threads, sorted by id (those that
     /// ended during the read are left out).
     std::vector<resource_thread> threads;

@@ -14,10 +14,10 @@
 #include <cerrno>
 #include <string_view>
 
+#include "backend/backend.hpp"
 #include "linux/sys.hpp"
 #include "parse/procfs.hpp"
 #include "parse/resources.hpp"
-#include "backend/backend.hpp"
 
 namespace proctimes::inline v1::detail {
 namespace {
@@ -226,21 +226,32 @@ result<process_resources> read_linux(pid_t pid, const resource_options& o) {
     const bool same_pages =
         idle && was->memory && was->memory->resident_bytes == resident && was->memory->virtual_bytes == *st->vsize;
 
-    const bool want_status = has(fam, resource_family::memory) || has(fam, resource_family::switches);
+    const bool want_status =
+        has(fam, resource_family::memory) || has(fam, resource_family::switches) || has(fam, resource_family::owner);
     if (want_status) {
         std::optional<std::uint64_t> swap;
-        if (same_pages && (was->switches || !has(fam, resource_family::switches))) {
+        // A process that has not run has changed neither its switches nor its ids.
+        if (same_pages && (was->switches || !has(fam, resource_family::switches)) &&
+            (was->owner || !has(fam, resource_family::owner))) {
             swap = was->memory->swap_bytes;
             r.switches = was->switches;
+            r.owner = was->owner;
         } else {
             if (const int err = f.read("status"); err != 0) return read_error(err);
             const auto status = parse::parse_status(f.view());
             if (!status || !status->voluntary_switches || !status->nonvoluntary_switches) return errc::malformed_data;
             swap = status->vm_swap_bytes.value_or(0);
             r.switches = resource_switches{*status->voluntary_switches, *status->nonvoluntary_switches};
+            if (status->uid_real >= 0 && status->uid_effective >= 0)
+                r.owner =
+                    resource_owner{static_cast<user_id>(status->uid_real), static_cast<user_id>(status->uid_effective)};
         }
         if (has(fam, resource_family::memory)) r.memory = resource_memory{resident, *st->vsize, *swap};
         if (!has(fam, resource_family::switches)) r.switches.reset();
+        if (!has(fam, resource_family::owner))
+            r.owner.reset();
+        else if (!r.owner)
+            r.missing |= resource_family::owner;
     }
 
     // The rest may be refused (io, fd: another user's process without

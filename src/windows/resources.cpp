@@ -59,7 +59,7 @@ result<process_resources> read_resources(pid_t pid, const resource_options& o) n
         for (const resource_family f :
              {resource_family::switches, resource_family::proportional, resource_family::wait_channel,
               resource_family::threads, resource_family::command_line, resource_family::executable,
-              resource_family::cgroups})
+              resource_family::cgroups, resource_family::owner})
             if (has(fam, f)) r.missing |= f;
         return r;
     } catch (const std::bad_alloc&) {

@@ -161,7 +161,7 @@ TEST(ServePeNaming, ExeNamesComeFromArgvZero) {
         "  - exe: ['ptfake" +
         tag + "', '" + copy + "']\n");
     ASSERT_TRUE(col);
-    const std::string s = (*col)->scrape(serve::format::text_004);
+    const std::string s = col->scrape(serve::format::text_004);
     EXPECT_EQ(procs(s, "full:" + link), 1) << s;
     EXPECT_EQ(procs(s, "ptfake" + tag), 1) << s;
     EXPECT_EQ(procs(s, "ptcopy" + tag), 1) << s;
@@ -186,7 +186,7 @@ TEST(ServePeNaming, KernelThreadsAndZombiesAreNamedByComm) {
     // -children=false: kthreadd's children (every kernel thread) stay out.
     auto col = make("process_names:\n  - comm: [kthreadd, " + zname + "]\n", false);
     ASSERT_TRUE(col);
-    const std::string s = (*col)->scrape(serve::format::text_004);
+    const std::string s = col->scrape(serve::format::text_004);
     ::waitpid(z, nullptr, 0);
     if (::access("/proc/2/comm", R_OK) == 0) EXPECT_EQ(procs(s, "kthreadd"), 1) << s;
     EXPECT_EQ(procs(s, zname), 1) << s;
@@ -201,11 +201,11 @@ TEST(ServePeNaming, TheFirstNameIsKeptUntilTheProcessEnds) {
     renaming_child child(a, {b});
     auto col = make("process_names:\n  - name: '{{.Comm}}'\n    comm: [" + a + ", " + b + "]\n");
     ASSERT_TRUE(col);
-    std::string s = (*col)->scrape(serve::format::text_004);
+    std::string s = col->scrape(serve::format::text_004);
     EXPECT_EQ(procs(s, a), 1) << s;
     child.next();
     std::this_thread::sleep_for(std::chrono::milliseconds(150));
-    s = (*col)->scrape(serve::format::text_004);
+    s = col->scrape(serve::format::text_004);
     EXPECT_EQ(procs(s, a), 1) << s;
     EXPECT_EQ(procs(s, b), -1) << s;
 }
@@ -357,7 +357,7 @@ TEST(ServePeNaming, ExecdChildrenNoRuleCanNameAreUnattributed) {
         const std::string args = from == exit_stream_source::bpf ? " " + big : "";
         std::string s;
         const double before =
-            value_of((*col)->scrape(serve::format::text_004), "proctimes_ended_unattributed_processes_total");
+            value_of(col->scrape(serve::format::text_004), "proctimes_ended_unattributed_processes_total");
         ASSERT_GE(before, 0);
         run_scraped(*col, "ptexec" + tag, "i=0; while [ $i -lt 100 ]; do /bin/true" + args + "; i=$((i+1)); done", s);
         // Some of them may be seen alive (and named "true"); most are not.

@@ -29,8 +29,9 @@ const std::string stat_line =
     "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
 
 std::string status_text(const std::string& swap, const std::string& vol, const std::string& nonvol) {
-    return "Name:\tx\nState:\tS (sleeping)\nTgid:\t4242\nPid:\t4242\nVmRSS:\t    2048 kB\n" + swap +
-           "Threads:\t1\nvoluntary_ctxt_switches:\t" + vol + "\nnonvoluntary_ctxt_switches:\t" + nonvol + "\n";
+    return "Name:\tx\nState:\tS (sleeping)\nTgid:\t4242\nPid:\t4242\nUid:\t1000\t1001\t1001\t1001\nVmRSS:\t    2048 "
+           "kB\n" +
+           swap + "Threads:\t1\nvoluntary_ctxt_switches:\t" + vol + "\nnonvoluntary_ctxt_switches:\t" + nonvol + "\n";
 }
 
 }  // namespace
@@ -196,6 +197,16 @@ TEST(Resources, ReaderOnACapturedTree) {
     EXPECT_EQ(r->open_files_limit, 64u);
     EXPECT_EQ(r->wait_channel, "do_select");
     EXPECT_FALSE(r->proportional);  // not asked for
+    EXPECT_FALSE(r->owner);         // not asked for
+    resource_options who;
+    who.proc_root = root.string();
+    who.families = resource_family::owner;
+    const auto o = read_process_resources(4242, who);
+    ASSERT_TRUE(o) << o.error().message();
+    ASSERT_TRUE(o->owner);
+    EXPECT_EQ(o->owner->real, 1000u);
+    EXPECT_EQ(o->owner->effective, 1001u);
+    EXPECT_FALSE(o->memory);  // not asked for
     EXPECT_FALSE(r->command_line);
 
     // Its command line, executable and cgroups, when asked for.
@@ -316,4 +327,11 @@ TEST(Resources, ReaderOnOwnProcess) {
     EXPECT_TRUE(r->threads.front().switches);
     EXPECT_TRUE(r->threads.front().wait_channel);
     EXPECT_GT(read_boot_time_seconds().value_or(0), 1'000'000'000);
+    resource_options who;
+    who.families = resource_family::owner;
+    const auto me = read_process_resources(::getpid(), who);
+    ASSERT_TRUE(me) << me.error().message();
+    ASSERT_TRUE(me->owner);
+    EXPECT_EQ(me->owner->real, ::getuid());
+    EXPECT_EQ(me->owner->effective, ::geteuid());
 }

@@ -64,10 +64,8 @@ serve::status settle_options(const CLI::App& app, serve_options& opts, std::stri
     if (!listen.empty()) {
         if (auto parsed = parse_listen(listen, opts); !parsed) return parsed;
     }
-    opts.grouping = by == "user"     ? group_by::user
-                    : by == "cgroup" ? group_by::cgroup
-                    : by == "exe"    ? group_by::exe
-                                     : group_by::name;
+    // The option's check admits only the table's words (serve.hpp).
+    opts.grouping = word_value<group_by>(by).value_or(group_by::name);
     return serve::ok();
 }
 

@@ -4,17 +4,12 @@
 // the real uid, --user.
 #include "watch/scope.hpp"
 
-#include <cerrno>
-#include <charconv>
 #include <sstream>
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "proctimes/cgroup.hpp"
+#include "proctimes/resources.hpp"
 
 namespace proctimes::cli {
 
@@ -47,26 +42,6 @@ bool cgroup_path_under(std::string_view path, std::string_view under) {
     return path == under || (path.starts_with(under) && path.size() > under.size() && path[under.size()] == '/');
 }
 
-std::optional<std::string> read_small_file(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0) return std::nullopt;
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd);
-        return std::nullopt;
-    }
-    std::string s;
-    char buf[4096];
-    for (;;) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0 || s.size() > std::size_t{256} * 1024) break;
-        s.append(buf, static_cast<std::size_t>(n));
-    }
-    ::close(fd);
-    return s;
-}
-
 std::optional<std::chrono::nanoseconds> read_cgroup_counter(const cgroup_target& t) {
     auto r = cgroup_cpu_usage(t.directory);
     if (!r) return std::nullopt;
@@ -74,17 +49,12 @@ std::optional<std::chrono::nanoseconds> read_cgroup_counter(const cgroup_target&
 }
 
 std::optional<user_id> read_real_uid(const std::string& proc_root, pid_t pid) {
-    const auto text = read_small_file(fmt::format("{}/{}/status", proc_root, pid));
-    if (!text) return std::nullopt;
-    const auto at = text->find("\nUid:");
-    if (at == std::string::npos) return std::nullopt;
-    const char* p = text->data() + at + 5;
-    const char* end = text->data() + text->size();
-    while (p < end && (*p == '\t' || *p == ' ')) ++p;
-    unsigned long v = 0;
-    const auto [q, ec] = std::from_chars(p, end, v);
-    if (ec != std::errc{} || q == p || v >= static_cast<user_id>(-1)) return std::nullopt;
-    return static_cast<user_id>(v);
+    resource_options o;
+    o.proc_root = proc_root;
+    o.families = resource_family::owner;
+    const auto r = read_process_resources(pid, o);
+    if (!r || !r->owner) return std::nullopt;
+    return r->owner->real;
 }
 
 bool watch_scope::matches(std::string_view comm, user_id real_uid) const {

@@ -46,8 +46,8 @@ bool cgroup_path_under(std::string_view path, std::string_view under);
 /// directory). Empty when it cannot be read.
 std::optional<std::chrono::nanoseconds> read_cgroup_counter(const cgroup_target& t);
 
-/// The real uid of a process (the first field of "Uid:" in
-/// <proc_root>/<pid>/status); empty when it cannot be read.
+/// The real uid of a process (read_process_resources' owner family, read
+/// under proc_root); empty when it cannot be read.
 std::optional<user_id> read_real_uid(const std::string& proc_root, pid_t pid);
 
 /// A whole small file, opened without blocking (O_NONBLOCK: a FIFO put where

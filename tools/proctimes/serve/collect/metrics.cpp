@@ -152,9 +152,10 @@ std::vector<family> collector::families() const {
     // can), and the exit stream's source: docs/SERVE.md lists every value.
     auto src = family_of("proctimes_exporter_source", "Sources in use (value 1)", metric_type::gauge);
     const std::string snapshot_from = prev_.source == snapshot_source::bpf ? "bpf" : "proc";
-    src.samples.push_back({{{"snapshot", opts_.threads ? snapshot_from + "+threads" : snapshot_from},
-                            {"exits", exits_->source() ? std::string(to_string(*exits_->source())) : std::string("none")}},
-                           1});
+    src.samples.push_back(
+        {{{"snapshot", opts_.threads ? snapshot_from + "+threads" : snapshot_from},
+          {"exits", exits_->source() ? std::string(to_string(*exits_->source())) : std::string("none")}},
+         1});
     out.push_back(std::move(src));
     rusage ru{};
     if (::getrusage(RUSAGE_SELF, &ru) == 0) {
