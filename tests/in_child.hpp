@@ -8,11 +8,14 @@
 #include <cerrno>
 #include <functional>
 #include <string>
+#include <system_error>
 
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "proctimes/error.hpp"
 
 namespace test_in_child {
 
@@ -73,6 +76,14 @@ inline constexpr const char* descriptor_exhaustion_skip_reason =
 /// descriptors can be opened. Holes below a run of `free_fds` free numbers
 /// are filled (with descriptors left open: for a forked child only).
 inline bool leave_free_descriptors(int free_fds) {
+    // Under UBSan, the first check of an object's dynamic type probes memory
+    // through a pipe (the sanitizer runtime's own), which fails once the
+    // descriptors are gone and then reports a valid object as one with an
+    // invalid vptr. Check the library's error category once while
+    // descriptors are free, so that later checks hit the runtime's cache.
+    const std::error_code a = proctimes::make_error_code(proctimes::errc::no_such_process);
+    const std::error_code b = proctimes::make_error_code(proctimes::errc::no_such_thread);
+    if (a == b || a.category() != b.category()) return false;
     for (;;) {
         const int lowest = ::fcntl(0, F_DUPFD, 0);
         if (lowest < 0) return false;
