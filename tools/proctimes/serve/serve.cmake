@@ -13,12 +13,15 @@ target_sources(proctimes_cli PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/command.cpp
   ${CMAKE_CURRENT_LIST_DIR}/files.cpp
 )
-# The collector (collect/): snapshots, exit records, counters and their exposition.
+# The collector (collect/): the scrape's orchestration (collector), exit
+# records, group membership and its counters, the scrape cache, the families
+# and their exposition.
 target_sources(proctimes_cli PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/collect/collector.cpp
   ${CMAKE_CURRENT_LIST_DIR}/collect/exit_drain.cpp
   ${CMAKE_CURRENT_LIST_DIR}/collect/metrics.cpp
   ${CMAKE_CURRENT_LIST_DIR}/collect/membership.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/collect/scrape_cache.cpp
   ${CMAKE_CURRENT_LIST_DIR}/collect/reaped.cpp
   ${CMAKE_CURRENT_LIST_DIR}/collect/member_reader.cpp
   ${CMAKE_CURRENT_LIST_DIR}/collect/exposition.cpp

@@ -7,10 +7,14 @@
 // it ends (re-tried at every collection with -recheck), unless -children is
 // on and its parent is in a group when it is first seen, or is new and
 // unmatched too and joins one that way: then it joins that group.
-#include <unordered_map>
+#include "serve/collect/membership.hpp"
+
+#include <algorithm>
+#include <iterator>
+#include <optional>
 #include <unordered_set>
 
-#include "serve/collect/collector.hpp"
+#include "serve/collect/arith.hpp"
 
 namespace proctimes::cli::serve {
 namespace {
@@ -23,14 +27,77 @@ constexpr int max_match_depth = 256;
 
 }  // namespace
 
-std::vector<collector::proc_state*> collector::assign_groups() {
+outcome<group_membership> group_membership::make(const serve_options& opts) {
+    auto classify = classifier::make(opts);
+    if (!classify) return classify.error();
+    group_membership m;
+    m.classify_ = std::move(*classify);
+    m.recheck_ = opts.recheck;
+    m.children_ = opts.children;
+    return m;
+}
+
+void group_membership::update(const snapshot& prev, const snapshot& cur, const cpu_ledger* ledger, bool taskstats,
+                              member_reader* members) {
+    begin_collection();
+
+    // Live processes: each adds what it used since its last sample, per mode,
+    // never less than nothing (a tick-ratio split can shift between samples).
+    const std::vector<proc_state*> states = assign_groups(cur);
+    for (std::size_t i = 0; i < cur.processes.size(); ++i) {
+        const snapshot_process& p = cur.processes[i];
+        proc_state& st = *states[i];
+        const std::chrono::nanoseconds du = clamp0(p.times.user - st.user), ds = clamp0(p.times.kernel - st.system);
+        st.user += du;
+        st.system += ds;
+        st.last_interval = du + ds;
+        if (st.group.empty()) continue;
+        st.in_group += du + ds;
+        group_state& g = groups_[st.group];
+        g.user += du;
+        g.system += ds;
+        ++g.procs;
+        g.threads += static_cast<std::uint64_t>(std::max(p.thread_count, 0));
+        if (g.oldest == 0 || st.start_seconds < g.oldest) g.oldest = st.start_seconds;
+        if (members) members->update(cur, p, st.pe, g.pe);
+    }
+
+    // Processes that started and ended between the two snapshots: only their
+    // exit records know them (before the gone ones are forgotten: they may be
+    // their parents).
+    if (ledger) {
+        const auto unseen_went = credit_unseen(*ledger);
+        // taskstats records are read in do_exit(), before the task's last
+        // stretch of run time is accounted: the reaping parents' children
+        // times give the rest (reaped.hpp). eBPF's are final.
+        if (taskstats) credit_reaped(prev, cur, *ledger, unseen_went);
+    }
+
+    retire_gone(ledger);
+}
+
+void group_membership::begin_collection() {
+    for (auto& [k, g] : groups_) {
+        g.procs = g.threads = 0, g.oldest = 0;
+        // process-exporter's gauges are of this collection alone.
+        pe_group& pe = g.pe;
+        pe.resident = pe.virtual_bytes = pe.swapped = pe.pss = pe.swap_pss = pe.open_fds = 0;
+        pe.worst_fd_ratio = 0;
+        pe.wchans.clear();
+        std::fill(std::begin(pe.states), std::end(pe.states), std::uint64_t{0});
+        for (auto& [name, t] : pe.threads) t.count = 0;
+    }
+    for (auto& [k, st] : procs_) st.seen = false;
+}
+
+std::vector<proc_state*> group_membership::assign_groups(const snapshot& cur) {
     const bool rules = classify_->uses_config();
-    std::vector<proc_state*> states(cur_.processes.size(), nullptr);
+    std::vector<proc_state*> states(cur.processes.size(), nullptr);
     std::unordered_map<pid_t, proc_state*> by_pid;
-    by_pid.reserve(cur_.processes.size());
+    by_pid.reserve(cur.processes.size());
     std::unordered_set<proc_state*> orphans;  // new (or rechecked) and unmatched
-    for (std::size_t i = 0; i < cur_.processes.size(); ++i) {
-        const snapshot_process& p = cur_.processes[i];
+    for (std::size_t i = 0; i < cur.processes.size(); ++i) {
+        const snapshot_process& p = cur.processes[i];
         auto [it, fresh] = procs_.try_emplace({p.pid(), p.identity.start_ticks});
         proc_state& st = it->second;
         st.seen = true;
@@ -42,8 +109,8 @@ std::vector<collector::proc_state*> collector::assign_groups() {
             st.start_ticks = p.identity.start_ticks;
             st.start_seconds = epoch_seconds(p.times.creation);
         }
-        const bool again = rules ? fresh || st.undecided || (opts_.recheck && st.group.empty())
-                                 : fresh || !(st.name == p.name) || (opts_.recheck && st.group.empty());
+        const bool again = rules ? fresh || st.undecided || (recheck_ && st.group.empty())
+                                 : fresh || !(st.name == p.name) || (recheck_ && st.group.empty());
         if (!again) {
             // The facts a forked child would share are the parent's now: read
             // them again when its comm changed (an exec), without regrouping.
@@ -66,7 +133,7 @@ std::vector<collector::proc_state*> collector::assign_groups() {
                 st.facts = std::make_shared<const process_facts>(std::move(f));
                 st.facts_name = p.name;
             }
-            if (v.k == verdict::kind::unmatched && opts_.children) orphans.insert(&st);
+            if (v.k == verdict::kind::unmatched && children_) orphans.insert(&st);
         } else {
             group = classify_->group_of(p).value_or(std::string());
         }
@@ -98,7 +165,7 @@ std::vector<collector::proc_state*> collector::assign_groups() {
     return states;
 }
 
-std::unordered_map<const ended_process*, destination> collector::credit_unseen() {
+std::unordered_map<const ended_process*, destination> group_membership::credit_unseen(const cpu_ledger& ledger) {
     const bool rules = classify_->uses_config();
     // Parents: the processes of this collection and those gone since the
     // previous one (not yet forgotten), by pid.
@@ -108,7 +175,7 @@ std::unordered_map<const ended_process*, destination> collector::credit_unseen()
         if (!fresh && st.seen) it->second = &st;  // a live one wins over a gone one of that pid
     }
     std::unordered_map<pid_t, const ended_process*> unseen;
-    for (const auto& e : ledger_->processes)
+    for (const auto& e : ledger.processes)
         if (!e.seen_before) unseen[e.pid] = &e;
 
     // Its parent: a process a collection saw that started no later than it
@@ -157,7 +224,7 @@ std::unordered_map<const ended_process*, destination> collector::credit_unseen()
                 out = v.group;
             } else if (v.k == verdict::kind::unmatched) {
                 out = std::string();
-                if (opts_.children && depth < max_match_depth) {
+                if (children_ && depth < max_match_depth) {
                     if (const proc_state* p = saw_parent(e))
                         out = p->undecided ? std::nullopt : std::optional(p->group);
                     else if (const ended_process* u = unseen_parent(e))
@@ -169,16 +236,16 @@ std::unordered_map<const ended_process*, destination> collector::credit_unseen()
         return out;
     };
     std::unordered_map<const ended_process*, destination> went;
-    for (const auto& e : ledger_->processes) {
+    for (const auto& e : ledger.processes) {
         if (e.seen_before) continue;
         const std::optional<std::string> group = group_of(group_of, e, 0);
         // Without rules, one no group takes is left out, not unattributed.
         went.emplace(&e, rules ? group : destination(group.value_or(std::string())));
         if (!group) {
             if (rules) {
-                unattributed_user_ += e.user;
-                unattributed_system_ += e.kernel;
-                ++unattributed_procs_;
+                unattributed_.user += e.user;
+                unattributed_.system += e.kernel;
+                ++unattributed_.procs;
             }
             continue;
         }
@@ -191,12 +258,13 @@ std::unordered_map<const ended_process*, destination> collector::credit_unseen()
     return went;
 }
 
-void collector::credit_reaped(const std::unordered_map<const ended_process*, destination>& unseen_went) {
+void group_membership::credit_reaped(const snapshot& prev, const snapshot& cur, const cpu_ledger& ledger,
+                                     const std::unordered_map<const ended_process*, destination>& unseen_went) {
     const auto state_of = [this](const snapshot_process& p) -> proc_state* {
         const auto it = procs_.find({p.pid(), p.identity.start_ticks});
         return it != procs_.end() ? &it->second : nullptr;
     };
-    reaped_inputs in{prev_, cur_, ledger_->processes, nullptr, nullptr, nullptr};
+    reaped_inputs in{prev, cur, ledger.processes, nullptr, nullptr, nullptr};
     // A process a collection saw keeps its group until it ends.
     in.gone_to = [&](const snapshot_process& b) {
         const proc_state* st = state_of(b);
@@ -212,13 +280,41 @@ void collector::credit_reaped(const std::unordered_map<const ended_process*, des
     };
     for (const reaped_share& s : reaped_rest(in)) {
         if (!s.to) {
-            unattributed_user_ += s.user;
-            unattributed_system_ += s.kernel;
+            unattributed_.user += s.user;
+            unattributed_.system += s.kernel;
         } else if (!s.to->empty()) {
             group_state& g = groups_[*s.to];
             g.user += s.user;
             g.system += s.kernel;
         }
+    }
+}
+
+void group_membership::retire_gone(const cpu_ledger* ledger) {
+    // Add their final values where a record gives them exactly; otherwise
+    // their last sample stands, and the group says how much of its counter
+    // such members make up.
+    for (auto it = procs_.begin(); it != procs_.end();) {
+        if (it->second.seen) {
+            ++it;
+            continue;
+        }
+        proc_state& st = it->second;
+        const ended_process* fin = nullptr;
+        if (ledger)
+            for (const auto& e : ledger->processes)
+                if (e.seen_before && e.pid == st.pid && e.start_ticks == st.start_ticks) fin = &e;
+        if (!st.group.empty()) {
+            group_state& g = groups_[st.group];
+            ++g.ended;
+            if (fin && fin->exact) {
+                g.user += clamp0(fin->final_user - st.user);
+                g.system += clamp0(fin->final_kernel - st.system);
+            } else {
+                g.estimated += st.in_group;
+            }
+        }
+        it = procs_.erase(it);
     }
 }
 

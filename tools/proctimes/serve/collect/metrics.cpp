@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The metric families of one scrape, from the collector's state (names and
-// meanings: docs/SERVE.md).
+// The metric families of one scrape, from the collector's parts: the groups
+// and members of the membership, the ledger, the scrape cache's account of
+// the collections, the exit stream (names and meanings: docs/SERVE.md).
 #include <algorithm>
 
 #include <sys/resource.h>
@@ -32,7 +33,7 @@ std::vector<family> collector::families() const {
     auto oldest = family_of("proctimes_group_oldest_start_time_seconds",
                             "Start time of the group's oldest process, seconds since the epoch (10 ms ticks)",
                             metric_type::gauge);
-    for (const auto& [name, g] : groups_) {
+    for (const auto& [name, g] : membership_.groups()) {
         const bool live = g.procs > 0;
         cpu.samples.push_back({{{"group", name}, {"mode", "user"}}, seconds(g.user)});
         cpu.samples.push_back({{{"group", name}, {"mode", "system"}}, seconds(g.system)});
@@ -54,7 +55,7 @@ std::vector<family> collector::families() const {
     // cardinality; (pid, start ticks) keeps a reused pid a different series.
     if (opts_.top > 0) {
         std::vector<const proc_state*> top;
-        for (const auto& [k, st] : procs_)
+        for (const auto& [k, st] : membership_.processes())
             if (!st.group.empty()) top.push_back(&st);
         const std::size_t n = std::min(opts_.top, top.size());
         std::partial_sort(top.begin(), top.begin() + static_cast<std::ptrdiff_t>(n), top.end(),
@@ -89,17 +90,18 @@ std::vector<family> collector::families() const {
     // given: a rule needs their command line or executable. Also, with
     // taskstats records, what reaped children used beyond their records
     // where it cannot be placed (reaped.hpp): written once there is some.
-    if (classify_->uses_config() || unattributed_user_ + unattributed_system_ > nanoseconds{0}) {
+    const unattributed_cpu& unattributed = membership_.unattributed();
+    if (membership_.uses_rules() || unattributed.user + unattributed.system > nanoseconds{0}) {
         auto ucpu = family_of("proctimes_ended_unattributed_cpu_seconds",
                               "CPU time of ended processes no collection saw that no group could be given (a rule "
                               "needs their command line, which an exit record does not carry), and of reaped "
                               "children beyond their taskstats records that could not be placed",
                               metric_type::counter);
-        ucpu.samples.push_back({{{"mode", "user"}}, seconds(unattributed_user_)});
-        ucpu.samples.push_back({{{"mode", "system"}}, seconds(unattributed_system_)});
+        ucpu.samples.push_back({{{"mode", "user"}}, seconds(unattributed.user)});
+        ucpu.samples.push_back({{{"mode", "system"}}, seconds(unattributed.system)});
         out.push_back(std::move(ucpu));
         auto uprocs = family_of("proctimes_ended_unattributed_processes", "Those processes", metric_type::counter);
-        uprocs.samples.push_back({{}, static_cast<double>(unattributed_procs_)});
+        uprocs.samples.push_back({{}, static_cast<double>(unattributed.procs)});
         out.push_back(std::move(uprocs));
     }
 
@@ -130,18 +132,19 @@ std::vector<family> collector::families() const {
 
     // The exporter's own cost and sources.
     auto dur = family_of("proctimes_scrape_duration_seconds", "Wall time of the last collection", metric_type::gauge);
-    dur.samples.push_back({{}, last_duration_});
+    const collection_account& account = cache_.account();
+    dur.samples.push_back({{}, account.last_duration});
     out.push_back(std::move(dur));
     auto tasks = family_of("proctimes_scrape_tasks", "Tasks read by the last collection", metric_type::gauge);
-    tasks.samples.push_back({{{"kind", "process"}}, static_cast<double>(tasks_read_)});
-    tasks.samples.push_back({{{"kind", "thread"}}, static_cast<double>(threads_read_)});
+    tasks.samples.push_back({{{"kind", "process"}}, static_cast<double>(account.tasks_read)});
+    tasks.samples.push_back({{{"kind", "thread"}}, static_cast<double>(account.threads_read)});
     out.push_back(std::move(tasks));
     auto cols = family_of("proctimes_scrape_collections", "Collections made (scrapes within 100 ms share one)",
                           metric_type::counter);
-    cols.samples.push_back({{}, static_cast<double>(collections_)});
+    cols.samples.push_back({{}, static_cast<double>(account.collections)});
     out.push_back(std::move(cols));
     auto fails = family_of("proctimes_scrape_failures", "Collections that could not read /proc", metric_type::counter);
-    fails.samples.push_back({{}, static_cast<double>(failures_)});
+    fails.samples.push_back({{}, static_cast<double>(account.failures)});
     out.push_back(std::move(fails));
     auto lost = family_of("proctimes_exit_records_lost",
                           "Times the kernel dropped exit records (socket overflow) or the exporter's buffer was full",

@@ -70,7 +70,7 @@ void collector::namedprocess_families(std::vector<family>& out) const {
         family_of("namedprocess_namegroup_thread_context_switches", "Context switches for these threads", counter);
     static constexpr const char* state_names[5] = {"Running", "Sleeping", "Waiting", "Zombie", "Other"};
     const auto u = [](std::uint64_t v) { return static_cast<double>(v); };
-    for (const auto& [group_name, g] : groups_) {
+    for (const auto& [group_name, g] : membership_.groups()) {
         const std::string& name = group_name;  // a variable lambdas can capture
         const pe_group& p = g.pe;
         using labels = std::vector<std::pair<std::string, std::string>>;
@@ -125,7 +125,8 @@ void collector::namedprocess_families(std::vector<family>& out) const {
 
     // The exporter's error counters, named without _total as process-exporter's are.
     const std::pair<const char*, std::pair<const char*, std::uint64_t>> errors[] = {
-        {"namedprocess_scrape_errors", {"general scrape errors: no proc metrics collected during a cycle", failures_}},
+        {"namedprocess_scrape_errors",
+         {"general scrape errors: no proc metrics collected during a cycle", cache_.account().failures}},
         {"namedprocess_scrape_procread_errors",
          {"incremented each time a proc's metrics collection fails", members_.procread_errors()}},
         {"namedprocess_scrape_partial_errors",
