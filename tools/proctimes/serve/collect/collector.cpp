@@ -55,7 +55,7 @@ std::string collector::exit_source() const {
     return from ? std::string(to_string(*from)) : "none (" + exits_->why() + ")";
 }
 
-status collector::read_members(std::optional<system_cpu_times>& stat) {
+status collector::read_interval(std::optional<system_cpu_times>& stat) {
     stat.reset();
     if (auto read = read_system_cpu_times(opts_.proc_root)) stat = *read;
     if (auto r = snap_.take(cur_); !r)
@@ -80,7 +80,7 @@ void collector::collect() {
     const auto t0 = std::chrono::steady_clock::now();
     collection_account& account = cache_.account();
     std::optional<system_cpu_times> stat;
-    if (auto read = read_members(stat); !read) {
+    if (auto read = read_interval(stat); !read) {
         ++account.failures;  // proctimes_scrape_failures_total says it; the scrape shows the last good state
         return;
     }

@@ -1,21 +1,23 @@
 // SPDX-License-Identifier: MIT
-// The exporter's collector, which only orchestrates: one scrape reads the
-// members (a snapshot, the exit records up to it and the CPU ledger of the
-// interval it closes), updates the group membership with them, and renders
-// the metric families in the format asked for. Its parts, one job each:
-// exit_drain (the exit records between collections, drained by a thread of
-// its own), group_membership (membership.hpp: who is in which group, and
-// the counters of members and groups across collections), member_reader
-// (--namedprocess: each member's resources into its group), scrape_cache
-// (the exposition scrapes within 100 ms share, and the collections' account)
-// and the families (metrics.cpp, namedprocess.cpp). Thread-safe: scrapes are
-// serialised by one mutex.
+// The exporter's collector, which only orchestrates. One scrape is:
+//  1. read the members: a snapshot of the processes, the exit records up to
+//     it and the CPU ledger of the interval it closes (read_interval);
+//  2. update the membership with them (group_membership, membership.hpp:
+//     who is in which group, and the counters of members and groups across
+//     collections; with --namedprocess its member_reader reads each
+//     member's resources into its group);
+//  3. the metric families (metrics.cpp, namedprocess.cpp);
+//  4. their exposition in the format asked for, which scrape_cache keeps
+//     for the scrapes within 100 ms, with the account of the collections.
+// exit_drain holds the exit records between collections, drained by a
+// thread of its own. Thread-safe: scrapes are serialised by one mutex.
 #pragma once
 
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "proctimes/ledger.hpp"
@@ -50,14 +52,14 @@ public:
 
 private:
     explicit collector(group_membership membership) : membership_(std::move(membership)) {}
-    /// One collection: read_members(), then the membership's update.
+    /// One collection: read_interval(), then the membership's update.
     void collect();
     /// Takes the snapshot that closes the interval the previous one opened
     /// (into cur_), the exit records up to it, and the interval's ledger
     /// when both ends and /proc/stat's readings are there (into ledger_;
     /// `stat`, the new reading). Errors: error_kind::runtime when the
-    /// snapshot cannot be taken (nothing else is then read).
-    status read_members(std::optional<system_cpu_times>& stat);
+    /// snapshot cannot be taken (no records or ledger are then taken).
+    status read_interval(std::optional<system_cpu_times>& stat);
     /// The metric families of the last collection (metrics.cpp).
     [[nodiscard]] std::vector<family> families() const;
     /// process-exporter's families, with --namedprocess (namedprocess.cpp).
