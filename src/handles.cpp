@@ -19,8 +19,8 @@ class core_sampler final : public task_sampler {
 public:
     explicit core_sampler(task_core& c) noexcept : c_(c) {}
     result<task_times> sample(bool& dead) noexcept override { return detail::sample(c_, dead); }
-    void deliver_exit_records() noexcept override { detail::deliver_exit_records(); }
-    void await_exit_record() noexcept override { detail::await_exit_record(c_); }
+    void deliver_exit_records() noexcept override { platform_exit_backend().deliver(); }
+    void await_exit_record() noexcept override { platform_exit_backend().await(c_); }
     instant now() noexcept override { return realtime_now(); }
 
 private:
@@ -51,7 +51,7 @@ void record_exit(task_core& c, instant seen) noexcept {
 struct process::impl {
     detail::task_core_ptr core;
     ~impl() {
-        if (core) detail::unwatch_exit(core, false);
+        if (core) detail::platform_exit_backend().unwatch(core, false);
     }
 };
 
@@ -106,7 +106,7 @@ instant process::creation() const noexcept { return impl_ ? detail::core_creatio
 struct thread::impl {
     detail::task_core_ptr core;
     ~impl() {
-        if (core) detail::unwatch_exit(core, false);
+        if (core) detail::platform_exit_backend().unwatch(core, false);
     }
 };
 
@@ -193,7 +193,7 @@ result<thread> handle_access::make_thread(result<task_core_ptr> core) noexcept {
 
 void handle_access::release_child(process& p) noexcept {
     if (!p.impl_) return;
-    unwatch_exit(p.impl_->core, true);
+    platform_exit_backend().unwatch(p.impl_->core, true);
     p.impl_->core.reset();  // ~impl must not unwatch it again
     p.impl_.reset();
 }

@@ -13,14 +13,15 @@
 // Who calls whom, for a task (a process or a thread):
 //
 //   public handles (src/handles.cpp: process, thread, this_process, this_thread)
-//     -> open_*_core, core_* accessors, watch_exit/unwatch_exit   (backend)
+//     -> open_*_core, core_* accessors, exit_backend: watch/unwatch   (backend)
 //     -> query/record_exit (src/handles.cpp)
 //          -> task_lifecycle (src/exit/lifecycle.hpp: every rule of a task's end)
-//               -> sample, deliver_exit_records, await_exit_record, realtime_now (backend)
+//               -> sample, exit_backend: deliver/await, realtime_now (backend)
 //   backend internals (exit monitor, spawn) -> record_exit, task_lifecycle methods
 //
 // The groups:
-//   hooks        proctimes::detail functions and the snapshot source: what the
+//   hooks        proctimes::detail functions and the interfaces a backend
+//                implements (snapshot_source, exit_backend): what the
 //                portable sources call;
 //   public       functions of the public headers whose state is the
 //                platform's own (spawning and waiting, the boot anchor, cycle
@@ -133,10 +134,10 @@ public:
 namespace proctimes::inline v1 {
 
 /// One open listener for the end of every task on the system: the backend's
-/// side of exit_stream (proctimes/ledger.hpp). open_exit_stream() gives one,
-/// and src/exit/public_stream.cpp makes the public class of it. Sources
-/// today: the eBPF exit stream and taskstats (src/linux/exit/listener.cpp);
-/// Windows and the stub have none.
+/// side of exit_stream (proctimes/ledger.hpp). exit_backend::open_stream()
+/// gives one, and src/exit/public_stream.cpp makes the public class of it.
+/// Sources today: the eBPF exit stream and taskstats
+/// (src/linux/exit/listener.cpp); Windows and the stub have none.
 ///
 /// Used by one thread at a time (the public class's rule). Hidden like every
 /// implementation type (PROCTIMES_LOCAL): a shared libproctimes exports none of it.
@@ -223,28 +224,57 @@ result<std::vector<pid_t>> core_thread_ids(const task_core& c);
 
 // ---- exits -------------------------------------------------------------------------
 
-/// Watches the task's exit (the backend's exit monitor): its first observer
-/// stamps the instant through record_exit(). Does nothing when the backend
-/// cannot watch. Called by open_*_core.
-void watch_exit(const task_core_ptr& c) noexcept;
-/// Stops watching (the handle closes). If `reap` and the task is a child
-/// nobody reaped, the backend reaps it when it exits.
-void unwatch_exit(const task_core_ptr& c, bool reap) noexcept;
-/// Hands pending kernel exit records to the tasks they concern.
-void deliver_exit_records() noexcept;
-/// For a task gone unread: waits, bounded, for an exit record on its way.
-void await_exit_record(task_core& c) noexcept;
-/// Registers the listener that hands the kernel's exit records to open
-/// handles, if not tried yet (the portable part calls it only with the
-/// monitor and records switched on): the source of the registered listener
-/// (Linux: exit_stream_source::bpf or ::taskstats), else why there is none
-/// (errc::not_supported where the backend has none). The public
-/// exit_records_status() and exit_records_use_bpf() (src/exit/settings.cpp).
-result<exit_stream_source> exit_records_backend() noexcept;
-/// Opens the listener for the end of every task on the system that `from`
-/// names (exit_stream::open's contract and errors); errc::not_supported where
-/// the backend has none. src/exit_stream.cpp makes the public class of it.
-result<std::unique_ptr<exit_stream::impl>> open_exit_stream(exit_stream_source from) noexcept;
+/// A backend's exit records: the watch on each open task's end, the kernel's
+/// records of ended tasks handed to the tasks they concern, and the listener
+/// for the end of every task on the system. One instance per backend, for
+/// the life of the process (platform_exit_backend()), holding no state of
+/// its own: a call costs one indirect call, and no allocation. Linux:
+/// src/linux/exit/monitor.cpp (the exit monitor, taskstats and the eBPF exit
+/// stream); Windows (src/windows/exit.cpp) and the stub (src/stub/exit.cpp)
+/// watch nothing and have no listener.
+class exit_backend {
+public:
+    exit_backend(const exit_backend&) = delete;
+    exit_backend& operator=(const exit_backend&) = delete;
+    exit_backend(exit_backend&&) = delete;
+    exit_backend& operator=(exit_backend&&) = delete;
+
+    /// Watches the task's exit (the backend's exit monitor): its first
+    /// observer stamps the instant through record_exit(). Does nothing when
+    /// the backend cannot watch. Called by open_*_core.
+    virtual void watch(const task_core_ptr& c) noexcept = 0;
+    /// Stops watching (the handle closes). If `reap` and the task is a child
+    /// nobody reaped, the backend reaps it when it exits.
+    virtual void unwatch(const task_core_ptr& c, bool reap) noexcept = 0;
+    /// Hands pending kernel exit records to the tasks they concern.
+    virtual void deliver() noexcept = 0;
+    /// For a task gone unread: waits, bounded, for an exit record on its way.
+    virtual void await(task_core& c) noexcept = 0;
+    /// Registers the listener that hands the kernel's exit records to open
+    /// handles, if not tried yet (the portable part calls it only with the
+    /// monitor and records switched on): the source of the registered
+    /// listener (Linux: exit_stream_source::bpf or ::taskstats), else why
+    /// there is none (errc::not_supported where the backend has none). The
+    /// public exit_records_status() and exit_records_use_bpf()
+    /// (src/exit/settings.cpp).
+    virtual result<exit_stream_source> records_source() noexcept = 0;
+    /// Opens the listener for the end of every task on the system that
+    /// `from` names (exit_stream::open's contract and errors);
+    /// errc::not_supported where the backend has none.
+    /// src/exit/public_stream.cpp makes the public class of it.
+    virtual result<std::unique_ptr<exit_stream::impl>> open_stream(exit_stream_source from) noexcept = 0;
+
+protected:
+    // Constant-initialised, never destroyed through this class: an instance
+    // with static storage stays usable by handles closed while the process
+    // exits.
+    exit_backend() = default;
+    ~exit_backend() = default;
+};
+
+/// The backend's exit records (exit_backend), one instance for the life of
+/// the process.
+exit_backend& platform_exit_backend() noexcept;
 
 // ---- the calling process and thread ---------------------------------------------------
 

@@ -2,8 +2,8 @@
 // The exit switches of proctimes/exit.hpp: portable policy. Each switch is
 // its setter's choice, else its variable's (settings.hpp), else its default;
 // a backend only says whether its exit-record listener is registered and
-// which it is (backend/backend.hpp: exit_records_backend), and reads the
-// switches through the public getters and exit_records_bpf_wanted().
+// which it is (backend/backend.hpp: exit_backend::records_source), and reads
+// the switches through the public getters and exit_records_bpf_wanted().
 #include "settings.hpp"
 #include "backend/backend.hpp"
 #include "exit/failures.hpp"
@@ -38,7 +38,7 @@ std::error_code exit_records_status() noexcept {
     // Off because the variable's value was refused: say so.
     if (!records && detail::g_records.invalid_value_ignored()) return make_error_code(errc::invalid_argument);
     if (!records || !exit_monitor_enabled()) return make_error_code(errc::not_supported);
-    const auto source = detail::exit_records_backend();
+    const auto source = detail::platform_exit_backend().records_source();
     return source ? std::error_code{} : source.error();
 }
 
@@ -50,7 +50,7 @@ std::error_code exit_records_status(exit_failures& failures) noexcept {
 
 bool exit_records_use_bpf() noexcept {
     if (!exit_monitor_enabled() || !exit_records_enabled()) return false;
-    const auto source = detail::exit_records_backend();
+    const auto source = detail::platform_exit_backend().records_source();
     return source && *source == exit_stream_source::bpf;
 }
 

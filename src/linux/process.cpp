@@ -82,7 +82,7 @@ result<task_core_ptr> finish_open(task_core_ptr c, const boot_id& boot) noexcept
     // A first sample, so that a task that ends before anyone asks still has
     // last values to report.
     if (auto first = query(*c); !first && first.error() != gone_error(*c)) return first.error();
-    if (c->id != ::getpid()) watch_exit(c);  // the calling process cannot exit under us
+    if (c->id != ::getpid()) platform_exit_backend().watch(c);  // the calling process cannot exit under us
     return c;
 }
 

@@ -89,14 +89,13 @@ std::chrono::nanoseconds creation_resolution() noexcept;
 /// Opens a process core on a child whose pidfd clone3 returned (spawn.cpp).
 result<task_core_ptr> open_child_core(pid_t pid, unique_fd pidfd) noexcept;
 
-/// await_exit_record (backend/backend.hpp), in detail: for a task that is gone
-/// without a zombie read and without its exit record: if a record is expected
-/// (the listener watched it, no record with its id came, none was lost since),
-/// waits for it up to record_wait_limit,
+/// exit_backend::await (backend/backend.hpp; src/linux/exit/monitor.cpp), in
+/// detail: for a task that is gone without a zombie read and without its exit
+/// record: if a record is expected (the listener watched it, no record with
+/// its id came, none was lost since), waits for it up to record_wait_limit,
 /// delivering it when it comes. Returns at once otherwise. The kernel queues a
 /// record before the task's end is visible, so the wait is a bound for the
 /// unexpected, not a delay anyone pays normally.
-void await_exit_record(task_core& c) noexcept;
 inline constexpr std::chrono::milliseconds record_wait_limit{50};
 /// The same with the eBPF exit stream, whose record comes an RCU grace period
 /// after the task's release (a few ms; longer on a loaded machine).

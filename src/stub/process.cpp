@@ -40,10 +40,6 @@ result<std::string> core_name(const task_core&) { return unsupported(); }
 result<pid_t> core_parent_id(const task_core&) noexcept { return unsupported(); }
 result<std::vector<pid_t>> core_thread_ids(const task_core&) { return unsupported(); }
 
-void watch_exit(const task_core_ptr&) noexcept {}
-void unwatch_exit(const task_core_ptr&, bool) noexcept {}
-void deliver_exit_records() noexcept {}
-void await_exit_record(task_core&) noexcept {}
-// Exit records and the exit stream: src/stub/exit.cpp.
+// The exit watch, exit records and the exit stream: src/stub/exit.cpp.
 
 }  // namespace proctimes::inline v1::detail

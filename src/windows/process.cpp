@@ -125,11 +125,6 @@ bool core_is_self(const task_core& c) noexcept {
     return c.identity.start_ticks == win::identity_of(c.id, win::ticks(cr)).start_ticks;
 }
 
-// No exit monitor: an open handle keeps the ended task readable (final
-// values and exit time), and nothing needs reaping. Waiters record the end.
-void watch_exit(const task_core_ptr&) noexcept {}
-void unwatch_exit(const task_core_ptr&, bool) noexcept {}
-void deliver_exit_records() noexcept {}
-void await_exit_record(task_core&) noexcept {}
+// No exit monitor: src/windows/exit.cpp.
 
 }  // namespace proctimes::inline v1::detail

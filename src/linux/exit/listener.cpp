@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The Linux listener behind exit_stream (backend/backend.hpp): the
+// The Linux listener behind exit_stream (backend/backend.hpp:
+// exit_backend::open_stream, linux/exit/listener.hpp): the
 // eBPF exit stream's queue (linux/exit/bpf_queue.hpp) where it can be used, else
 // the taskstats listener registered by exit_records, read with the parser that
 // keeps who each task was.
@@ -13,6 +14,7 @@
 
 #include "backend/backend.hpp"
 #include "linux/exit/bpf_queue.hpp"
+#include "linux/exit/listener.hpp"
 #include "linux/exit/taskstats.hpp"
 #include "linux/sys.hpp"
 #include "parse/exit_task.hpp"
@@ -125,7 +127,7 @@ public:
 
 namespace detail {
 
-result<std::unique_ptr<exit_stream::impl>> open_exit_stream(exit_stream_source from) noexcept {
+result<std::unique_ptr<exit_stream::impl>> open_exit_listener(exit_stream_source from) noexcept {
     try {
         if (from != exit_stream_source::taskstats) {
             auto q = bpf_exit_queue::open();

@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -39,6 +40,7 @@
 
 #include "exit/failures.hpp"
 #include "linux/exit/kept_reaps.hpp"
+#include "linux/exit/listener.hpp"
 #include "linux/exit/recent.hpp"
 #include "linux/exit/taskstats.hpp"
 #include "linux/task.hpp"
@@ -389,9 +391,30 @@ monitor* get_monitor() noexcept {
     return g_monitor;
 }
 
+// The exit monitor's side of the seam (backend/backend.hpp: exit_backend);
+// the system-wide listener is linux/exit/listener.cpp's.
+class linux_exit_backend final : public exit_backend {
+public:
+    constexpr linux_exit_backend() noexcept = default;
+    void watch(const task_core_ptr& c) noexcept override;
+    void unwatch(const task_core_ptr& c, bool reap) noexcept override;
+    void deliver() noexcept override;
+    void await(task_core& c) noexcept override;
+    result<exit_stream_source> records_source() noexcept override;
+    result<std::unique_ptr<exit_stream::impl>> open_stream(exit_stream_source from) noexcept override {
+        return open_exit_listener(from);
+    }
+};
+
+// Never destroyed: usable by handles closed while the process exits.
+static_assert(std::is_trivially_destructible_v<linux_exit_backend>);
+constinit linux_exit_backend g_exit_backend;
+
 }  // namespace
 
-void deliver_exit_records() noexcept {
+exit_backend& platform_exit_backend() noexcept { return g_exit_backend; }
+
+void linux_exit_backend::deliver() noexcept {
     monitor* m;
     {
         std::lock_guard lock(g_mutex);
@@ -405,7 +428,7 @@ void deliver_exit_records() noexcept {
     }
 }
 
-void await_exit_record(task_core& c) noexcept {
+void linux_exit_backend::await(task_core& c) noexcept {
     monitor* m;
     {
         std::lock_guard lock(g_mutex);
@@ -419,13 +442,13 @@ void await_exit_record(task_core& c) noexcept {
     }
 }
 
-void watch_exit(const std::shared_ptr<task_core>& c) noexcept {
+void linux_exit_backend::watch(const task_core_ptr& c) noexcept {
     if (!c->pidfd || !enabled()) return;
     monitor* m = get_monitor();  // a monitor that cannot start is counted there
     if (m && !m->try_add(c)) count_exit_failure(exit_failure::watch);
 }
 
-void unwatch_exit(const std::shared_ptr<task_core>& c, bool reap) noexcept {
+void linux_exit_backend::unwatch(const task_core_ptr& c, bool reap) noexcept {
     monitor* m;
     {
         std::lock_guard lock(g_mutex);
@@ -452,6 +475,18 @@ void unwatch_exit(const std::shared_ptr<task_core>& c, bool reap) noexcept {
     }
 }
 
+result<exit_stream_source> linux_exit_backend::records_source() noexcept {
+    monitor* m = get_monitor();
+    if (!m) return make_error_code(errc::not_supported);
+    try {
+        if (const std::error_code e = m->records_status()) return e;
+        return m->uses_bpf() ? exit_stream_source::bpf : exit_stream_source::taskstats;
+    } catch (...) {
+        count_exit_failure(exit_failure::query);
+        return errno_code(ENOMEM);
+    }
+}
+
 void exit_monitor_fail_next_adds(unsigned n) noexcept { g_failing_adds.store(n, std::memory_order_relaxed); }
 
 std::uint64_t exit_records_bpf_lost() noexcept {
@@ -461,18 +496,6 @@ std::uint64_t exit_records_bpf_lost() noexcept {
     } catch (...) {
         count_exit_failure(exit_failure::query);
         return 0;
-    }
-}
-
-result<exit_stream_source> exit_records_backend() noexcept {
-    monitor* m = get_monitor();
-    if (!m) return make_error_code(errc::not_supported);
-    try {
-        if (const std::error_code e = m->records_status()) return e;
-        return m->uses_bpf() ? exit_stream_source::bpf : exit_stream_source::taskstats;
-    } catch (...) {
-        count_exit_failure(exit_failure::query);
-        return errno_code(ENOMEM);
     }
 }
 

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The Linux exit monitor (monitor.cpp). Its hooks for the portable part are
-// declared with the backend's other hooks (backend/backend.hpp: watch_exit,
-// unwatch_exit, deliver_exit_records, await_exit_record,
-// exit_records_backend); this header has what only tests need.
+// The Linux exit monitor (monitor.cpp). Its side of the seam is the
+// backend's exit_backend (backend/backend.hpp: platform_exit_backend());
+// this header has what only tests need.
 #pragma once
 
 namespace proctimes::inline v1::detail {
