@@ -13,6 +13,17 @@ The seam file marks its obligations in groups ("// contract: <group>"):
                backends built with it (linux and stub), not by windows;
   given        not owed (what the portable part gives a backend).
 
+An obligation is a function's whole signature: its name with its
+namespaces and its parameter types, compared with the parameter types that
+the demangled symbols of the objects give, so that a backend that defines
+one overload of a name and not another lacks the other. Types are compared
+by their outermost name and its const, pointer and reference marks (the
+template arguments left out), with the integer types as one and the seam
+file's aliases and the standard ones (std::string, the durations) resolved,
+since the seam file spells a type as its source does and a symbol as the
+compiler resolved it. Members of public classes ("owes:" lines) and
+functions whose symbols carry no parameter types are compared by name.
+
 A backend is one of the per-backend source lists of CMakeLists.txt
 (PROCTIMES_LINUX_SOURCES, _STUB_, _WINDOWS_), with whatever else of its folder
 the build added, and, for linux and stub, the POSIX sources and the Win32
@@ -46,11 +57,130 @@ def fail(msg, code=2):
     sys.exit(code)
 
 
+# Types the seam file names by an alias that symbols spell resolved; the
+# seam file's own "using X = Y;" aliases are read from it.
+STD_ALIASES = {
+    "string": "basic_string",
+    "string_view": "basic_string_view",
+    "nanoseconds": "duration",
+    "microseconds": "duration",
+    "milliseconds": "duration",
+    "seconds": "duration",
+}
+INTEGER_ALIASES = {"pid_t", "size_t", "ssize_t", "intptr_t", "uintptr_t", "ptrdiff_t"} | {
+    f"{u}int{n}_t" for u in ("", "u") for n in (8, 16, 32, 64)
+}
+INTEGER_WORDS = {"int", "long", "short", "unsigned", "signed", "__int128"}
+KEYWORDS = INTEGER_WORDS | {"bool", "char", "wchar_t", "char8_t", "char16_t", "char32_t", "float", "double", "void"}
+TOKEN = r"@owes [\w:~]+|@\w+|~?[A-Za-z_]\w*|::|\S"
+
+
+def split_top(tokens, sep=","):
+    """The token lists between top-level `sep` tokens (outside (), <>, {}, [])."""
+    parts, cur, depth = [], [], 0
+    for t in tokens:
+        if t in ("(", "<", "{", "["):
+            depth += 1
+        elif t in (")", ">", "}", "]"):
+            depth -= 1
+        if t == sep and depth == 0:
+            parts.append(cur)
+            cur = []
+        else:
+            cur.append(t)
+    if cur or parts:
+        parts.append(cur)
+    return parts
+
+
+def type_key(tokens, aliases):
+    """A parameter type as compared: its outermost name without namespaces or
+    template arguments, integers as "int", aliases resolved, then " const"
+    when what it names (or refers or points to) is const, then its pointer
+    and reference marks (const of a by-value parameter is no part of a
+    signature)."""
+    words, marks, const, depth, qualified = [], [], False, 0, False
+    for t in tokens:
+        if t == "<":
+            depth += 1
+        elif t == ">":
+            depth -= 1
+        elif depth:
+            continue
+        elif t == "::":
+            qualified = True
+        elif t in ("const", "volatile"):
+            const = const or (t == "const" and not marks)
+        elif t in ("*", "&"):
+            marks.append(t)
+        elif re.fullmatch(r"[A-Za-z_]\w*", t) and t not in ("struct", "class", "enum", "union", "typename"):
+            if qualified and words:
+                words[-1] = t
+            else:
+                words.append(t)
+            qualified = False
+    head = " ".join(words)
+    for _ in range(8):  # an alias may name another
+        if head in aliases:
+            head = aliases[head]
+        elif head in STD_ALIASES:
+            head = STD_ALIASES[head]
+        else:
+            break
+    if head in INTEGER_ALIASES or (words and all(w in INTEGER_WORDS for w in head.split())):
+        head = "int"
+    return head + (" const" if const else "") + "".join(marks)
+
+
+def declared_parameters(tokens):
+    """The parameter types of a declaration's parameter list (its names and
+    default arguments left out), as token lists."""
+    out = []
+    for p in split_top(tokens):
+        p = split_top(p, "=")[0] if p else p
+        if p == ["void"] or not p:
+            continue
+        if (len(p) > 1 and re.fullmatch(r"[A-Za-z_]\w*", p[-1]) and p[-1] not in KEYWORDS | {"const", "volatile"}
+                and p[-2] != "::"):
+            p = p[:-1]  # the parameter's name
+        out.append(p)
+    return out
+
+
+def spelled(tokens):
+    """Tokens as the seam file would spell them."""
+    text = " ".join(tokens)
+    for a, b in ((" :: ", "::"), (" <", "<"), ("< ", "<"), (" >", ">"), (" *", "*"), (" &", "&"), (" ,", ",")):
+        text = text.replace(a, b)
+    return text
+
+
+class Obligation:
+    """A function the seam file says a backend owes: `name` with its
+    namespaces; `params` the keys of its parameter types, or None (an "owes:"
+    name: a member, compared by name); `shown` as messages name it."""
+
+    def __init__(self, name, params=None, shown=None):
+        self.name, self.params, self.shown = name, params, shown or name
+
+    def key(self):
+        return (self.name, self.params)
+
+    def met_by(self, have):
+        return self.name in have["names"] if self.params is None else self.key() in have["signatures"]
+
+
 def obligations(src):
-    """{group: sorted names} of the seam file: every function declared (not
-    defined) at namespace scope in an owed group, named with its namespaces
-    (proctimes::detail::core_name; the inline ABI namespace left out), and
-    every name of an "owes:" line."""
+    """{group: sorted names} of the seam file (see seam_obligations), as
+    list prints them."""
+    return {g: [o.shown for o in v] for g, v in seam_obligations(src).items()}
+
+
+def seam_obligations(src):
+    """{group: Obligations sorted} of the seam file: every function declared
+    (not defined) at namespace scope in an owed group, named with its
+    namespaces (proctimes::detail::core_name; the inline ABI namespace left
+    out) and its parameter types, and every name of an "owes:" line."""
     path = os.path.join(src, SEAM)
     try:
         text = open(path, encoding="utf-8").read()
@@ -60,8 +190,11 @@ def obligations(src):
     text = re.sub(r"//\s*owes:\s*([\w:~]+).*", r" @owes \1 ", text)
     text = re.sub(r"/\*.*?\*/", " ", re.sub(r"//.*", "", text), flags=re.S)
     text = re.sub(r"^\s*#.*$", "", text, flags=re.M)
-    tokens = re.findall(r"@owes [\w:~]+|@\w+|~?[A-Za-z_]\w*|::|\S", text)
-    groups = {g: set() for g in GROUPS}
+    tokens = re.findall(TOKEN, text)
+    aliases = {}
+    for m in re.finditer(r"\busing\s+(\w+)\s*=\s*([^;]+);", text):
+        aliases[m.group(1)] = type_key(re.findall(TOKEN, m.group(2)), aliases)
+    groups = {g: {} for g in GROUPS}
     group, scopes, stmt, parens, i = None, [], [], 0, 0
     while i < len(tokens):
         t = tokens[i]
@@ -76,7 +209,7 @@ def obligations(src):
             elif group is None:
                 fail(f"{SEAM}: owes {t[6:]} before a 'contract:' group")
             else:
-                groups[group].add(t[6:])
+                groups[group][(t[6:], None)] = Obligation(t[6:])
             continue
         if t == "(":
             parens += 1
@@ -103,17 +236,23 @@ def obligations(src):
             stmt = []
             continue
         if t == ";" and parens == 0:
-            name = declared_function(stmt)
-            if name and group in OWED:
-                groups[group].add("::".join([w for s in scopes for w in s] + [name]))
+            declared = declared_function(stmt)
+            if declared and group in OWED:
+                name, params = declared
+                name = "::".join([w for s in scopes for w in s] + [name])
+                types = declared_parameters(params)
+                o = Obligation(name, tuple(type_key(p, aliases) for p in types),
+                               f"{name}({', '.join(spelled(p) for p in types)})")
+                groups[group][o.key()] = o
             stmt = []
             continue
         stmt.append(t)
-    return {g: sorted(v) for g, v in groups.items()}
+    return {g: sorted(v.values(), key=lambda o: o.shown) for g, v in groups.items()}
 
 
 def declared_function(stmt):
-    """The name a declaration statement declares, if it is a function's."""
+    """(name, parameter-list tokens) of a declaration statement, if it
+    declares a function."""
     if not stmt or stmt[0] in NOT_DECLARATIONS or "(" not in stmt:
         return None
     angle = 0
@@ -126,7 +265,12 @@ def declared_function(stmt):
             j = k - 1
             while j - 2 >= 0 and stmt[j - 1] == "::":
                 j -= 2
-            return "".join(stmt[j:k])
+            depth, end = 0, k
+            for end in range(k, len(stmt)):
+                depth += {"(": 1, ")": -1}.get(stmt[end], 0)
+                if depth == 0:
+                    break
+            return "".join(stmt[j:k]), stmt[k + 1:end]
     return None
 
 
@@ -164,23 +308,41 @@ def backend_objects(src, build, name):
     return own, beside
 
 
-def plain(demangled):
+def plain(name):
+    """proctimes::v1::detail::core_name[abi:cxx11] -> proctimes::detail::core_name
+    (the seam file's names, without the ABI namespace)"""
+    return re.sub(r"^proctimes::v[0-9]+::", "proctimes::", re.sub(r"\[abi:\w+\]", "", name))
+
+
+def signature(demangled):
     """proctimes::v1::detail::core_name[abi:cxx11](proctimes::v1::detail::task_core const&)
-    -> proctimes::detail::core_name (the seam file's names, without the ABI namespace)"""
-    name = demangled.split("(", 1)[0]
-    return re.sub(r"^proctimes::v[0-9]+::", "proctimes::", name.replace("[abi:cxx11]", ""))
+    -> ("proctimes::detail::core_name", ("task_core const&",)); the parameter
+    types None when the symbol has none (a C function)."""
+    text = re.sub(r"\[abi:\w+\]", "", demangled.strip())
+    text = re.sub(r"(\s*(const|volatile|&|&&))+$", "", text)  # a member function's qualifiers
+    if not text.endswith(")"):
+        return plain(text), None
+    depth = 0
+    for k in range(len(text) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(text[k], 0)
+        if depth == 0:
+            break
+    tokens = re.findall(TOKEN, text[k + 1:-1])
+    return plain(text[:k]), tuple(type_key(p, {}) for p in split_top(tokens) if p and p != ["void"])
 
 
 def defined(nm, objs):
-    """Plain names of the functions the objects define (strong, T)."""
+    """What the objects define (strong, T): {"names": plain names,
+    "signatures": (plain name, parameter type keys)}."""
     if not objs:
-        return set()
+        return {"names": set(), "signatures": set()}
     out = subprocess.run([nm, "--defined-only", "-g"] + objs, capture_output=True, text=True, check=True).stdout
     mangled = sorted({f[2] for f in (line.split() for line in out.splitlines()) if len(f) == 3 and f[1] == "T"})
     if not mangled:
-        return set()
+        return {"names": set(), "signatures": set()}
     names = subprocess.run(["c++filt"], input="\n".join(mangled), capture_output=True, text=True, check=True).stdout
-    return {plain(n) for n in names.splitlines()}
+    sigs = {signature(n) for n in names.splitlines()}
+    return {"names": {n for n, _ in sigs}, "signatures": sigs}
 
 
 def owed_by(name):
@@ -190,10 +352,10 @@ def owed_by(name):
 def missing(src, build, name, nm):
     own, beside = backend_objects(src, build, name)
     have = defined(nm, own + beside)
-    owed = obligations(src)
-    lacks = [(g, n) for g in owed_by(name) for n in owed[g] if n not in have]
-    for g, n in lacks:
-        print(f"backend_contract: the {name} backend does not define {n} ({g}, {SEAM})")
+    owed = seam_obligations(src)
+    lacks = [(g, o) for g in owed_by(name) for o in owed[g] if not o.met_by(have)]
+    for g, o in lacks:
+        print(f"backend_contract: the {name} backend does not define {o.shown} ({g}, {SEAM})")
     return lacks, sum(len(owed[g]) for g in owed_by(name)), own
 
 
@@ -220,8 +382,14 @@ def main(argv):
     lacks, total, own = missing(src, argv[2], "stub", "nm")
     # The stub defines nothing but what it owes: a function it defines that
     # the seam file does not list is an obligation missing from the list.
-    listed = {n for g in GROUPS for n in obligations(src)[g]}
-    extra = sorted(n for n in defined("nm", own) if n.startswith("proctimes::") and n not in listed)
+    seam = seam_obligations(src)
+    members = {o.name for g in GROUPS for o in seam[g] if o.params is None}
+    listed = {o.key() for g in GROUPS for o in seam[g]}
+    extra = sorted(
+        f"{n}({', '.join(p)})" if p is not None else n
+        for n, p in defined("nm", own)["signatures"]
+        if n.startswith("proctimes::") and n not in members and (n, p) not in listed
+    )
     for n in extra:
         print(f"backend_contract: the stub backend defines {n}, which {SEAM} does not declare")
     if not lacks and not extra:

@@ -9,9 +9,13 @@
 #  2. without proctimes::hardware_cycle_counter_status, which no portable
 #     source calls: the library still links, and the contract check fails
 #     naming it;
-#  3. without proctimes::detail::core_name, a hook the portable handles
+#  3. without the overload process_cgroup(pid_t, cgroup_hierarchy, const
+#     std::string&), beside the other process_cgroup, which it keeps: the
+#     library still links, and the contract check, which compares whole
+#     signatures, fails naming that overload and not the other;
+#  4. without proctimes::detail::core_name, a hook the portable handles
 #     call: the link fails naming it.
-# Only the library is built; the second and third builds recompile one file.
+# Only the library is built; each later build recompiles one file.
 # A compiler launcher (ccache) set in the environment is passed through, with
 # the scratch directory as its base, so that a rerun hits the cache.
 set -eu
@@ -51,14 +55,19 @@ build() { "$cmake" --build "$work/build" --target proctimes -j2 >"$work/build.lo
 contract() { python3 "$src/tests/layout/backend_contract.py" check "$tree" "$work/build" >"$work/contract.log" 2>&1; }
 
 # Leaves out the one-line definition of `fn` (a line that begins with its
-# return type and names "fn(") from the copy of src/stub/`file`.
+# return type and names "fn(") from the copy of src/stub/`file`; with
+# `params`, only the overload whose parameter list begins with them (a
+# literal text).
 omit() {
     file=$tree/src/stub/$1
     fn=$2
+    params=${3:-}
     cp "$src/src/stub/$1" "$file"
-    grep -q "^[a-z].* $fn(.*{.*}\$" "$file" || { echo "no one-line definition of $fn in src/stub/$1"; exit 1; }
-    sed -i "/^[a-z].* $fn(.*{.*}\$/d" "$file"
-    ! grep -q " $fn(" "$file" || { echo "$fn is still defined in src/stub/$1"; exit 1; }
+    n=$(awk -v fn=" $fn($params" 'index($0, fn) && /^[a-z].*\{.*\}$/ { n++ } END { print n + 0 }' "$file")
+    [ -n "$params" ] && [ "$n" -ne 1 ] && { echo "not one one-line definition of $fn($params in src/stub/$1"; exit 1; }
+    [ "$n" -ge 1 ] || { echo "no one-line definition of $fn in src/stub/$1"; exit 1; }
+    awk -v fn=" $fn($params" '!(index($0, fn) && /^[a-z].*\{.*\}$/)' "$src/src/stub/$1" >"$file"
+    ! grep -qF " $fn($params" "$file" || { echo "$fn($params is still defined in src/stub/$1"; exit 1; }
 }
 restore() { cp "$src/src/stub/$1" "$tree/src/stub/$1"; }
 
@@ -79,7 +88,24 @@ grep -q "does not define proctimes::hardware_cycle_counter_status" "$work/contra
 echo "without hardware_cycle_counter_status: $(grep 'does not define' "$work/contract.log")"
 restore cycles.cpp
 
-# 3. A hook the portable part calls: the link itself fails.
+# 3. One overload of two: links, and the check names that overload alone.
+omit cgroup.cpp process_cgroup "pid_t, cgroup_hierarchy,"
+grep -qF " process_cgroup(pid_t, const std::string&)" "$tree/src/stub/cgroup.cpp" ||
+    { echo "the other process_cgroup went with the omitted one"; exit 1; }
+build || { tail -40 "$work/build.log"; echo "the stub without one process_cgroup did not link"; exit 1; }
+if contract; then
+    cat "$work/contract.log"
+    echo "the contract check passed a stub backend without process_cgroup(pid_t, cgroup_hierarchy, ...)"
+    exit 1
+fi
+grep -qF "does not define proctimes::process_cgroup(pid_t, cgroup_hierarchy, const std::string&)" "$work/contract.log" ||
+    { cat "$work/contract.log"; echo "the contract check did not name the omitted process_cgroup overload"; exit 1; }
+[ "$(grep -c 'does not define' "$work/contract.log")" -eq 1 ] ||
+    { cat "$work/contract.log"; echo "the contract check named more than the omitted overload"; exit 1; }
+echo "without one process_cgroup overload: $(grep 'does not define' "$work/contract.log")"
+restore cgroup.cpp
+
+# 4. A hook the portable part calls: the link itself fails.
 omit process.cpp core_name
 if build; then
     echo "the stub backend without core_name linked"
