@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 // The Linux listener behind exit_stream (backend/backend.hpp:
-// exit_backend::open_stream, linux/exit/listener.hpp): the
+// exit_backend::open_stream; linux/exit/monitor.hpp): the
 // eBPF exit stream's queue (linux/exit/bpf_queue.hpp) where it can be used, else
 // the taskstats listener registered by exit_records, read with the parser that
 // keeps who each task was.
 #include <cerrno>
 #include <ctime>
 #include <new>
+#include <type_traits>
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -14,7 +15,7 @@
 
 #include "backend/backend.hpp"
 #include "linux/exit/bpf_queue.hpp"
-#include "linux/exit/listener.hpp"
+#include "linux/exit/monitor.hpp"
 #include "linux/exit/taskstats.hpp"
 #include "linux/sys.hpp"
 #include "parse/exit_task.hpp"
@@ -127,7 +128,7 @@ public:
 
 namespace detail {
 
-result<std::unique_ptr<exit_stream::impl>> open_exit_listener(exit_stream_source from) noexcept {
+result<std::unique_ptr<exit_stream::impl>> linux_exit_backend::open_stream(exit_stream_source from) noexcept {
     try {
         if (from != exit_stream_source::taskstats) {
             auto q = bpf_exit_queue::open();
@@ -149,6 +150,14 @@ result<std::unique_ptr<exit_stream::impl>> open_exit_listener(exit_stream_source
         return errno_code(ENOMEM);
     }
 }
+
+namespace {
+// Never destroyed: usable by handles closed while the process exits.
+static_assert(std::is_trivially_destructible_v<linux_exit_backend>);
+constinit linux_exit_backend g_exit_backend;
+}  // namespace
+
+exit_backend& platform_exit_backend() noexcept { return g_exit_backend; }
 
 }  // namespace detail
 }  // namespace proctimes::inline v1

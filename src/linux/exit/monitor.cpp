@@ -26,7 +26,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <thread>
-#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -40,7 +39,6 @@
 
 #include "exit/failures.hpp"
 #include "linux/exit/kept_reaps.hpp"
-#include "linux/exit/listener.hpp"
 #include "linux/exit/recent.hpp"
 #include "linux/exit/taskstats.hpp"
 #include "linux/task.hpp"
@@ -391,28 +389,7 @@ monitor* get_monitor() noexcept {
     return g_monitor;
 }
 
-// The exit monitor's side of the seam (backend/backend.hpp: exit_backend);
-// the system-wide listener is linux/exit/listener.cpp's.
-class linux_exit_backend final : public exit_backend {
-public:
-    constexpr linux_exit_backend() noexcept = default;
-    void watch(const task_core_ptr& c) noexcept override;
-    void unwatch(const task_core_ptr& c, bool reap) noexcept override;
-    void deliver() noexcept override;
-    void await(task_core& c) noexcept override;
-    result<exit_stream_source> records_source() noexcept override;
-    result<std::unique_ptr<exit_stream::impl>> open_stream(exit_stream_source from) noexcept override {
-        return open_exit_listener(from);
-    }
-};
-
-// Never destroyed: usable by handles closed while the process exits.
-static_assert(std::is_trivially_destructible_v<linux_exit_backend>);
-constinit linux_exit_backend g_exit_backend;
-
 }  // namespace
-
-exit_backend& platform_exit_backend() noexcept { return g_exit_backend; }
 
 void linux_exit_backend::deliver() noexcept {
     monitor* m;
