@@ -29,7 +29,7 @@ struct top_row {
     std::string name;     ///< comm: raw bytes, any byte but NUL; sanitised only when drawn
     std::string command;  ///< the command line, arguments joined by one space; "" when unreadable
     std::optional<std::uint32_t> uid;
-    std::string user;  ///< the user's name, or the uid in decimal
+    std::string user_name;  ///< the user's name, or the uid in decimal
     /// One letter as in /proc (R S D Z T t I X); 'X' for a row that ended in the interval.
     char state = '?';
     bool ended = false;                  ///< ended in the interval (or its end was first seen in it)
