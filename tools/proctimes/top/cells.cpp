@@ -33,7 +33,7 @@ std::string age_cell(nanoseconds age) {
     if (s < 60) return fmt::format("{}s", s);
     if (s < 3600) return fmt::format("{}m{:02}", s / 60, s % 60);
     if (s < 86400) return fmt::format("{}h{:02}", s / 3600, (s / 60) % 60);
-    if (s < 100 * 86400) return fmt::format("{}d{:02}", s / 86400, (s / 3600) % 24);
+    if (s < std::int64_t{100} * 86400) return fmt::format("{}d{:02}", s / 86400, (s / 3600) % 24);
     return fmt::format("{}d", s / 86400);
 }
 

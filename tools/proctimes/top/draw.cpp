@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -44,7 +45,7 @@ std::vector<col_spec> layout(int cols) {
     return {{column::pid, 7, true}, {column::cpu, 6, true}, {column::command, 0, false}};
 }
 
-std::string pad(std::string text, int width, bool right) {
+std::string pad(const std::string& text, int width, bool right) {
     const int w = display_width(text);
     if (w >= width) return std::string(fit_width(text, width));
     const std::string fill(static_cast<std::size_t>(width - w), ' ');
@@ -111,7 +112,7 @@ void draw_bar(const screen_state& s, int y, int x, int width, const std::string&
     if (inner < 1) return;
     share = std::clamp(share, 0.0, 1.0);
     const std::string pct = fmt::format("{:.1f}%", share * 100.0);
-    const int filled = static_cast<int>(share * inner + 0.5);
+    const int filled = static_cast<int>(std::lround(share * inner));
     put(y, x + label_w, "[", 1, A_NORMAL);
     put(y, x + label_w + 1, std::string(static_cast<std::size_t>(filled), '|'), inner,
         colour_attr(s, pair_bar, A_BOLD));
@@ -233,7 +234,11 @@ void draw_rows(screen_state& s, int top, int height) {
         if (c.c == s.view.sort) {
             const char* mark =
                 s.view.utf8 ? (s.view.descending ? "\u25bc" : "\u25b2") : (s.view.descending ? "v" : "^");
-            h = c.right ? mark + h : h + mark;
+            if (c.right) {
+                h.insert(0, mark);
+            } else {
+                h += mark;
+            }
             attr |= A_BOLD | A_UNDERLINE;
         }
         put(top, x, pad(h, w, c.right), w, attr);

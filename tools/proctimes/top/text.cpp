@@ -56,13 +56,12 @@ std::string safe_text(std::string_view raw, bool utf8) {
             out += fmt::format("\\x{:02x}", static_cast<unsigned>(c));
         } else if (c < 0x80) {
             out += static_cast<char>(c);
-        } else if (c <= 0x9F || invisible_format(c)) {
+        } else if (c <= 0x9F || invisible_format(c) || (utf8 && ::wcwidth(static_cast<wchar_t>(c)) < 0)) {
+            // C1 controls, invisible formatting, and (in UTF-8) what this
+            // locale cannot print: named, never sent.
             out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
         } else if (!utf8) {
             out += '?';
-        } else if (::wcwidth(static_cast<wchar_t>(c)) < 0) {
-            // Unassigned or not printable in this locale: named, never sent.
-            out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
         } else {
             out.append(raw.data(), n);
         }

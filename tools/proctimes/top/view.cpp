@@ -6,6 +6,7 @@
 #include <cctype>
 #include <functional>
 #include <map>
+#include <ranges>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -255,11 +256,11 @@ std::vector<display_row> tree_rows(const top_frame& f, const view_state& s) {
     // Subtree sums and the filter's verdict, children before parents.
     std::vector<char> keep(n, 0);
     for (std::size_t i = 0; i < n; ++i) keep[i] = row_matches(node[i], s.filter) ? 1 : 0;
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-        const std::size_t p = parent[*it];
+    for (const std::size_t i : std::views::reverse(order)) {
+        const std::size_t p = parent[i];
         if (p == n) continue;
-        node[p].cpu += node[*it].cpu;
-        if (keep[*it] != 0) keep[p] = 1;
+        node[p].cpu += node[i].cpu;
+        if (keep[i] != 0) keep[p] = 1;
     }
     // Emit: siblings sorted (the subtree's CPU when sorting by CPU), depth first.
     const row_order less{s.sort, s.descending};
@@ -285,7 +286,7 @@ std::vector<display_row> tree_rows(const top_frame& f, const view_state& s) {
         bool last;
     };
     std::vector<step> stack;
-    for (auto it = top_level.rbegin(); it != top_level.rend(); ++it) stack.push_back({*it, 0, {}, true});
+    for (const std::size_t i : std::views::reverse(top_level)) stack.push_back({i, 0, {}, true});
     while (!stack.empty()) {
         step st = std::move(stack.back());
         stack.pop_back();
