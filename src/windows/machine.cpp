@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The windows backend's machine status (proctimes/machine.hpp): no load
 // averages, memory totals or per-CPU counters are read here.
-#include "proctimes/error.hpp"
 #include "proctimes/machine.hpp"
+#include "proctimes/error.hpp"
 
 namespace proctimes::inline v1 {
 

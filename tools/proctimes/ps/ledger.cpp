@@ -304,9 +304,9 @@ void write_ledger(std::ostream& out, const result<cpu_ledger>& l, const ledger_s
                  {"guest", l->guest},
                  {"unattributed", l->unattributed}};
     if (format == output_format::json) {
-        const auto j = ledger_record(l ? &*l : nullptr, l ? std::string() : l.error().message(),
-                                     src.source() == ps_ended_source::exit_stream, src.why_none(), src.lost(),
-                                     src.lost_count());
+        const auto j =
+            ledger_record(l ? &*l : nullptr, l ? std::string() : l.error().message(),
+                          src.source() == ps_ended_source::exit_stream, src.why_none(), src.lost(), src.lost_count());
         out << '\n' << j.dump(2, ' ', true) << '\n';
         return;
     }

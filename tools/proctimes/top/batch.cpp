@@ -90,8 +90,8 @@ void add_own_fields(std::string& obj, const top_row& r) {
     auto opt = [](const auto& v) { return v ? std::to_string(*v) : std::string("null"); };
     obj += fmt::format(",\"ended\":{},\"exit_code\":{},\"exit_signal\":{},\"threads\":{},\"rss_bytes\":{}",
                        r.ended ? "true" : "false", opt(r.exit_code), opt(r.exit_signal), r.threads, opt(r.rss_bytes));
-    obj += fmt::format(",\"interval_read_bytes\":{},\"interval_write_bytes\":{}", opt(r.read_bytes),
-                       opt(r.write_bytes));
+    obj +=
+        fmt::format(",\"interval_read_bytes\":{},\"interval_write_bytes\":{}", opt(r.read_bytes), opt(r.write_bytes));
     obj += ",\"command\":";
     append_json_string(obj, r.command);
 }
@@ -183,8 +183,8 @@ std::string frame_json(const top_frame& f, const batch_options& opts) {
 std::string frame_table(const top_frame& f, const batch_options& opts) {
     std::string text;
     const double s = seconds(f.interval);
-    text += fmt::format("proctimes top - {}  up {},  load average: {:.2f}, {:.2f}, {:.2f}\n", table_time(f.taken, opts.utc),
-                        uptime_text(f), f.load[0], f.load[1], f.load[2]);
+    text += fmt::format("proctimes top - {}  up {},  load average: {:.2f}, {:.2f}, {:.2f}\n",
+                        table_time(f.taken, opts.utc), uptime_text(f), f.load[0], f.load[1], f.load[2]);
     std::size_t ended = 0;
     for (const auto& r : f.rows) ended += r.ended ? 1 : 0;
     text += fmt::format("Tasks: {} processes ({} ended in the interval), {} threads; interval {:.2f} s\n",
@@ -194,13 +194,15 @@ std::string frame_table(const top_frame& f, const batch_options& opts) {
         per += fmt::format("{}cpu{} {}%", i ? ", " : "", i, percent(f.busy_per_cpu[i]));
     text += fmt::format("CPU: {}% busy of {} CPUs{}{}\n", percent(f.busy), f.cpus, per.empty() ? "" : ": ", per);
     if (f.memory_total > 0)
-        text += fmt::format("Memory: {} total, {} available ({}% used)\n", bytes_text(f.memory_total),
-                            bytes_text(f.memory_available),
-                            percent(1.0 - static_cast<double>(f.memory_available) / static_cast<double>(f.memory_total)));
+        text += fmt::format(
+            "Memory: {} total, {} available ({}% used)\n", bytes_text(f.memory_total), bytes_text(f.memory_available),
+            percent(1.0 - static_cast<double>(f.memory_available) / static_cast<double>(f.memory_total)));
     if (f.ledger) {
         const auto& l = *f.ledger;
         const auto busy = l.busy.count() > 0 ? static_cast<double>(l.busy.count()) : 1.0;
-        const auto pct = [&](nanoseconds v) { return fmt::format("{:.1f}", 100.0 * static_cast<double>(v.count()) / busy); };
+        const auto pct = [&](nanoseconds v) {
+            return fmt::format("{:.1f}", 100.0 * static_cast<double>(v.count()) / busy);
+        };
         text += fmt::format("Ledger: attributed {}% (ended {}%), unattributed {}% of busy CPU; ended: {}\n",
                             pct(l.live + l.ended + l.reaped_children), pct(l.ended + l.reaped_children),
                             pct(l.unattributed), f.ended_source);
@@ -212,15 +214,16 @@ std::string frame_table(const top_frame& f, const batch_options& opts) {
     if (!f.ended_source_note.empty()) text += fmt::format("  ({})\n", f.ended_source_note);
     for (const auto& w : f.warnings) text += fmt::format("  warning: {}\n", escape_for_table(w));
     text += '\n';
-    text += fmt::format("{:>7} {:<10} {} {:>6} {:>9} {:>9} {:>9} {:>4} {:>7}  {}\n", "PID", "USER", "S", "CPU%", "KERNEL",
-                        "USER", "CHILDREN", "THR", "RES", "COMMAND");
+    text += fmt::format("{:>7} {:<10} {} {:>6} {:>9} {:>9} {:>9} {:>4} {:>7}  {}\n", "PID", "USER", "S", "CPU%",
+                        "KERNEL", "USER", "CHILDREN", "THR", "RES", "COMMAND");
 
     std::vector<top_row> rows = f.rows;
     sort_rows_by_cpu(rows);
     if (opts.top && rows.size() > *opts.top) rows.resize(*opts.top);
     const auto line = [&](const top_row& r, bool thread) {
         const double cpu = s > 0 ? 100.0 * seconds(r.interval_cpu()) / s : 0.0;
-        std::string what = r.command.empty() || thread ? "[" + escape_for_table(r.name) + "]" : escape_for_table(r.command);
+        std::string what =
+            r.command.empty() || thread ? "[" + escape_for_table(r.name) + "]" : escape_for_table(r.command);
         if (r.ended) {
             std::string how = "ended";
             if (r.exit_signal) {

@@ -63,7 +63,8 @@ int run_top(const top_options& opts, std::ostream& out, std::ostream& err) {
         }
         lo.pids.push_back(*pid);
     }
-    const auto interval = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(opts.delay));
+    const auto interval =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(opts.delay));
     auto feed = top::open_live_feed(lo);
     if (!feed) {
         err << fmt::format("proctimes top: cannot read the processes: {}\n", feed.error().message());

@@ -42,8 +42,9 @@ std::string joined_command(const std::string& raw) {
 }
 
 double share(nanoseconds part, nanoseconds whole) {
-    return whole.count() > 0 ? std::clamp(static_cast<double>(part.count()) / static_cast<double>(whole.count()), 0.0, 1.0)
-                             : 0.0;
+    return whole.count() > 0
+               ? std::clamp(static_cast<double>(part.count()) / static_cast<double>(whole.count()), 0.0, 1.0)
+               : 0.0;
 }
 
 // What is kept of one live process between frames.
@@ -172,12 +173,11 @@ private:
 
     void fill(top_frame& f, const snapshot& s, std::vector<task_record>& records, const cpu_ledger* l) {
         f.taken = s.taken;
-        f.cpus = l ? static_cast<unsigned>(std::max(l->cpus, 1))
-                   : std::max(1U, std::thread::hardware_concurrency());
+        f.cpus = l ? static_cast<unsigned>(std::max(l->cpus, 1)) : std::max(1U, std::thread::hardware_concurrency());
         f.exit_stream = sources_.source() == ps_ended_source::exit_stream;
-        f.ended_source = !f.exit_stream        ? "children accounting (unprivileged)"
-                         : sources_.exact()     ? "exit stream (eBPF)"
-                                                : "exit stream (taskstats)";
+        f.ended_source = !f.exit_stream     ? "children accounting (unprivileged)"
+                         : sources_.exact() ? "exit stream (eBPF)"
+                                            : "exit stream (taskstats)";
         f.ended_source_note = sources_.why_none();
         f.records_lost = sources_.lost_count();
         f.records_lost_any = sources_.lost();
@@ -227,8 +227,7 @@ private:
             f.rows.push_back(std::move(row));
         }
         // Forget the processes no longer listed.
-        if (number_ % 16 == 0)
-            std::erase_if(kept_, [&](const auto& e) { return e.second.seen + 2 < number_; });
+        if (number_ % 16 == 0) std::erase_if(kept_, [&](const auto& e) { return e.second.seen + 2 < number_; });
     }
 
     static top_row row_of(const task_record& r) {
