@@ -120,7 +120,8 @@ class Top:
 
 
 def rows_below_heading(screen):
-    lines = screen.split("\n")
+    """The process rows: below the headings, above the bottom (key) line."""
+    lines = screen.rstrip("\n").split("\n")
     for i, line in enumerate(lines):
         if "COMMAND" in line and "PID" in line:
             return [l for l in lines[i + 1:-1] if l.strip()]
@@ -128,7 +129,13 @@ def rows_below_heading(screen):
 
 
 def child(path, *args):
-    return subprocess.Popen([path, *args, "--seconds", "25"], stdin=subprocess.DEVNULL)
+    """top_test_child started as "c" (its command line short enough to be seen whole)."""
+    return subprocess.Popen(["c", *args, "--seconds", "25"], executable=path, stdin=subprocess.DEVNULL)
+
+
+def first_pid(screen):
+    rows = rows_below_heading(screen)
+    return rows[0].split()[0] if rows else None
 
 
 # ---- the cases -----------------------------------------------------------------
@@ -150,12 +157,11 @@ def case_burner_first(pane, program, child_path):
     burner = child(child_path, "--name", "ptburner", "--burn")
     try:
         Top(pane, program)
-        pane.wait_for(lambda s: (rows_below_heading(s) or [""])[0].endswith("ptburner") or
-                      "ptburner" in (rows_below_heading(s) or [""])[0], "the burner on the first row", 8)
+        pane.wait_for(lambda s: first_pid(s) == str(burner.pid), "the burner on the first row", 8)
         pane.keys(">")
         pane.wait_for(lambda s: "\u25bcKERNEL" in s, "the sort on KERNEL", 3)
         pane.keys("<")
-        pane.wait_for(lambda s: "\u25bcCPU%" in s and "ptburner" in (rows_below_heading(s) or [""])[0],
+        pane.wait_for(lambda s: "\u25bcCPU%" in s and first_pid(s) == str(burner.pid),
                       "the sort back on CPU% with the burner first", 5)
         pane.keys("I")
         pane.wait_for(lambda s: "\u25b2CPU%" in s, "the order inverted", 3)
@@ -172,7 +178,7 @@ def case_filter(pane, program, child_path):
         pane.keys("\\")
         pane.type("ptfilter")
         pane.keys("Enter")
-        s = pane.wait_for(lambda s: rows_below_heading(s) and all("ptfiltered" in r for r in rows_below_heading(s)),
+        s = pane.wait_for(lambda s: len(rows_below_heading(s)) == 1 and first_pid(s) == str(sleeper.pid),
                           "only the filtered process listed", 5)
         if "[filter: ptfilter]" not in s:
             raise Failure(f"the title does not show the filter:\n{s}")
@@ -196,13 +202,13 @@ def case_threads(pane, program, child_path):
     """H lists the threads of the selected process (a process with 4 threads more: 5 rows)."""
     proc = child(child_path, "--name", "ptthreads", "--threads", "4")
     try:
-        Top(pane, program)
+        # -H: the feed reads threads, each process listed with its threads under it.
+        Top(pane, program, ["-H"])
         pane.keys("\\")
         pane.type("ptthreads")
         pane.keys("Enter")
-        pane.wait_for(lambda s: len(rows_below_heading(s)) == 1 and "ptthreads" in rows_below_heading(s)[0],
-                      "the process alone", 5)
-        pane.keys("Escape")  # the filter cleared, the selection kept on the process
+        pane.wait_for(lambda s: len(rows_below_heading(s)) == 6 and first_pid(s) == str(proc.pid),
+                      "the process and its 5 threads", 6)
         pane.keys("H")
         s = pane.wait_for(lambda s: f"[threads of {proc.pid}]" in s and len(rows_below_heading(s)) == 5,
                           "its 5 threads", 6)
@@ -262,7 +268,10 @@ def case_escaped_names(pane, program, child_path):
         pane.keys("\\")
         pane.type("pwned")
         pane.keys("Enter")
-        pane.wait_for(lambda s: "\\x1b]2;pwned\\x07\\x1b[2J" in s, "the name escaped", 6)
+        pane.wait_for(lambda s: first_pid(s) == str(evil.pid) and "c --name \\x1b]2;pwned\\x07\\x1b[2J" in s,
+                      "the command line escaped", 6)
+        pane.keys("Enter")
+        pane.wait_for(lambda s: "name      \\x1b]2;pwned\\x07\\x1b[2J" in s, "the name escaped in the detail", 5)
         title = pane.tmux("display-message", "-p", "#{pane_title}").strip()
         if title != "untouched":
             raise Failure(f"the terminal took a sequence from the name: its title is {title!r}")

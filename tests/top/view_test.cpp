@@ -288,6 +288,26 @@ TEST(TopView, ScrollingKeepsTheCursorOnThePage) {
     EXPECT_FALSE(proctimes::cli::top::find_row(rows, "zzz", 0).has_value());
 }
 
+TEST(TopView, ReapedChildrenCountAsTheLedgerCountsThem) {
+    top_frame f = sample();
+    f.rows[3].interval_children_user = 700ms;  // bash's children grew by 700 ms
+    view_state s;
+    s.filter = "bash";
+    // Without a ledger: the row's own children times.
+    EXPECT_EQ(arrange(f, s).at(0).cpu, 705ms);
+    // With one: only what it counts (the rest was counted among the ended rows).
+    proctimes::cpu_ledger l;
+    proctimes::children_account c;
+    c.pid = 100;
+    c.user = 700ms;
+    c.counted = 40ms;
+    l.children.push_back(c);
+    f.ledger = l;
+    EXPECT_EQ(arrange(f, s).at(0).cpu, 45ms);
+    s.filter = "vim";
+    EXPECT_EQ(arrange(f, s).at(0).cpu, 1ms);
+}
+
 TEST(TopView, CpuPercentOfOneCpu) {
     EXPECT_DOUBLE_EQ(proctimes::cli::top::cpu_percent(500ms, 1s), 50.0);
     EXPECT_DOUBLE_EQ(proctimes::cli::top::cpu_percent(3s, 2s), 150.0);

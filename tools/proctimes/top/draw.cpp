@@ -145,7 +145,7 @@ std::string title_line(const screen_state& s) {
 
 std::string ledger_line(const screen_state& s) {
     const top_frame& f = s.frame;
-    const std::string source = f.ended_source.empty() ? std::string() : "  | " + f.ended_source;
+    const std::string source = f.ended_source.empty() ? std::string() : " | " + f.ended_source;
     if (!f.ledger) {
         if (!f.ledger_error.empty()) return "ledger: " + safe_text(f.ledger_error, s.view.utf8) + source;
         return "ledger: from the second frame on" + source;
@@ -156,11 +156,12 @@ std::string ledger_line(const screen_state& s) {
     const std::size_t ended_rows =
         static_cast<std::size_t>(std::count_if(f.rows.begin(), f.rows.end(), [](const top_row& r) { return r.ended; }));
     const std::size_t ended_count = std::max(ended_rows, l.processes.size());
-    std::string t = fmt::format("busy {}: attributed {:.1f}% (ended {:.1f}%, {} process{}), unattributed {:.1f}%",
-                                seconds_text(l.busy), pct(l.attributed()), pct(l.ended + l.reaped_children),
-                                ended_count, ended_count == 1 ? "" : "es", pct(l.unattributed));
+    std::string t =
+        fmt::format("busy {}: attributed {:.1f}% ({:.1f}% by {} ended) unattributed {:.1f}%", seconds_text(l.busy),
+                    pct(l.attributed()), pct(l.ended + l.reaped_children), ended_count, pct(l.unattributed));
+    t += source;
     if (f.records_lost && *f.records_lost > 0) t += fmt::format(", {} records lost", *f.records_lost);
-    return t + source;
+    return t;
 }
 
 std::string system_line(const screen_state& s) {

@@ -63,10 +63,10 @@ std::vector<std::string> process_lines(const screen_state& s, const display_row&
     out.push_back("user      " + times_text(user_time_of(r)));
     out.push_back(fmt::format("precision kernel and user to {} each; creation and exit to 100 ns (FILETIME)",
                               resolution_text(r.resolution)));
-    out.push_back(fmt::format("interval  kernel {} user {}, children reaped: kernel {} user {} = {:.1f}% of a CPU",
+    out.push_back(fmt::format("interval  kernel {} user {}, children reaped: kernel {} user {}; shown {:.1f}% of a CPU",
                               seconds_text(r.interval_kernel), seconds_text(r.interval_user),
                               seconds_text(r.interval_children_kernel), seconds_text(r.interval_children_user),
-                              cpu_percent(r.interval_cpu() + r.interval_children_cpu(), s.frame.interval)));
+                              cpu_percent(d.own_cpu, s.frame.interval)));
     std::string more = fmt::format("threads {}", r.threads);
     if (r.rss_bytes) more += "  resident " + bytes_cell(*r.rss_bytes);
     if (r.read_bytes && r.write_bytes)

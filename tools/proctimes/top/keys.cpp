@@ -199,6 +199,8 @@ void threads_key(screen_state& s) {
         s.message = "select a process first";
         return;
     }
+    if (d->row->thread_rows.empty() && d->row->threads > 1)
+        s.message = "threads are read when top runs with -H (proctimes top -H)";
     s.before_threads = s.view.mode;
     s.view.thread_of = d->row->pid;
     s.view.mode = view_mode::threads;
