@@ -64,6 +64,15 @@ std::string heading(const screen_state& s, column c) {
     return t;
 }
 
+// The command line with its program's directory left out, so that a row
+// shows the program and its arguments (the detail pane has it whole).
+std::string_view without_directory(std::string_view command) {
+    const std::size_t end = command.find(' ');
+    const std::size_t slash = command.substr(0, end).rfind('/');
+    if (slash == std::string_view::npos || slash + 1 == std::min(end, command.size())) return command;
+    return command.substr(slash + 1);
+}
+
 std::string cell(const screen_state& s, const display_row& d, column c) {
     const bool group = d.what == display_row::kind::group;
     const top_row* r = d.row;
@@ -97,7 +106,7 @@ std::string cell(const screen_state& s, const display_row& d, column c) {
             if (d.what == display_row::kind::thread || r->command.empty()) {
                 text += safe_text(r->name, s.view.utf8);
             } else {
-                text += safe_text(r->command, s.view.utf8);
+                text += safe_text(without_directory(r->command), s.view.utf8);
             }
             return text;
         }
