@@ -222,6 +222,55 @@ def case_threads(pane, program, child_path):
         proc.wait()
 
 
+def case_signal(pane, program, child_path):
+    """k asks for a signal and a confirmation: n sends nothing, y sends it (TERM by default)."""
+    target = child(child_path, "--name", "ptsignal")
+    try:
+        Top(pane, program)
+        pane.keys("\\")
+        pane.type("ptsignal")
+        pane.keys("Enter")
+        pane.wait_for(lambda s: first_pid(s) == str(target.pid), "the process alone", 5)
+        pane.keys("k")
+        pane.wait_for(lambda s: f"Signal to {target.pid}" in s, "the signal prompt", 3)
+        pane.keys("Enter")
+        pane.wait_for(lambda s: f"Send SIGTERM to {target.pid}" in s, "the confirmation", 3)
+        pane.keys("n")
+        pane.wait_for(lambda s: "no signal sent" in s, "the refusal said", 3)
+        time.sleep(0.3)
+        if target.poll() is not None:
+            raise Failure("the process ended though the signal was refused")
+        pane.keys("k")
+        pane.type("KILL")
+        pane.keys("Enter")
+        pane.wait_for(lambda s: f"Send SIGKILL to {target.pid}" in s, "the confirmation of KILL", 3)
+        pane.keys("y")
+        pane.wait_for(lambda s: f"sent SIGKILL to {target.pid}" in s, "the signal sent", 3)
+        if target.wait(timeout=5) != -signal.SIGKILL:
+            raise Failure(f"the process ended with {target.returncode}, not by SIGKILL")
+    finally:
+        target.kill()
+        target.wait()
+
+
+def case_interval(pane, program, child_path):
+    """+ and - step the refresh interval, d types it."""
+    Top(pane, program)
+    pane.wait_for(lambda s: "every 0.5 s" in s, "the interval of -d 0.5", 3)
+    pane.keys("+")
+    pane.wait_for(lambda s: "every 0.2 s" in s, "a faster refresh", 3)
+    pane.keys("-", "-")
+    pane.wait_for(lambda s: "every 1 s" in s, "a slower refresh", 3)
+    pane.keys("d")
+    pane.type("0.3")
+    pane.keys("Enter")
+    pane.wait_for(lambda s: "every 0.3 s" in s and "(last 0.3" in s, "frames every 0.3 s", 5)
+    pane.keys("d")
+    pane.type("0")
+    pane.keys("Enter")
+    pane.wait_for(lambda s: "from 0.1 to 3600" in s, "a bad interval refused", 3)
+
+
 def case_help(pane, program, child_path):
     """? shows the help; any key closes it."""
     Top(pane, program)

@@ -308,6 +308,35 @@ TEST(TopView, ReapedChildrenCountAsTheLedgerCountsThem) {
     EXPECT_EQ(arrange(f, s).at(0).cpu, 1ms);
 }
 
+TEST(TopView, TwentyThousandProcessesInEveryView) {
+    top_frame f;
+    f.interval = 1s;
+    // A wide tree: 200 parents of 99 children each, plus their parents' parent.
+    f.rows.push_back(proc(1, 0, "init", 0ms));
+    for (int p = 0; p < 200; ++p) {
+        const int parent = 2 + p * 100;
+        f.rows.push_back(proc(parent, 1, "shell", 1ms, p % 2 == 0 ? "ann" : "bob"));
+        for (int c = 1; c < 100; ++c) f.rows.push_back(proc(parent + c, parent, "job" + std::to_string(c % 7), 1ms));
+    }
+    ASSERT_EQ(f.rows.size(), 20001U);
+    view_state s;
+    EXPECT_EQ(arrange(f, s).size(), 20001U);
+    s.mode = view_mode::tree;
+    const auto tree = arrange(f, s);
+    ASSERT_EQ(tree.size(), 20001U);
+    EXPECT_EQ(tree[0].key.pid, 1);
+    EXPECT_EQ(tree[0].cpu, 20000ms);
+    EXPECT_EQ(tree[1].depth, 1);
+    EXPECT_EQ(tree[1].cpu, 100ms);
+    s.mode = view_mode::grouped;
+    s.group = grouping::program;
+    const auto groups = arrange(f, s);
+    EXPECT_EQ(groups.size(), 9U);  // init, shell, job0..job6
+    std::chrono::nanoseconds sum{};
+    for (const auto& g : groups) sum += g.cpu;
+    EXPECT_EQ(sum, 20000ms);
+}
+
 TEST(TopView, CpuPercentOfOneCpu) {
     EXPECT_DOUBLE_EQ(proctimes::cli::top::cpu_percent(500ms, 1s), 50.0);
     EXPECT_DOUBLE_EQ(proctimes::cli::top::cpu_percent(3s, 2s), 150.0);

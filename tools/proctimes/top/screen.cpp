@@ -157,6 +157,7 @@ int run_screen(frame_feed& feed, const screen_options& opts, std::ostream& err) 
 
         auto last_frame = clock_type::now();
         auto deadline = last_frame;  // the first frame at once
+        bool feed_woke = false;
         while (!s.quit) {
             if (ending_signal != 0) {
                 status = 128 + static_cast<int>(ending_signal);
@@ -177,13 +178,17 @@ int run_screen(frame_feed& feed, const screen_options& opts, std::ostream& err) 
                 place_cursor(s.view, s.rows, s.page, s.follow);
                 last_frame = clock_type::now();
                 deadline = last_frame + s.interval;
+                feed_woke = false;
                 draw_screen(s);
                 continue;
             }
             std::array<pollfd, 2> fds{};
             fds[0] = {STDIN_FILENO, POLLIN, 0};
             nfds_t n = 1;
-            if (feed.wait_handle() >= 0) {
+            // The feed's descriptor wakes the loop once per frame: once it
+            // has been readable, it is left out until the next frame is taken
+            // (a descriptor that stays readable would spin the loop).
+            if (feed.wait_handle() >= 0 && !feed_woke) {
                 fds[1] = {feed.wait_handle(), POLLIN, 0};
                 n = 2;
             }
@@ -193,6 +198,7 @@ int run_screen(frame_feed& feed, const screen_options& opts, std::ostream& err) 
                 status = 1;
                 break;
             }
+            if (ready > 0 && n == 2 && fds[1].revents != 0) feed_woke = true;
             if (ready > 0 && (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) != 0) {
                 status = 129;  // the terminal is gone, as a hangup would say
                 break;
