@@ -152,7 +152,7 @@ std::string title_line(const screen_state& s) {
     return t;
 }
 
-std::string ledger_line(const screen_state& s) {
+std::string ledger_line(const screen_state& s, bool compact) {
     const top_frame& f = s.frame;
     const std::string source = f.ended_source.empty() ? std::string() : " | " + f.ended_source;
     if (!f.ledger) {
@@ -165,6 +165,12 @@ std::string ledger_line(const screen_state& s) {
     const std::size_t ended_rows =
         static_cast<std::size_t>(std::count_if(f.rows.begin(), f.rows.end(), [](const top_row& r) { return r.ended; }));
     const std::size_t ended_count = std::max(ended_rows, l.processes.size());
+    if (compact) {
+        std::string t =
+            fmt::format("busy {} attr {:.1f}% (ended {:.1f}%, {}) unattr {:.1f}%", seconds_text(l.busy),
+                        pct(l.attributed()), pct(l.ended + l.reaped_children), ended_count, pct(l.unattributed));
+        return t + source;
+    }
     std::string t =
         fmt::format("busy {}: attributed {:.1f}% ({:.1f}% by {} ended) unattributed {:.1f}%", seconds_text(l.busy),
                     pct(l.attributed()), pct(l.ended + l.reaped_children), ended_count, pct(l.unattributed));
@@ -195,7 +201,9 @@ int draw_header(const screen_state& s, int keep) {
     if (!s.have_frame) return y;
     if (budget > 0) {
         take();
-        put(y++, 0, ledger_line(s), cols, A_NORMAL);
+        std::string line = ledger_line(s, false);
+        if (display_width(line) > cols) line = ledger_line(s, true);
+        put(y++, 0, line, cols, A_NORMAL);
     }
     if (budget > 0) {
         take();
@@ -337,8 +345,9 @@ void draw_screen(screen_state& s) {
     erase();
     // Below the header: the headings, at least one row (three when there is
     // room), and the bottom line.
-    const int keep = LINES >= 12 ? 5 : 3;
-    int y = draw_header(s, keep);
+    // The help takes every line below the title.
+    const int keep = s.help ? std::max(0, LINES - 1) : (LINES >= 12 ? 5 : 3);
+    const int y = draw_header(s, keep);
     const int bottom = LINES - 1;
     const int area = bottom - y;
     if (s.help) {
@@ -346,7 +355,8 @@ void draw_screen(screen_state& s) {
     } else if (area > 0) {
         int rows_h = area;
         if (s.detail) {
-            const int pane = area >= 16 ? std::min(12, area / 2) : area;
+            // The pane first (its eleven lines and a heading), the rows in what is left.
+            const int pane = area >= 8 ? std::min(12, area - 4) : area;
             rows_h = area - pane;
             draw_detail(s, y + rows_h, pane);
         }
