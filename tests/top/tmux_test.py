@@ -29,6 +29,10 @@ class Failure(Exception):
     pass
 
 
+class Skip(Exception):
+    pass
+
+
 class Pane:
     """A tmux server of its own (a unique socket), one window with a shell."""
 
@@ -81,7 +85,7 @@ class Pane:
 class Top:
     """The view running in a pane; its pid, exit status and terminal settings before and after."""
 
-    def __init__(self, pane, program, args=()):
+    def __init__(self, pane, program, args=(), prefix=()):
         self.pane = pane
         self.pidfile = os.path.join(pane.dir, "pid")
         self.status = os.path.join(pane.dir, "status")
@@ -89,7 +93,7 @@ class Top:
         self.stty_after = os.path.join(pane.dir, "stty.after")
         base = os.path.basename(program)
         command = [program, "--interval", "0.5"] if "driver" in base else [program, "top", "-d", "0.5"]
-        command += list(args)
+        command = list(prefix) + command + list(args)
         quoted = " ".join("'" + a.replace("'", "'\\''") + "'" for a in command)
         pane.type(f"stty -a > {self.stty_before}; sh -c 'echo $$ > {self.pidfile}; exec \"$0\" \"$@\"' {quoted}; "
                   f"echo $? > {self.status}; stty -a > {self.stty_after}")
@@ -271,6 +275,48 @@ def case_interval(pane, program, child_path):
     pane.wait_for(lambda s: "from 0.1 to 3600" in s, "a bad interval refused", 3)
 
 
+def case_unprivileged(pane, program, child_path):
+    """Run as nobody: ended processes through the children accounting, said in the header; a
+    parent's reaped children counted on it."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        raise Skip("needs root and setpriv to run the view as nobody")
+    # A parent that keeps starting short children that burn a little CPU each.
+    storm = subprocess.Popen(["sh", "-c", f"while :; do '{child_path}' --burn --seconds 0 >/dev/null; done"],
+                             executable="/bin/sh", start_new_session=True)
+    try:
+        Top(pane, program, prefix=["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+        pane.wait_for(lambda s: "children accounting" in s and "unattr" in s, "the ledger line as nobody", 6)
+        pane.keys("\\")
+        pane.type(str(storm.pid))
+        pane.keys("Enter")
+        s = pane.wait_for(lambda s: first_pid(s) == str(storm.pid), "the parent listed", 5)
+        cpu = float(rows_below_heading(s)[0].split()[3])
+        if cpu <= 0.0:
+            raise Failure(f"the parent shows no CPU of the children it reaped:\n{s}")
+    finally:
+        os.killpg(storm.pid, signal.SIGKILL)
+        storm.wait()
+
+
+def case_fork_storm(pane, program, child_path):
+    """Short processes by the hundred while the keys sort, tree, group and filter: the view stays."""
+    storm = subprocess.Popen(["sh", "-c", "while :; do /bin/true; done"], start_new_session=True)
+    try:
+        top = Top(pane, program)
+        for keys in ([">"] * 10, ["t", "<", "<", "g", "g", "g", "g", "I"], ["\\", "t", "r", "u", "e", "Escape"],
+                     ["End", "Home", "PageDown", "Up"]):
+            pane.keys(*keys)
+            time.sleep(0.3)
+        pane.wait_for(lambda s: "COMMAND" in s or "PROGRAM" in s, "the view still drawn", 5)
+        os.kill(top.pid(), 0)
+        pane.keys("q")
+        if top.wait_exit() != 0:
+            raise Failure("the view did not end cleanly after the storm")
+    finally:
+        os.killpg(storm.pid, signal.SIGKILL)
+        storm.wait()
+
+
 def case_help(pane, program, child_path):
     """? shows the help; any key closes it."""
     Top(pane, program)
@@ -425,6 +471,9 @@ def main():
     except Failure as e:
         print(f"{name}: FAILED: {e}")
         return 1
+    except Skip as e:
+        print(f"{name}: skipped: {e}")
+        return SKIP
     finally:
         if pane is not None:
             pane.close()
