@@ -173,6 +173,7 @@ private:
 
     void fill(top_frame& f, const snapshot& s, std::vector<task_record>& records, const cpu_ledger* l) {
         f.taken = s.taken;
+        f.uptime = s.since_boot;
         f.cpus = l ? static_cast<unsigned>(std::max(l->cpus, 1)) : std::max(1U, std::thread::hardware_concurrency());
         f.exit_stream = sources_.source() == ps_ended_source::exit_stream;
         f.ended_source = !f.exit_stream     ? "children accounting (unprivileged)"
