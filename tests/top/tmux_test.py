@@ -317,6 +317,25 @@ def case_fork_storm(pane, program, child_path):
         storm.wait()
 
 
+def case_mouse(pane, program, child_path):
+    """A click selects the row under it (the detail pane names it); a click on a heading sorts by it."""
+    Top(pane, program)
+
+    def click(x, y):  # xterm's normal mouse encoding: press, then release
+        return "".join("\x1b[M" + chr(32 + b) + chr(33 + x) + chr(33 + y) for b in (0, 3))
+
+    s = pane.wait_for(lambda s: len(rows_below_heading(s)) >= 3, "three rows", 5)
+    lines = s.split("\n")
+    heading = next(i for i, l in enumerate(lines) if "COMMAND" in l and "PID" in l)
+    pid = lines[heading + 3].split()[0]
+    pane.keys("Enter")
+    pane.type(click(3, heading + 3))
+    pane.wait_for(lambda s: f"process {pid} " in s, f"the detail of the clicked row ({pid})", 5)
+    pane.keys("Enter")
+    pane.type(click(lines[heading].index("PID"), heading))
+    pane.wait_for(lambda s: "\u25bcPID" in s, "the sort on the clicked heading", 5)
+
+
 def case_help(pane, program, child_path):
     """? shows the help; any key closes it."""
     Top(pane, program)
