@@ -161,7 +161,10 @@ std::string ledger_line(const screen_state& s, bool compact) {
     }
     const cpu_ledger& l = *f.ledger;
     const double busy = static_cast<double>(std::max<std::int64_t>(1, l.busy.count()));
-    const auto pct = [busy](nanoseconds v) { return 100.0 * static_cast<double>(v.count()) / busy; };
+    // Rounded to the tenth it is shown at, so that a tiny negative share reads 0.0, not -0.0.
+    const auto pct = [busy](nanoseconds v) {
+        return std::round(1000.0 * static_cast<double>(v.count()) / busy) / 10.0 + 0.0;
+    };
     const std::size_t ended_rows =
         static_cast<std::size_t>(std::count_if(f.rows.begin(), f.rows.end(), [](const top_row& r) { return r.ended; }));
     const std::size_t ended_count = std::max(ended_rows, l.processes.size());

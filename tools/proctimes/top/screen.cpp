@@ -163,8 +163,11 @@ int run_screen(frame_feed& feed, const screen_options& opts, std::ostream& err) 
                 status = 128 + static_cast<int>(ending_signal);
                 break;
             }
-            const auto now = clock_type::now();
-            if (!s.paused && now >= deadline) {
+            if (!s.paused && clock_type::now() >= deadline) {
+                // The feed's interval runs from the start of one walk to the
+                // start of the next: the next frame is due `interval` after
+                // this one was asked for.
+                const auto asked = clock_type::now();
                 auto frame = feed.next(s.interval);
                 if (!frame) {
                     failure = "the frame feed failed: " + frame.error().message();
@@ -176,11 +179,12 @@ int run_screen(frame_feed& feed, const screen_options& opts, std::ostream& err) 
                 if (!s.frame.warnings.empty()) s.message = s.frame.warnings.front();
                 s.rows = arrange(s.frame, s.view);
                 place_cursor(s.view, s.rows, s.page, s.follow);
-                last_frame = clock_type::now();
+                last_frame = asked;
                 deadline = last_frame + s.interval;
                 feed_woke = false;
                 draw_screen(s);
-                continue;
+                // No `continue`: the keyboard is read before the next frame
+                // even when walks take longer than the interval.
             }
             std::array<pollfd, 2> fds{};
             fds[0] = {STDIN_FILENO, POLLIN, 0};
@@ -192,7 +196,7 @@ int run_screen(frame_feed& feed, const screen_options& opts, std::ostream& err) 
                 fds[1] = {feed.wait_handle(), POLLIN, 0};
                 n = 2;
             }
-            const int ready = ::poll(fds.data(), n, poll_ms(now, deadline, s.paused));
+            const int ready = ::poll(fds.data(), n, poll_ms(clock_type::now(), deadline, s.paused));
             if (ready < 0 && errno != EINTR) {
                 failure = std::string("polling the terminal failed: ") + std::strerror(errno);
                 status = 1;
