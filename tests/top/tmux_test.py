@@ -14,6 +14,7 @@ every wait is bounded, and the tmux server and the children are killed on
 every way out.
 """
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -334,6 +335,27 @@ def case_mouse(pane, program, child_path):
     pane.keys("Enter")
     pane.type(click(lines[heading].index("PID"), heading))
     pane.wait_for(lambda s: "\u25bcPID" in s, "the sort on the clicked heading", 5)
+
+
+COLOUR = re.compile(r"\x1b\[(?:[0-9;]*;)?(?:3[0-7]|4[0-7]|9[0-7]|10[0-7]|38;5;[0-9]+|48;5;[0-9]+)(?:;[0-9;]*)?m")
+
+
+def case_colour(pane, program, child_path):
+    """Colour by default; none with NO_COLOR, and ASCII line drawing where the locale is not UTF-8."""
+    top = Top(pane, program)
+    pane.wait_for(lambda s: "COMMAND" in s, "the view", 5)
+    if not COLOUR.search(pane.tmux("capture-pane", "-p", "-e")):
+        raise Failure("no colour on a colour terminal")
+    pane.keys("q")
+    top.wait_exit()
+    top = Top(pane, program, prefix=["env", "NO_COLOR=1", "LC_ALL=C"])
+    pane.keys("t")
+    pane.wait_for(lambda s: "TREE%" in s and "`- " in s, "the tree in ASCII", 5)
+    coloured = pane.tmux("capture-pane", "-p", "-e")
+    if COLOUR.search(coloured):
+        raise Failure(f"colour with NO_COLOR set: {COLOUR.search(coloured).group(0)!r}")
+    if "\u2514" in coloured or "\u251c" in coloured:
+        raise Failure("UTF-8 line drawing in the C locale")
 
 
 def case_help(pane, program, child_path):
