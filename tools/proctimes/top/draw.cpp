@@ -342,6 +342,7 @@ int colour_attr(const screen_state& s, short pair, int mono) {
 }
 
 void rearrange(screen_state& s) {
+    if (s.view.mode == view_mode::grouped && s.view.group == grouping::cgroup) s.cgroups.fill(s.frame);
     s.rows = arrange(s.frame, s.view);
     place_cursor(s.view, s.rows, s.page, true);
 }

@@ -177,6 +177,7 @@ int run_screen(frame_feed& feed, const screen_options& opts, std::ostream& err) 
                 s.frame = std::move(*frame);
                 s.have_frame = true;
                 if (!s.frame.warnings.empty()) s.message = s.frame.warnings.front();
+                if (s.view.mode == view_mode::grouped && s.view.group == grouping::cgroup) s.cgroups.fill(s.frame);
                 s.rows = arrange(s.frame, s.view);
                 place_cursor(s.view, s.rows, s.page, s.follow);
                 last_frame = asked;
