@@ -16,9 +16,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "frames/frames.hpp"
 #include "output/fields.hpp"
 #include "output/writers.hpp"
-#include "ps/internal.hpp"
 #include "system.hpp"
 
 namespace proctimes::cli::top {
@@ -142,8 +142,8 @@ std::string frame_json(const top_frame& f, const batch_options& opts) {
     head["tasks"] = f.tasks;
     head["ended_source"] = f.ended_source;
     if (f.ledger || !f.ledger_error.empty()) {
-        head["ledger"] = ps_detail::ledger_record(f.ledger ? &*f.ledger : nullptr, f.ledger_error, f.exit_stream,
-                                                  f.ended_source_note, f.records_lost_any, f.records_lost);
+        head["ledger"] = frames::ledger_record(f.ledger ? &*f.ledger : nullptr, f.ledger_error, f.exit_stream,
+                                               f.ended_source_note, f.records_lost_any, f.records_lost);
     } else {
         head["ledger"] = nullptr;
     }
