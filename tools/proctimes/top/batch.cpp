@@ -106,7 +106,7 @@ std::string bytes_text(std::uint64_t b) {
 }
 
 std::string uptime_text(const top_frame& f) {
-    constexpr std::int64_t minutes_a_day = 60 * 24;
+    constexpr std::int64_t minutes_a_day = std::int64_t{60} * 24;
     const auto up = std::chrono::duration_cast<std::chrono::minutes>(f.uptime);
     const auto days = up.count() / minutes_a_day;
     const auto hours = (up.count() / 60) % 24;
