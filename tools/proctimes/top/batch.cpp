@@ -16,9 +16,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "frames/frames.hpp"
 #include "output/fields.hpp"
 #include "output/writers.hpp"
-#include "ps/internal.hpp"
 #include "system.hpp"
 
 namespace proctimes::cli::top {
@@ -106,7 +106,7 @@ std::string bytes_text(std::uint64_t b) {
 }
 
 std::string uptime_text(const top_frame& f) {
-    constexpr std::int64_t minutes_a_day = 60 * 24;
+    constexpr std::int64_t minutes_a_day = std::int64_t{60} * 24;
     const auto up = std::chrono::duration_cast<std::chrono::minutes>(f.uptime);
     const auto days = up.count() / minutes_a_day;
     const auto hours = (up.count() / 60) % 24;
@@ -142,8 +142,8 @@ std::string frame_json(const top_frame& f, const batch_options& opts) {
     head["tasks"] = f.tasks;
     head["ended_source"] = f.ended_source;
     if (f.ledger || !f.ledger_error.empty()) {
-        head["ledger"] = ps_detail::ledger_record(f.ledger ? &*f.ledger : nullptr, f.ledger_error, f.exit_stream,
-                                                  f.ended_source_note, f.records_lost_any, f.records_lost);
+        head["ledger"] = frames::ledger_record(f.ledger ? &*f.ledger : nullptr, f.ledger_error, f.exit_stream,
+                                               f.ended_source_note, f.records_lost_any, f.records_lost);
     } else {
         head["ledger"] = nullptr;
     }
