@@ -8,6 +8,7 @@
 #include <curses.h>
 #include <langinfo.h>
 #include <poll.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <array>
@@ -17,6 +18,8 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -34,7 +37,10 @@ volatile std::sig_atomic_t ending_signal = 0;
 extern "C" void on_ending_signal(int sig) { ending_signal = sig; }
 
 // SIGTERM, SIGHUP and SIGINT end the run through the loop (which restores the
-// terminal); their previous handlers come back when it ends.
+// terminal). They are blocked but while the loop waits in ppoll(), so that
+// one arriving while a frame is read or drawn ends the wait at once instead
+// of slipping in before it. Their previous mask and handlers come back when
+// this ends (the mask first: one still pending is taken by the handler here).
 class ending_signals {
 public:
     ending_signals() {
@@ -42,18 +48,31 @@ public:
         struct sigaction sa {};
         sa.sa_handler = on_ending_signal;
         sigemptyset(&sa.sa_mask);
-        sa.sa_flags = 0;  // no SA_RESTART: poll() returns EINTR
-        for (std::size_t i = 0; i < signals_.size(); ++i) ::sigaction(signals_[i], &sa, &old_[i]);
+        sa.sa_flags = 0;
+        sigset_t block;
+        sigemptyset(&block);
+        for (std::size_t i = 0; i < signals_.size(); ++i) {
+            ::sigaction(signals_[i], &sa, &old_[i]);
+            sigaddset(&block, signals_[i]);
+        }
+        ::pthread_sigmask(SIG_BLOCK, &block, &old_mask_);
+        wait_mask_ = old_mask_;
+        for (int sig : signals_) sigdelset(&wait_mask_, sig);
     }
     ~ending_signals() {
+        ::pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
         for (std::size_t i = 0; i < signals_.size(); ++i) ::sigaction(signals_[i], &old_[i], nullptr);
     }
     ending_signals(const ending_signals&) = delete;
     ending_signals& operator=(const ending_signals&) = delete;
+    /// The mask to wait with: the caller's, with these signals let through.
+    [[nodiscard]] const sigset_t* wait_mask() const { return &wait_mask_; }
 
 private:
     static constexpr std::array<int, 3> signals_{SIGTERM, SIGHUP, SIGINT};
     std::array<struct sigaction, 3> old_{};
+    sigset_t old_mask_{};
+    sigset_t wait_mask_{};
 };
 
 // The terminal in ncurses' hands while this lives.
@@ -113,11 +132,14 @@ void start_colours() {
     init_pair(pair_select, COLOR_BLACK, COLOR_CYAN);
 }
 
-int poll_ms(clock_type::time_point now, clock_type::time_point deadline, bool paused) {
-    if (paused) return -1;
-    if (deadline <= now) return 0;
-    const auto ms = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
-    return static_cast<int>(std::min<std::int64_t>(ms, 60'000));
+// How long ppoll() waits: until the next frame is due, or (paused) without end.
+std::optional<timespec> wait_for(clock_type::time_point now, clock_type::time_point deadline, bool paused) {
+    if (paused) return std::nullopt;
+    const auto left = deadline <= now ? nanoseconds{0} : std::chrono::duration_cast<nanoseconds>(deadline - now);
+    timespec ts{};
+    ts.tv_sec = static_cast<time_t>(left.count() / 1'000'000'000);
+    ts.tv_nsec = static_cast<long>(left.count() % 1'000'000'000);
+    return ts;
 }
 
 }  // namespace
@@ -197,9 +219,10 @@ int run_screen(frame_feed& feed, const screen_options& opts, std::ostream& err) 
                 fds[1] = {feed.wait_handle(), POLLIN, 0};
                 n = 2;
             }
-            const int ready = ::poll(fds.data(), n, poll_ms(clock_type::now(), deadline, s.paused));
+            const auto wait = wait_for(clock_type::now(), deadline, s.paused);
+            const int ready = ::ppoll(fds.data(), n, wait ? &*wait : nullptr, signals.wait_mask());
             if (ready < 0 && errno != EINTR) {
-                failure = std::string("polling the terminal failed: ") + std::strerror(errno);
+                failure = std::string("waiting for the terminal failed: ") + std::strerror(errno);
                 status = 1;
                 break;
             }
