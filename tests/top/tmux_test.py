@@ -228,6 +228,19 @@ def case_threads(pane, program, child_path):
         proc.wait()
 
 
+def ask_signal(pane, pid):
+    """k, until the prompt names `pid` (a frame that could not read the process on a loaded machine
+    lists no row for k to act on)."""
+    refused = "select a running process first"
+    for _ in range(3):
+        pane.keys("k")
+        s = pane.wait_for(lambda s: f"Signal to {pid}" in s or refused in s, "the signal prompt", 4)
+        if f"Signal to {pid}" in s:
+            return
+        time.sleep(0.6)  # the next frame
+    raise Failure(f"k never asked for a signal to {pid}:\n{pane.screen()}")
+
+
 def case_signal(pane, program, child_path):
     """k asks for a signal and a confirmation: n sends nothing, y sends it (TERM by default)."""
     target = child(child_path, "--name", "ptsignal")
@@ -237,8 +250,7 @@ def case_signal(pane, program, child_path):
         pane.type("ptsignal")
         pane.keys("Enter")
         pane.wait_for(lambda s: first_pid(s) == str(target.pid), "the process alone", 5)
-        pane.keys("k")
-        pane.wait_for(lambda s: f"Signal to {target.pid}" in s, "the signal prompt", 3)
+        ask_signal(pane, target.pid)
         pane.keys("Enter")
         pane.wait_for(lambda s: f"Send SIGTERM to {target.pid}" in s, "the confirmation", 3)
         pane.keys("n")
@@ -246,7 +258,7 @@ def case_signal(pane, program, child_path):
         time.sleep(0.3)
         if target.poll() is not None:
             raise Failure("the process ended though the signal was refused")
-        pane.keys("k")
+        ask_signal(pane, target.pid)
         pane.type("KILL")
         pane.keys("Enter")
         pane.wait_for(lambda s: f"Send SIGKILL to {target.pid}" in s, "the confirmation of KILL", 3)

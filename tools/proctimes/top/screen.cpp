@@ -6,6 +6,7 @@
 #include "top/screen.hpp"
 
 #include <curses.h>
+#include <fcntl.h>
 #include <langinfo.h>
 #include <poll.h>
 #include <pthread.h>
@@ -33,8 +34,19 @@ using std::chrono::nanoseconds;
 using clock_type = std::chrono::steady_clock;
 
 volatile std::sig_atomic_t ending_signal = 0;
+// The write end of the pipe the loop waits on: a signal taken by another
+// thread of the process (the feed's) wakes the loop too.
+volatile std::sig_atomic_t ending_pipe = -1;
 
-extern "C" void on_ending_signal(int sig) { ending_signal = sig; }
+extern "C" void on_ending_signal(int sig) {
+    ending_signal = sig;
+    const int saved = errno;
+    const char byte = 1;
+    if (ending_pipe >= 0 && ::write(ending_pipe, &byte, 1) < 0) {
+        // Full (a byte is already waiting) or closed: the flag says it all.
+    }
+    errno = saved;
+}
 
 // SIGTERM, SIGHUP and SIGINT end the run through the loop (which restores the
 // terminal). They are blocked but while the loop waits in ppoll(), so that
@@ -45,6 +57,11 @@ class ending_signals {
 public:
     ending_signals() {
         ending_signal = 0;
+        if (::pipe2(pipe_.data(), O_NONBLOCK | O_CLOEXEC) == 0) {
+            ending_pipe = pipe_[1];
+        } else {
+            pipe_ = {-1, -1};
+        }
         struct sigaction sa {};
         sa.sa_handler = on_ending_signal;
         sigemptyset(&sa.sa_mask);
@@ -62,17 +79,23 @@ public:
     ~ending_signals() {
         ::pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
         for (std::size_t i = 0; i < signals_.size(); ++i) ::sigaction(signals_[i], &old_[i], nullptr);
+        ending_pipe = -1;
+        for (int fd : pipe_)
+            if (fd >= 0) ::close(fd);
     }
     ending_signals(const ending_signals&) = delete;
     ending_signals& operator=(const ending_signals&) = delete;
     /// The mask to wait with: the caller's, with these signals let through.
     [[nodiscard]] const sigset_t* wait_mask() const { return &wait_mask_; }
+    /// Readable once one of them has been taken (-1: no pipe could be made).
+    [[nodiscard]] int wake_fd() const { return pipe_[0]; }
 
 private:
     static constexpr std::array<int, 3> signals_{SIGTERM, SIGHUP, SIGINT};
     std::array<struct sigaction, 3> old_{};
     sigset_t old_mask_{};
     sigset_t wait_mask_{};
+    std::array<int, 2> pipe_{-1, -1};
 };
 
 // The terminal in ncurses' hands while this lives.
@@ -209,15 +232,16 @@ int run_screen(frame_feed& feed, const screen_options& opts, std::ostream& err) 
                 // No `continue`: the keyboard is read before the next frame
                 // even when walks take longer than the interval.
             }
-            std::array<pollfd, 2> fds{};
+            std::array<pollfd, 3> fds{};
             fds[0] = {STDIN_FILENO, POLLIN, 0};
-            nfds_t n = 1;
+            fds[1] = {signals.wake_fd(), POLLIN, 0};  // ppoll ignores a negative descriptor
+            nfds_t n = 2;
             // The feed's descriptor wakes the loop once per frame: once it
             // has been readable, it is left out until the next frame is taken
             // (a descriptor that stays readable would spin the loop).
             if (feed.wait_handle() >= 0 && !feed_woke) {
-                fds[1] = {feed.wait_handle(), POLLIN, 0};
-                n = 2;
+                fds[2] = {feed.wait_handle(), POLLIN, 0};
+                n = 3;
             }
             const auto wait = wait_for(clock_type::now(), deadline, s.paused);
             const int ready = ::ppoll(fds.data(), n, wait ? &*wait : nullptr, signals.wait_mask());
@@ -226,7 +250,8 @@ int run_screen(frame_feed& feed, const screen_options& opts, std::ostream& err) 
                 status = 1;
                 break;
             }
-            if (ready > 0 && n == 2 && fds[1].revents != 0) feed_woke = true;
+            if (ready > 0 && n == 3 && fds[2].revents != 0) feed_woke = true;
+            if (ending_signal != 0) continue;  // the loop's top ends the run
             if (ready > 0 && (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) != 0) {
                 status = 129;  // the terminal is gone, as a hangup would say
                 break;
