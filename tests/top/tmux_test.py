@@ -371,6 +371,22 @@ def case_colour(pane, program, child_path):
         raise Failure("UTF-8 line drawing in the C locale")
 
 
+def case_follow(pane, program, child_path):
+    """-p PID follows the process; once it has ended and gone, the view says so and stops following."""
+    target = child(child_path, "--name", "ptfollow")
+    try:
+        Top(pane, program, ["-p", str(target.pid)])
+        pane.wait_for(lambda s: f"[follow {target.pid}]" in s and first_pid(s) == str(target.pid),
+                      "the process followed", 5)
+        target.kill()
+        target.wait()
+        pane.wait_for(lambda s: f"process {target.pid} is no longer listed" in s and "[follow" not in s,
+                      "following ended", 6)
+    finally:
+        target.kill()
+        target.wait()
+
+
 def case_help(pane, program, child_path):
     """? shows the help; any key closes it."""
     Top(pane, program)

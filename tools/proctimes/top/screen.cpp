@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -224,7 +225,16 @@ int run_screen(frame_feed& feed, const screen_options& opts, std::ostream& err) 
                 if (!s.frame.warnings.empty()) s.message = s.frame.warnings.front();
                 if (s.view.mode == view_mode::grouped && s.view.group == grouping::cgroup) s.cgroups.fill(s.frame);
                 s.rows = arrange(s.frame, s.view);
+                const auto followed = s.view.selected;
                 place_cursor(s.view, s.rows, s.page, s.follow);
+                if (s.follow && followed && std::none_of(s.rows.begin(), s.rows.end(), [&](const display_row& d) {
+                        return d.key == *followed;
+                    })) {
+                    // The followed process is no longer listed: following stops, and says so.
+                    s.follow = false;
+                    s.message = "process " + std::to_string(followed->tid.value_or(followed->pid)) +
+                                " is no longer listed; not following";
+                }
                 last_frame = asked;
                 deadline = last_frame + s.interval;
                 feed_woke = false;
