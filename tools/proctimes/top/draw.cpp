@@ -93,6 +93,8 @@ std::string cell(const screen_state& s, const display_row& d, column c) {
         case column::user_time:
             return cpu_time_cell(d.user);
         case column::threads:
+            // A thread row counts none; an ended process has none left.
+            if (d.what == display_row::kind::thread || (r != nullptr && r->ended && d.threads == 0)) return "";
             return std::to_string(d.threads);
         case column::age:
             if (group) return "";
