@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -45,6 +47,15 @@ std::vector<std::string> keys(const nlohmann::ordered_json& o) {
     std::vector<std::string> k;
     for (auto it = o.begin(); it != o.end(); ++it) k.push_back(it.key());
     return k;
+}
+
+// This process's cgroup v2 path, from its "0::" line.
+std::optional<std::string> own_cgroup_v2() {
+    std::ifstream in("/proc/self/cgroup");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("0::", 0) == 0) return line.substr(3);
+    return std::nullopt;
 }
 
 std::int64_t ns(const json& v) { return v.is_number() ? v.get<std::int64_t>() : 0; }
@@ -135,7 +146,14 @@ TEST(TopBatch, JsonFramesOneALineAndAsManyAsAsked) {
         ASSERT_TRUE(f["processes"].is_array());
         EXPECT_FALSE(f["processes"].empty());
         bool self = false;
-        for (const auto& p : f["processes"]) self = self || p["pid"] == ::getpid();
+        for (const auto& p : f["processes"]) {
+            if (p["pid"] != ::getpid()) continue;
+            self = true;
+            EXPECT_FALSE(p["ended"].get<bool>());
+            if (const auto v2 = own_cgroup_v2()) {
+                EXPECT_EQ(p["cgroup"], *v2);
+            }
+        }
         EXPECT_TRUE(self) << "this process is one of the rows";
     }
 }
@@ -163,7 +181,7 @@ TEST(TopBatch, FieldNamesAreThoseOfPsIntervalRowsAndLedger) {
             << "the ps fields first, in ps's order";
         const std::vector<std::string> own(k.begin() + static_cast<std::ptrdiff_t>(ps_row.size()), k.end());
         EXPECT_EQ(own, (std::vector<std::string>{"ended", "exit_code", "exit_signal", "thread_count", "rss_bytes",
-                                                 "interval_read_bytes", "interval_write_bytes", "command"}));
+                                                 "interval_read_bytes", "interval_write_bytes", "command", "cgroup"}));
     }
 }
 

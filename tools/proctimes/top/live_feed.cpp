@@ -7,7 +7,8 @@
 //
 // Cost: the snapshot reads every process's CPU; the resources are read again
 // only for a process that ran in the interval or is new, the command line
-// once per process (by pid and start tick).
+// and the cgroup once per process (by pid and start tick: a process moved to
+// another cgroup keeps the one it was first seen in).
 #include "top/live_feed.hpp"
 
 #include <algorithm>
@@ -41,6 +42,21 @@ std::string joined_command(const std::string& raw) {
     return s;
 }
 
+// The cgroup v2 path of a process; else the v1 hierarchy that has the cpu
+// controller; "" when unknown.
+std::string cgroup_of(const process_resources& r) {
+    if (!r.cgroups) return {};
+    for (const auto& c : *r.cgroups)
+        if (c.hierarchy == "0" && c.controllers.empty()) return c.path;
+    for (const auto& c : *r.cgroups)
+        for (std::size_t at = 0; at <= c.controllers.size();) {
+            const std::size_t end = std::min(c.controllers.find(',', at), c.controllers.size());
+            if (c.controllers.compare(at, end - at, "cpu") == 0) return c.path;
+            at = end + 1;
+        }
+    return {};
+}
+
 double share(nanoseconds part, nanoseconds whole) {
     return whole.count() > 0
                ? std::clamp(static_cast<double>(part.count()) / static_cast<double>(whole.count()), 0.0, 1.0)
@@ -52,6 +68,7 @@ struct kept_process {
     std::uint64_t start_ticks = 0;
     std::optional<process_resources> last;  // the last read of its resources
     std::string command;
+    std::string cgroup;  // read with the command line, once
     bool command_read = false;
     std::uint64_t seen = 0;  // the frame that last listed it
 };
@@ -148,7 +165,7 @@ private:
         if (!fresh && !ran && k.last && k.command_read) return k;
         resource_options o;
         o.families = resource_family::memory | resource_family::switches | resource_family::io;
-        if (!k.command_read) o.families |= resource_family::command_line;
+        if (!k.command_read) o.families |= resource_family::command_line | resource_family::cgroups;
         o.proc_root = proc_root_;
         o.start_ticks = p.identity.start_ticks;
         const process_resources* previous = k.last ? &*k.last : nullptr;
@@ -157,6 +174,7 @@ private:
         if (r) {
             if (!k.command_read) {
                 k.command = r->command_line ? joined_command(*r->command_line) : std::string();
+                k.cgroup = cgroup_of(*r);
                 k.command_read = true;
             }
             // The interval's I/O and switches: what grew since the last read.
@@ -206,8 +224,10 @@ private:
                 }
                 if (const auto it = ended_of.find(r.pid); it != ended_of.end() && it->second->command_line)
                     row.command = joined_command(*it->second->command_line);
-                if (row.command.empty())
-                    if (const auto k = kept_.find(r.pid); k != kept_.end()) row.command = k->second.command;
+                if (const auto k = kept_.find(r.pid); k != kept_.end()) {
+                    if (row.command.empty()) row.command = k->second.command;
+                    row.cgroup = k->second.cgroup;
+                }
             } else if (const auto* p = s.find(r.pid)) {
                 row.threads = static_cast<std::uint32_t>(std::max(p->thread_count, 0));
                 const bool ran = !r.used || r.used->kernel.count() + r.used->user.count() > 0 ||
@@ -216,6 +236,7 @@ private:
                 interval_write_.reset();
                 const kept_process& k = resources_of(*p, ran);
                 row.command = k.command;
+                row.cgroup = k.cgroup;
                 if (k.last && k.last->memory) row.rss_bytes = k.last->memory->resident_bytes;
                 if (ran) {
                     row.read_bytes = interval_read_;
