@@ -180,8 +180,10 @@ TEST(TopBatch, FieldNamesAreThoseOfPsIntervalRowsAndLedger) {
         EXPECT_EQ(std::vector<std::string>(k.begin(), k.begin() + static_cast<std::ptrdiff_t>(ps_row.size())), ps_row)
             << "the ps fields first, in ps's order";
         const std::vector<std::string> own(k.begin() + static_cast<std::ptrdiff_t>(ps_row.size()), k.end());
-        EXPECT_EQ(own, (std::vector<std::string>{"ended", "exit_code", "exit_signal", "thread_count", "rss_bytes",
-                                                 "interval_read_bytes", "interval_write_bytes", "command", "cgroup"}));
+        EXPECT_EQ(
+            own, (std::vector<std::string>{"ended", "exit_code", "exit_signal", "thread_count", "rss_bytes",
+                                           "interval_read_bytes", "interval_write_bytes", "interval_voluntary_switches",
+                                           "interval_involuntary_switches", "command", "cgroup"}));
     }
 }
 
@@ -204,6 +206,11 @@ TEST(TopBatch, ABurningChildShowsItsIntervalCpu) {
         EXPECT_FALSE(p["ended"].get<bool>());
         EXPECT_EQ(p["thread_count"], 1);
         EXPECT_GT(p["rss_bytes"].get<std::uint64_t>(), 0u);
+        // Read since the frame before (the first walk's read), as I/O.
+        EXPECT_TRUE(p["interval_voluntary_switches"].is_number()) << p.dump();
+        EXPECT_TRUE(p["interval_involuntary_switches"].is_number());
+        EXPECT_TRUE(p["interval_write_bytes"].is_number());
+        EXPECT_EQ(p["cgroup"].get<std::string>().empty(), !own_cgroup_v2().has_value());
         const std::int64_t interval = ns(p["interval_ns"]);
         const std::int64_t cpu = ns(p["interval_kernel_ns"]) + ns(p["interval_user_ns"]);
         // One thread: at most the interval (and a tick of the totals' split);

@@ -92,6 +92,8 @@ void add_own_fields(std::string& obj, const top_row& r) {
                        r.ended ? "true" : "false", opt(r.exit_code), opt(r.exit_signal), r.threads, opt(r.rss_bytes));
     obj +=
         fmt::format(",\"interval_read_bytes\":{},\"interval_write_bytes\":{}", opt(r.read_bytes), opt(r.write_bytes));
+    obj += fmt::format(",\"interval_voluntary_switches\":{},\"interval_involuntary_switches\":{}",
+                       opt(r.voluntary_switches), opt(r.involuntary_switches));
     obj += ",\"command\":";
     append_json_string(obj, r.command);
     obj += ",\"cgroup\":";

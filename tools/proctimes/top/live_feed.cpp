@@ -151,9 +151,9 @@ private:
         return lo_.pids.empty() || std::find(lo_.pids.begin(), lo_.pids.end(), pid) != lo_.pids.end();
     }
 
-    // The resources of a live process: read again when it ran or is new,
-    // else the last read.
-    kept_process& resources_of(const snapshot_process& p, bool ran) {
+    // The row's resources: read again when the process ran or is new, else
+    // the last read (nothing of it moved: no I/O, no switches in the interval).
+    void add_resources(const snapshot_process& p, bool ran, top_row& row) {
         auto [it, fresh] = kept_.try_emplace(p.pid());
         kept_process& k = it->second;
         if (!fresh && k.start_ticks != p.identity.start_ticks) {
@@ -162,31 +162,41 @@ private:
         }
         k.start_ticks = p.identity.start_ticks;
         k.seen = number_;
-        if (!fresh && !ran && k.last && k.command_read) return k;
-        resource_options o;
-        o.families = resource_family::memory | resource_family::switches | resource_family::io;
-        if (!k.command_read) o.families |= resource_family::command_line | resource_family::cgroups;
-        o.proc_root = proc_root_;
-        o.start_ticks = p.identity.start_ticks;
-        const process_resources* previous = k.last ? &*k.last : nullptr;
-        o.previous = ran ? nullptr : previous;
-        auto r = read_process_resources(p.pid(), o);
-        if (r) {
-            if (!k.command_read) {
-                k.command = r->command_line ? joined_command(*r->command_line) : std::string();
-                k.cgroup = cgroup_of(*r);
-                k.command_read = true;
+        const std::optional<process_resources> before = k.last;
+        if (fresh || ran || !k.last || !k.command_read) {
+            resource_options o;
+            o.families = resource_family::memory | resource_family::switches | resource_family::io;
+            if (!k.command_read) o.families |= resource_family::command_line | resource_family::cgroups;
+            o.proc_root = proc_root_;
+            o.start_ticks = p.identity.start_ticks;
+            o.previous = ran || !k.last ? nullptr : &*k.last;
+            auto r = read_process_resources(p.pid(), o);
+            if (r) {
+                if (!k.command_read) {
+                    k.command = r->command_line ? joined_command(*r->command_line) : std::string();
+                    k.cgroup = cgroup_of(*r);
+                }
+                k.last = std::move(*r);
             }
-            // The interval's I/O and switches: what grew since the last read.
-            if (previous && r->io && previous->io) {
-                interval_read_ = r->io->read_bytes - std::min(r->io->read_bytes, previous->io->read_bytes);
-                interval_write_ = r->io->write_bytes - std::min(r->io->write_bytes, previous->io->write_bytes);
-            }
-            k.last = std::move(*r);
-        } else {
-            k.command_read = true;  // gone or refused: not asked again
+            k.command_read = true;  // read, or gone or refused: not asked again
         }
-        return k;
+        row.command = k.command;
+        row.cgroup = k.cgroup;
+        if (!k.last) return;
+        const process_resources& now = *k.last;
+        if (now.memory) row.rss_bytes = now.memory->resident_bytes;
+        // The interval's I/O and switches: what grew since the last read
+        // (none on the first frame that lists the process).
+        const auto grew = [](std::uint64_t a, std::uint64_t b) { return a - std::min(a, b); };
+        if (!before) return;
+        if (now.io && before->io) {
+            row.read_bytes = grew(now.io->read_bytes, before->io->read_bytes);
+            row.write_bytes = grew(now.io->write_bytes, before->io->write_bytes);
+        }
+        if (now.switches && before->switches) {
+            row.voluntary_switches = grew(now.switches->voluntary, before->switches->voluntary);
+            row.involuntary_switches = grew(now.switches->involuntary, before->switches->involuntary);
+        }
     }
 
     void fill(top_frame& f, const snapshot& s, std::vector<task_record>& records, const cpu_ledger* l) {
@@ -232,19 +242,7 @@ private:
                 row.threads = static_cast<std::uint32_t>(std::max(p->thread_count, 0));
                 const bool ran = !r.used || r.used->kernel.count() + r.used->user.count() > 0 ||
                                  r.used->basis != interval_basis::both;
-                interval_read_.reset();
-                interval_write_.reset();
-                const kept_process& k = resources_of(*p, ran);
-                row.command = k.command;
-                row.cgroup = k.cgroup;
-                if (k.last && k.last->memory) row.rss_bytes = k.last->memory->resident_bytes;
-                if (ran) {
-                    row.read_bytes = interval_read_;
-                    row.write_bytes = interval_write_;
-                } else if (k.last && k.last->io) {
-                    row.read_bytes = 0;
-                    row.write_bytes = 0;
-                }
+                add_resources(*p, ran, row);
             }
             f.rows.push_back(std::move(row));
         }
@@ -294,7 +292,6 @@ private:
     std::optional<machine_status> machine_prev_;
     std::string machine_error_;
     std::unordered_map<proctimes::pid_t, kept_process> kept_;
-    std::optional<std::uint64_t> interval_read_, interval_write_;
     std::uint64_t number_ = 0;
     bool started_ = false;
 };
