@@ -363,7 +363,8 @@ TEST(TopBatch, RefusesBadOptionsClearly) {
 namespace {
 
 // A parent ("pt_top_par") that, once `go` is readable, runs a child
-// ("pt_top_job": 60 ms of CPU, exit status 7), reaps it, says so on `done`
+// ("pt_top_job": 60 ms of CPU, exit status 7) and one that SIGTERM ends
+// ("pt_top_killed"), reaps them, says so on `done`
 // and stays alive until `hold` is closed. `top` runs one interval of 4 s
 // around it; returns the frame and the parent's pid.
 // NOLINTNEXTLINE(bugprone-exception-escape)
@@ -392,7 +393,15 @@ ended_frame job_inside_one_interval(const std::vector<std::string>& command) {
             testing_helpers::burn_process_cpu(60ms);
             ::_exit(7);
         }
+        const pid_t killed = ::fork();
+        if (killed == 0) {
+            ::prctl(PR_SET_NAME, "pt_top_killed");
+            testing_helpers::burn_process_cpu(10ms);
+            ::raise(SIGTERM);
+            ::_exit(0);
+        }
         ::waitpid(c, nullptr, 0);
+        ::waitpid(killed, nullptr, 0);
         const char ok = 'd';
         (void)!::write(done[1], &ok, 1);
         char ch;
@@ -432,6 +441,13 @@ TEST(TopBatch, AProcessThatEndedInsideTheIntervalIsARowWithItsExitStatusAsRoot) 
     EXPECT_EQ((*job)["exit_code"], 7);
     EXPECT_TRUE((*job)["exit_signal"].is_null());
     EXPECT_GE(ns((*job)["interval_kernel_ns"]) + ns((*job)["interval_user_ns"]), 60'000'000) << job->dump();
+    const json* killed = nullptr;
+    for (const auto& p : f.frame["processes"])
+        if (p["name"] == "pt_top_killed" && p["ppid"] == f.parent) killed = &p;
+    ASSERT_NE(killed, nullptr);
+    EXPECT_TRUE((*killed)["ended"].get<bool>());
+    EXPECT_EQ((*killed)["exit_signal"], SIGTERM);
+    EXPECT_TRUE((*killed)["exit_code"].is_null());
     expect_closes(f.frame["ledger"]);
 }
 
@@ -452,7 +468,8 @@ TEST(TopBatch, AProcessThatEndedInsideTheIntervalIsOnItsParentsChildrenColumnsUn
     EXPECT_EQ(f.frame["ended_source"], "children accounting (unprivileged)");
     const json* parent = nullptr;
     for (const auto& p : f.frame["processes"]) {
-        EXPECT_FALSE(p["name"] == "pt_top_job" && p["ppid"] == f.parent) << "no exit stream: the job is not named";
+        EXPECT_FALSE((p["name"] == "pt_top_job" || p["name"] == "pt_top_killed") && p["ppid"] == f.parent)
+            << "no exit stream: the jobs are not named";
         if (p["pid"] == f.parent) parent = &p;
     }
     ASSERT_NE(parent, nullptr) << "the parent is alive in the second walk";

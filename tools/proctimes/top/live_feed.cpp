@@ -229,8 +229,12 @@ private:
             top_row row = row_of(r);
             if (row.ended) {
                 if (const auto it = end_of.find(r.pid); it != end_of.end() && it->second->status) {
-                    row.exit_code = it->second->status->code;
-                    if (it->second->status->signal) row.exit_signal = it->second->status->signal;
+                    const exit_status& st = *it->second->status;
+                    if (st.signaled()) {
+                        row.exit_signal = st.signal;
+                    } else {
+                        row.exit_code = st.code;
+                    }
                 }
                 if (const auto it = ended_of.find(r.pid); it != ended_of.end() && it->second->command_line)
                     row.command = joined_command(*it->second->command_line);
