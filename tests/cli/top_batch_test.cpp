@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -45,6 +47,15 @@ std::vector<std::string> keys(const nlohmann::ordered_json& o) {
     std::vector<std::string> k;
     for (auto it = o.begin(); it != o.end(); ++it) k.push_back(it.key());
     return k;
+}
+
+// This process's cgroup v2 path, from its "0::" line.
+std::optional<std::string> own_cgroup_v2() {
+    std::ifstream in("/proc/self/cgroup");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("0::", 0) == 0) return line.substr(3);
+    return std::nullopt;
 }
 
 std::int64_t ns(const json& v) { return v.is_number() ? v.get<std::int64_t>() : 0; }
@@ -135,7 +146,14 @@ TEST(TopBatch, JsonFramesOneALineAndAsManyAsAsked) {
         ASSERT_TRUE(f["processes"].is_array());
         EXPECT_FALSE(f["processes"].empty());
         bool self = false;
-        for (const auto& p : f["processes"]) self = self || p["pid"] == ::getpid();
+        for (const auto& p : f["processes"]) {
+            if (p["pid"] != ::getpid()) continue;
+            self = true;
+            EXPECT_FALSE(p["ended"].get<bool>());
+            if (const auto v2 = own_cgroup_v2()) {
+                EXPECT_EQ(p["cgroup"], *v2);
+            }
+        }
         EXPECT_TRUE(self) << "this process is one of the rows";
     }
 }
@@ -162,8 +180,10 @@ TEST(TopBatch, FieldNamesAreThoseOfPsIntervalRowsAndLedger) {
         EXPECT_EQ(std::vector<std::string>(k.begin(), k.begin() + static_cast<std::ptrdiff_t>(ps_row.size())), ps_row)
             << "the ps fields first, in ps's order";
         const std::vector<std::string> own(k.begin() + static_cast<std::ptrdiff_t>(ps_row.size()), k.end());
-        EXPECT_EQ(own, (std::vector<std::string>{"ended", "exit_code", "exit_signal", "thread_count", "rss_bytes",
-                                                 "interval_read_bytes", "interval_write_bytes", "command"}));
+        EXPECT_EQ(
+            own, (std::vector<std::string>{"ended", "exit_code", "exit_signal", "thread_count", "rss_bytes",
+                                           "interval_read_bytes", "interval_write_bytes", "interval_voluntary_switches",
+                                           "interval_involuntary_switches", "command", "cgroup"}));
     }
 }
 
@@ -186,6 +206,11 @@ TEST(TopBatch, ABurningChildShowsItsIntervalCpu) {
         EXPECT_FALSE(p["ended"].get<bool>());
         EXPECT_EQ(p["thread_count"], 1);
         EXPECT_GT(p["rss_bytes"].get<std::uint64_t>(), 0u);
+        // Read since the frame before (the first walk's read), as I/O.
+        EXPECT_TRUE(p["interval_voluntary_switches"].is_number()) << p.dump();
+        EXPECT_TRUE(p["interval_involuntary_switches"].is_number());
+        EXPECT_TRUE(p["interval_write_bytes"].is_number());
+        EXPECT_EQ(p["cgroup"].get<std::string>().empty(), !own_cgroup_v2().has_value());
         const std::int64_t interval = ns(p["interval_ns"]);
         const std::int64_t cpu = ns(p["interval_kernel_ns"]) + ns(p["interval_user_ns"]);
         // One thread: at most the interval (and a tick of the totals' split);
@@ -338,7 +363,8 @@ TEST(TopBatch, RefusesBadOptionsClearly) {
 namespace {
 
 // A parent ("pt_top_par") that, once `go` is readable, runs a child
-// ("pt_top_job": 60 ms of CPU, exit status 7), reaps it, says so on `done`
+// ("pt_top_job": 60 ms of CPU, exit status 7) and one that SIGTERM ends
+// ("pt_top_killed"), reaps them, says so on `done`
 // and stays alive until `hold` is closed. `top` runs one interval of 4 s
 // around it; returns the frame and the parent's pid.
 // NOLINTNEXTLINE(bugprone-exception-escape)
@@ -367,7 +393,15 @@ ended_frame job_inside_one_interval(const std::vector<std::string>& command) {
             testing_helpers::burn_process_cpu(60ms);
             ::_exit(7);
         }
+        const pid_t killed = ::fork();
+        if (killed == 0) {
+            ::prctl(PR_SET_NAME, "pt_top_killed");
+            testing_helpers::burn_process_cpu(10ms);
+            ::raise(SIGTERM);
+            ::_exit(0);
+        }
         ::waitpid(c, nullptr, 0);
+        ::waitpid(killed, nullptr, 0);
         const char ok = 'd';
         (void)!::write(done[1], &ok, 1);
         char ch;
@@ -407,6 +441,13 @@ TEST(TopBatch, AProcessThatEndedInsideTheIntervalIsARowWithItsExitStatusAsRoot) 
     EXPECT_EQ((*job)["exit_code"], 7);
     EXPECT_TRUE((*job)["exit_signal"].is_null());
     EXPECT_GE(ns((*job)["interval_kernel_ns"]) + ns((*job)["interval_user_ns"]), 60'000'000) << job->dump();
+    const json* killed = nullptr;
+    for (const auto& p : f.frame["processes"])
+        if (p["name"] == "pt_top_killed" && p["ppid"] == f.parent) killed = &p;
+    ASSERT_NE(killed, nullptr);
+    EXPECT_TRUE((*killed)["ended"].get<bool>());
+    EXPECT_EQ((*killed)["exit_signal"], SIGTERM);
+    EXPECT_TRUE((*killed)["exit_code"].is_null());
     expect_closes(f.frame["ledger"]);
 }
 
@@ -427,7 +468,8 @@ TEST(TopBatch, AProcessThatEndedInsideTheIntervalIsOnItsParentsChildrenColumnsUn
     EXPECT_EQ(f.frame["ended_source"], "children accounting (unprivileged)");
     const json* parent = nullptr;
     for (const auto& p : f.frame["processes"]) {
-        EXPECT_FALSE(p["name"] == "pt_top_job" && p["ppid"] == f.parent) << "no exit stream: the job is not named";
+        EXPECT_FALSE((p["name"] == "pt_top_job" || p["name"] == "pt_top_killed") && p["ppid"] == f.parent)
+            << "no exit stream: the jobs are not named";
         if (p["pid"] == f.parent) parent = &p;
     }
     ASSERT_NE(parent, nullptr) << "the parent is alive in the second walk";

@@ -92,8 +92,12 @@ void add_own_fields(std::string& obj, const top_row& r) {
                        r.ended ? "true" : "false", opt(r.exit_code), opt(r.exit_signal), r.threads, opt(r.rss_bytes));
     obj +=
         fmt::format(",\"interval_read_bytes\":{},\"interval_write_bytes\":{}", opt(r.read_bytes), opt(r.write_bytes));
+    obj += fmt::format(",\"interval_voluntary_switches\":{},\"interval_involuntary_switches\":{}",
+                       opt(r.voluntary_switches), opt(r.involuntary_switches));
     obj += ",\"command\":";
     append_json_string(obj, r.command);
+    obj += ",\"cgroup\":";
+    append_json_string(obj, r.cgroup);
 }
 
 std::string percent(double share) { return fmt::format("{:.1f}", 100.0 * share); }
@@ -212,6 +216,10 @@ std::string frame_table(const top_frame& f, const batch_options& opts) {
         text += fmt::format("Ledger: none yet; ended: {}\n", f.ended_source);
     }
     if (!f.ended_source_note.empty()) text += fmt::format("  ({})\n", f.ended_source_note);
+    if (f.records_lost_any)
+        text += f.records_lost
+                    ? fmt::format("  ({} exit records were lost: their CPU is in unattributed)\n", *f.records_lost)
+                    : std::string("  (some exit records were lost: their CPU is in unattributed)\n");
     for (const auto& w : f.warnings) text += fmt::format("  warning: {}\n", escape_for_table(w));
     text += '\n';
     text += fmt::format("{:>7} {:<10} {} {:>6} {:>9} {:>9} {:>9} {:>4} {:>7}  {}\n", "PID", "USER", "S", "CPU%",

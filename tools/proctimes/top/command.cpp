@@ -123,7 +123,8 @@ subcommand add_top(CLI::App& root) {
     app->footer(
         "JSON (-b --format json): one object per frame on one line, its rows with the fields of\n"
         "'ps --interval --ledger --format json' plus ended, exit_code, exit_signal, thread_count, rss_bytes,\n"
-        "interval_read_bytes, interval_write_bytes and command; its ledger the ledger record (docs/CLI.md).\n"
+        "interval_read_bytes, interval_write_bytes, the interval's context switches, command and cgroup; its ledger "
+        "the ledger record (docs/CLI.md).\n"
         "Exit status: 0 success, 1 frames could not be read or written, 2 usage error (also: no terminal\n"
         "for the full-screen view).\n");
     return {app, [opts](std::ostream& out, std::ostream& err) { return run_top(*opts, out, err); }};
