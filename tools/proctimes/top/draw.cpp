@@ -189,9 +189,12 @@ std::string system_line(const screen_state& s) {
     const std::uint64_t used = f.memory_total > f.memory_available ? f.memory_total - f.memory_available : 0;
     const std::size_t ended =
         static_cast<std::size_t>(std::count_if(f.rows.begin(), f.rows.end(), [](const top_row& r) { return r.ended; }));
-    std::string t = fmt::format("load {:.2f} {:.2f} {:.2f}  mem {} of {} used  tasks {}  processes {} ({} ended)",
-                                f.load[0], f.load[1], f.load[2], bytes_cell(used), bytes_cell(f.memory_total), f.tasks,
-                                f.rows.size() - ended, ended);
+    // No memory total: the machine's status was not read for this frame (load and memory left out).
+    std::string t = f.memory_total == 0
+                        ? std::string()
+                        : fmt::format("load {:.2f} {:.2f} {:.2f}  mem {} of {} used  ", f.load[0], f.load[1], f.load[2],
+                                      bytes_cell(used), bytes_cell(f.memory_total));
+    t += fmt::format("tasks {}  processes {} ({} ended)", f.tasks, f.rows.size() - ended, ended);
     if (f.uptime.count() > 0) t += "  up " + age_cell(f.uptime);
     return t;
 }
