@@ -517,6 +517,15 @@ def case_feed_fails(pane, program, child_path):
         raise Failure(f"the error is not shown after the view:\n{s}")
 
 
+def case_crash(pane, program, child_path):
+    """A fault (the scripted driver's --crash-after raises SIGSEGV in the feed) still gives the
+    terminal back: the process dies of the signal, the settings and the screen as they were."""
+    top = Top(pane, program, ["--crash-after", "3"])
+    if top.wait_exit() != 128 + signal.SIGSEGV:
+        raise Failure("the view did not die of SIGSEGV")
+    top.check_restored()
+
+
 NO_PANE = {"not_a_terminal"}
 
 

@@ -25,6 +25,7 @@
 #include <ostream>
 #include <string>
 
+#include "top/fatal.hpp"
 #include "top/screen_state.hpp"
 
 namespace proctimes::cli::top {
@@ -192,11 +193,13 @@ int run_screen(frame_feed& feed, const screen_options& opts, std::ostream& err) 
     int status = 0;
     {
         const ending_signals signals;
+        fatal_signals faults;  // the terminal's settings taken before ncurses changes them
         const curses_terminal term(failure);
         if (!term.ok()) {
             err << "proctimes top: " << failure << "; use batch mode: proctimes top -b\n";
             return 2;
         }
+        faults.arm();
         s.colour = want_colour();
         if (s.colour) start_colours();
         draw_screen(s);
