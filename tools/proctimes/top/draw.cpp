@@ -108,7 +108,8 @@ std::string cell(const screen_state& s, const display_row& d, column c) {
             if (d.what == display_row::kind::thread || r->command.empty()) {
                 text += safe_text(r->name, s.view.utf8);
             } else {
-                text += safe_text(without_directory(r->command), s.view.utf8);
+                // A line is a few hundred columns at most: no need to escape a long command line whole.
+                text += safe_text(without_directory(r->command).substr(0, 4096), s.view.utf8);
             }
             return text;
         }

@@ -8,6 +8,7 @@
 #include <array>
 #include <chrono>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -68,7 +69,7 @@ std::vector<std::string> process_lines(const screen_state& s, const display_row&
     std::string name = "name      " + safe_text(r.name, u8) + fmt::format("   threads {}", r.threads);
     if (r.rss_bytes) name += "  resident " + bytes_cell(*r.rss_bytes);
     out.push_back(name);
-    if (!r.command.empty()) out.push_back("command   " + safe_text(r.command, u8));
+    if (!r.command.empty()) out.push_back("command   " + safe_text(std::string_view(r.command).substr(0, 4096), u8));
     std::string io;
     if (r.read_bytes && r.write_bytes)
         io = "I/O read " + bytes_cell(*r.read_bytes) + " written " + bytes_cell(*r.write_bytes);
