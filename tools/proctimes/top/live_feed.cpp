@@ -211,6 +211,7 @@ private:
         f.records_lost = sources_.lost_count();
         f.records_lost_any = sources_.lost();
         for (const auto& p : s.processes) f.tasks += static_cast<std::size_t>(std::max(p.thread_count, 0));
+        f.live_processes = s.processes.size();
         if (!machine_error_.empty()) f.warnings.push_back("machine status: " + machine_error_);
         if (!s.failures.empty())
             f.warnings.push_back(fmt::format("{} processes or threads could not be read", s.failures.size()));
