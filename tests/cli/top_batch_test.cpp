@@ -214,9 +214,9 @@ TEST(TopBatch, ABurningChildShowsItsIntervalCpu) {
         const std::int64_t interval = ns(p["interval_ns"]);
         const std::int64_t cpu = ns(p["interval_kernel_ns"]) + ns(p["interval_user_ns"]);
         // One thread: at most the interval (and a tick of the totals' split);
-        // on a loaded 2-CPU machine, at least a tenth of it.
+        // on a 2-CPU machine with a load of 40, at least a fortieth of it.
         EXPECT_LE(cpu, interval + 10'000'000) << p.dump();
-        EXPECT_GE(cpu, interval / 10) << p.dump();
+        EXPECT_GE(cpu, interval / 40) << p.dump();
         EXPECT_NEAR(p["cpu_percent"].get<double>(), 100.0 * static_cast<double>(cpu) / static_cast<double>(interval),
                     1e-6);
         shown += cpu;
@@ -293,7 +293,14 @@ TEST(TopBatch, NamesWithEscapeSequencesAndInvalidUtf8AreShownSafely) {
     }
     ASSERT_GT(named, 0);
     ASSERT_GT(argv0, 0);
-    std::this_thread::sleep_for(100ms);  // sleep has exec'd
+    // Until sleep has exec'd (its comm says so).
+    for (int i = 0; i < 500; ++i) {
+        std::ifstream comm("/proc/" + std::to_string(argv0) + "/comm");
+        std::string name;
+        std::getline(comm, name);
+        if (name == "sleep") break;
+        std::this_thread::sleep_for(10ms);
+    }
     const std::string pids = std::to_string(named) + "," + std::to_string(argv0);
     const auto t = run_cli({"top", "-b", "-n", "1", "-d", "0.2", "-p", pids});
     const auto j = run_cli({"top", "-b", "-n", "1", "-d", "0.2", "-p", pids, "--format", "json"});
@@ -365,8 +372,9 @@ namespace {
 // A parent ("pt_top_par") that, once `go` is readable, runs a child
 // ("pt_top_job": 60 ms of CPU, exit status 7) and one that SIGTERM ends
 // ("pt_top_killed"), reaps them, says so on `done`
-// and stays alive until `hold` is closed. `top` runs one interval of 4 s
-// around it; returns the frame and the parent's pid.
+// and stays alive until `hold` is closed. `top` runs one interval of 6 s
+// around it (its first walk is done within 2.5 s, even loading the eBPF
+// programs on a loaded machine); returns the frame and the parent's pid.
 // NOLINTNEXTLINE(bugprone-exception-escape)
 struct ended_frame {
     json frame;
@@ -379,7 +387,7 @@ ended_frame job_inside_one_interval(const std::vector<std::string>& command) {
     const auto t0 = std::chrono::steady_clock::now();
     const pid_t cli = spawn_out(command, out_fd);
     if (cli < 0) return f;
-    std::this_thread::sleep_for(1500ms);  // its first walk, even on a loaded machine
+    std::this_thread::sleep_for(2500ms);  // its first walk
     int done[2], hold[2];
     if (::pipe2(done, O_CLOEXEC) != 0 || ::pipe2(hold, O_CLOEXEC) != 0) return f;
     f.parent = ::fork();
@@ -412,7 +420,7 @@ ended_frame job_inside_one_interval(const std::vector<std::string>& command) {
     ::close(done[1]);
     ::close(hold[0]);
     char ch;
-    f.in_time = ::read(done[0], &ch, 1) == 1 && std::chrono::steady_clock::now() - t0 < 3500ms;
+    f.in_time = ::read(done[0], &ch, 1) == 1 && std::chrono::steady_clock::now() - t0 < 5500ms;
     const auto r = finish(cli, out_fd);
     ::close(hold[1]);
     ::close(done[0]);
@@ -427,7 +435,7 @@ TEST(TopBatch, AProcessThatEndedInsideTheIntervalIsARowWithItsExitStatusAsRoot) 
     if (::geteuid() != 0) GTEST_SKIP() << "exit records need root";
     if (auto s = proctimes::exit_stream::open(); !s)
         GTEST_SKIP() << "the exit stream cannot open here: " << s.error().message();
-    const auto f = job_inside_one_interval({PROCTIMES_BIN, "top", "-b", "-n", "1", "-d", "4", "--format", "json"});
+    const auto f = job_inside_one_interval({PROCTIMES_BIN, "top", "-b", "-n", "1", "-d", "6", "--format", "json"});
     ASSERT_TRUE(f.in_time) << "the job did not end within the interval";
     ASSERT_TRUE(f.frame.is_object()) << "no frame";
     EXPECT_EQ(f.frame["ledger"]["ended_source"], "exit_stream");
@@ -460,7 +468,7 @@ TEST(TopBatch, AProcessThatEndedInsideTheIntervalIsOnItsParentsChildrenColumnsUn
                         .c_str()) != 0)
         GTEST_SKIP() << "user 65534 cannot run " << PROCTIMES_BIN;
     std::vector<std::string> cmd = nobody;
-    for (const char* a : {PROCTIMES_BIN, "top", "-b", "-n", "1", "-d", "4", "--format", "json"}) cmd.emplace_back(a);
+    for (const char* a : {PROCTIMES_BIN, "top", "-b", "-n", "1", "-d", "6", "--format", "json"}) cmd.emplace_back(a);
     const auto f = job_inside_one_interval(cmd);
     ASSERT_TRUE(f.in_time) << "the job did not end within the interval";
     ASSERT_TRUE(f.frame.is_object()) << "no frame";

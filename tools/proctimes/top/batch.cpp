@@ -189,10 +189,11 @@ std::string frame_table(const top_frame& f, const batch_options& opts) {
     const double s = seconds(f.interval);
     text += fmt::format("proctimes top - {}  up {},  load average: {:.2f}, {:.2f}, {:.2f}\n",
                         table_time(f.taken, opts.utc), uptime_text(f), f.load[0], f.load[1], f.load[2]);
-    std::size_t ended = 0;
+    std::size_t ended = 0;  // of the machine (the ledger's), else of the rows
     for (const auto& r : f.rows) ended += r.ended ? 1 : 0;
-    text += fmt::format("Tasks: {} processes ({} ended in the interval), {} threads; interval {:.2f} s\n",
-                        f.rows.size() - ended, ended, f.tasks, s);
+    if (f.ledger) ended = f.ledger->processes.size();
+    text += fmt::format("Tasks: {} processes, {} threads; {} ended in the interval; {} rows; interval {:.2f} s\n",
+                        f.live_processes, f.tasks, ended, f.rows.size(), s);
     std::string per;
     for (std::size_t i = 0; i < f.busy_per_cpu.size(); ++i)
         per += fmt::format("{}cpu{} {}%", i ? ", " : "", i, percent(f.busy_per_cpu[i]));

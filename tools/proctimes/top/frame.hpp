@@ -87,6 +87,7 @@ struct top_frame {
     std::array<double, 3> load{};
     std::uint64_t memory_total = 0, memory_available = 0;  ///< bytes
     std::size_t tasks = 0;                                 ///< threads of every live process
+    std::size_t live_processes = 0;                        ///< every live process of the machine, filters aside
     std::vector<top_row> rows;                             ///< live and ended processes, unsorted
     std::vector<std::string> warnings;                     ///< said once in the status line
 };

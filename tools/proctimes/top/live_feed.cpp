@@ -90,6 +90,7 @@ public:
             started_ = true;
             auto records = frames::build_records(prev_, nullptr, lo_.threads, lo_.only_uid, users_);
             fill(f, prev_, records, nullptr);
+            if (machine_prev_) apply_machine(f, *machine_prev_);
             return f;
         }
         sources_.sleep_until(prev_.since_boot + interval);
@@ -124,6 +125,11 @@ public:
                 f.busy_per_cpu.push_back(share(busy, all));
             }
         }
+        if (!ledger && !f.busy_per_cpu.empty()) {
+            double sum = 0;
+            for (double b : f.busy_per_cpu) sum += b;
+            f.busy = sum / static_cast<double>(f.busy_per_cpu.size());
+        }
         if (machine) apply_machine(f, *machine);
         machine_prev_ = std::move(machine);
         sources_.forget_until(cur_.since_boot);
@@ -138,6 +144,7 @@ private:
             machine_error_ = m.error().message();
             return std::nullopt;
         }
+        machine_error_.clear();
         return std::move(*m);
     }
 
@@ -211,6 +218,7 @@ private:
         f.records_lost = sources_.lost_count();
         f.records_lost_any = sources_.lost();
         for (const auto& p : s.processes) f.tasks += static_cast<std::size_t>(std::max(p.thread_count, 0));
+        f.live_processes = s.processes.size();
         if (!machine_error_.empty()) f.warnings.push_back("machine status: " + machine_error_);
         if (!s.failures.empty())
             f.warnings.push_back(fmt::format("{} processes or threads could not be read", s.failures.size()));
