@@ -252,18 +252,18 @@ def case_signal(pane, program, child_path):
         pane.wait_for(lambda s: first_pid(s) == str(target.pid), "the process alone", 5)
         ask_signal(pane, target.pid)
         pane.keys("Enter")
-        pane.wait_for(lambda s: f"Send SIGTERM to {target.pid}" in s, "the confirmation", 3)
+        pane.wait_for(lambda s: f"Send SIGTERM to {target.pid}" in s, "the confirmation", 4)
         pane.keys("n")
-        pane.wait_for(lambda s: "no signal sent" in s, "the refusal said", 3)
+        pane.wait_for(lambda s: "no signal sent" in s, "the refusal said", 4)
         time.sleep(0.3)
         if target.poll() is not None:
             raise Failure("the process ended though the signal was refused")
         ask_signal(pane, target.pid)
         pane.type("KILL")
         pane.keys("Enter")
-        pane.wait_for(lambda s: f"Send SIGKILL to {target.pid}" in s, "the confirmation of KILL", 3)
+        pane.wait_for(lambda s: f"Send SIGKILL to {target.pid}" in s, "the confirmation of KILL", 4)
         pane.keys("y")
-        pane.wait_for(lambda s: f"sent SIGKILL to {target.pid}" in s, "the signal sent", 3)
+        pane.wait_for(lambda s: f"sent SIGKILL to {target.pid}" in s, "the signal sent", 4)
         if target.wait(timeout=5) != -signal.SIGKILL:
             raise Failure(f"the process ended with {target.returncode}, not by SIGKILL")
     finally:
