@@ -145,6 +145,15 @@ TEST(TopBatch, JsonFramesOneALineAndAsManyAsAsked) {
         expect_closes(f["ledger"]);
         ASSERT_TRUE(f["processes"].is_array());
         EXPECT_FALSE(f["processes"].empty());
+        // The rows show each attributed CPU-second once: their own CPU and
+        // their children's add up to the ledger's live + ended + reaped
+        // children.
+        std::int64_t shown = 0;
+        for (const auto& p : f["processes"])
+            shown += ns(p["interval_kernel_ns"]) + ns(p["interval_user_ns"]) + ns(p["interval_children_kernel_ns"]) +
+                     ns(p["interval_children_user_ns"]);
+        const json& l = f["ledger"];
+        EXPECT_EQ(shown, ns(l["live_ns"]) + ns(l["ended_ns"]) + ns(l["reaped_children_ns"])) << l.dump();
         bool self = false;
         for (const auto& p : f["processes"]) {
             if (p["pid"] != ::getpid()) continue;

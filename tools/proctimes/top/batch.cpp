@@ -29,12 +29,6 @@ using std::chrono::nanoseconds;
 
 double seconds(nanoseconds d) { return std::chrono::duration<double>(d).count(); }
 
-interval_basis basis_of(const std::string& word) {
-    for (const auto& row : interval_basis_words)
-        if (row.word == word) return row.value;
-    return interval_basis::both;
-}
-
 // The ps record a row was made from.
 task_record record_of(const top_row& r, nanoseconds interval, bool with_interval) {
     task_record t;
@@ -63,7 +57,7 @@ task_record record_of(const top_row& r, nanoseconds interval, bool with_interval
         u.kernel = r.interval_kernel;
         u.user = r.interval_user;
         u.cpu_percent = interval.count() > 0 ? 100.0 * seconds(r.interval_cpu()) / seconds(interval) : 0.0;
-        u.basis = basis_of(r.basis);
+        u.basis = word_value<interval_basis>(r.basis).value_or(interval_basis::both);
         if (!r.tid) {
             u.children_kernel = r.interval_children_kernel;
             u.children_user = r.interval_children_user;

@@ -228,13 +228,36 @@ private:
         for (const auto& t : sources_.exits())
             if (t.process_ended && t.pid != 0) end_of[t.pid] = &t;
         std::unordered_map<proctimes::pid_t, const ended_process*> ended_of;
-        if (l)
+        std::unordered_map<proctimes::pid_t, const children_account*> children_of;
+        if (l) {
             for (const auto& e : l->processes) ended_of[e.pid] = &e;
+            for (const auto& c : l->children) children_of[c.pid] = &c;
+        }
 
         f.rows.reserve(records.size());
         for (auto& r : records) {
             if (!wanted(r.pid)) continue;
             top_row row = row_of(r);
+            // The children columns: what the ledger counts of the children
+            // the process reaped (their CPU inside the interval, less what
+            // ended rows already show), split as the kernel's totals are, so
+            // that a frame's rows add up to the attributed CPU, each
+            // CPU-second once.
+            if (!row.ended) {
+                row.interval_children_kernel = nanoseconds{0};
+                row.interval_children_user = nanoseconds{0};
+                if (const auto it = children_of.find(r.pid); it != children_of.end()) {
+                    const children_account& c = *it->second;
+                    const auto all = c.kernel + c.user;
+                    const auto kernel =
+                        all.count() > 0 ? nanoseconds{static_cast<std::int64_t>(static_cast<double>(c.counted.count()) *
+                                                                                static_cast<double>(c.kernel.count()) /
+                                                                                static_cast<double>(all.count()))}
+                                        : nanoseconds{0};
+                    row.interval_children_kernel = kernel;
+                    row.interval_children_user = c.counted - kernel;
+                }
+            }
             if (row.ended) {
                 if (const auto it = end_of.find(r.pid); it != end_of.end() && it->second->status) {
                     const exit_status& st = *it->second->status;
