@@ -44,8 +44,10 @@ inline top::top_row made_row(std::uint64_t n, int p, std::size_t command_bytes =
     if (r.ended) {
         r.exit = taken_of(n) - 3ms;
         r.exit_source = exit_source::bpf_exit;
-        if (p % 2) r.exit_code = p % 256;
-        else r.exit_signal = 9;
+        if (p % 2)
+            r.exit_code = p % 256;
+        else
+            r.exit_signal = 9;
     }
     const auto k = static_cast<std::int64_t>(n * 1000 + static_cast<std::uint64_t>(p));
     if (!idle) {

@@ -101,8 +101,10 @@ TEST(StoreFaults, KillNineAtRandomMomentsLosesNothingFinished) {
 class small_disk {
 public:
     small_disk() {
-        if (::mount("tmpfs", dir_.path().c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=1m") == 0) mounted_ = true;
-        else error_ = errno;
+        if (::mount("tmpfs", dir_.path().c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=1m") == 0)
+            mounted_ = true;
+        else
+            error_ = errno;
     }
     small_disk(const small_disk&) = delete;
     small_disk& operator=(const small_disk&) = delete;
@@ -149,8 +151,7 @@ TEST(StoreFaults, AFullDiskLosesTheIntervalOnlyAndWritingResumes) {
     const std::uint64_t last_written = n - 1;
     ASSERT_GT(last_written, 3U);
     EXPECT_EQ(full->kind, error_kind::full) << full->message;
-    EXPECT_NE(full->message.find("the interval taken at " + describe(taken_of(n))), std::string::npos)
-        << full->message;
+    EXPECT_NE(full->message.find("the interval taken at " + describe(taken_of(n))), std::string::npos) << full->message;
     EXPECT_NE(full->message.find("was not written"), std::string::npos) << full->message;
     EXPECT_NE(full->message.find("full"), std::string::npos) << full->message;
     EXPECT_NE(full->message.find(path), std::string::npos) << full->message;

@@ -191,8 +191,8 @@ struct busy_reader {
                 }
                 for (const auto& f : *frames)
                     if (f.rows.size() != rows && failures++ == 0)
-                        first_failure = "interval " + std::to_string(f.number) + " has " +
-                                        std::to_string(f.rows.size()) + " rows";
+                        first_failure =
+                            "interval " + std::to_string(f.number) + " has " + std::to_string(f.rows.size()) + " rows";
                 ++reads;
             }
         });

@@ -32,7 +32,7 @@ struct error {
 template <class T>
 class [[nodiscard]] outcome {
 public:
-    outcome(T v) : v_(std::in_place_index<0>, std::move(v)) {}             // NOLINT(google-explicit-constructor)
+    outcome(T v) : v_(std::in_place_index<0>, std::move(v)) {}              // NOLINT(google-explicit-constructor)
     outcome(record::error e) : v_(std::in_place_index<1>, std::move(e)) {}  // NOLINT(google-explicit-constructor)
 
     [[nodiscard]] bool has_value() const noexcept { return v_.index() == 0; }

@@ -10,8 +10,8 @@ std::string message(sqlite3* db, int rc) {
 
 int statement::prepare(sqlite3* db, std::string_view sql, statement& out) {
     sqlite3_stmt* s = nullptr;
-    const int rc = sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &s,
-                                      nullptr);
+    const int rc =
+        sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &s, nullptr);
     if (rc != SQLITE_OK) {
         sqlite3_finalize(s);
         return rc;

@@ -49,7 +49,7 @@ struct open_options {
 /// What retain() removed.
 struct retain_result {
     std::uint64_t intervals_deleted = 0;
-    std::uint64_t processes_deleted = 0;  ///< identities no longer referenced
+    std::uint64_t processes_deleted = 0;              ///< identities no longer referenced
     std::uint64_t bytes_before = 0, bytes_after = 0;  ///< used_bytes() before and after
 };
 
@@ -63,7 +63,7 @@ enum class group_by { program, user, cgroup };
 
 /// One group of a report: CPU its processes used in the window, in ns.
 struct report_row {
-    std::string key;  ///< program (comm), user name, or cgroup path
+    std::string key;                                              ///< program (comm), user name, or cgroup path
     std::chrono::nanoseconds kernel{}, user{};                    ///< the processes' own, in the intervals
     std::chrono::nanoseconds children_kernel{}, children_user{};  ///< of children they reaped in them
     std::uint64_t processes = 0;                                  ///< distinct processes (identities)
@@ -74,11 +74,11 @@ struct report_row {
 /// What used the CPU in a window: the intervals taken in [from, to].
 struct report {
     std::uint64_t intervals = 0;
-    instant first{}, last{};              ///< the first and last interval taken in the window
-    std::chrono::nanoseconds span{};      ///< sum of the intervals' lengths
-    std::chrono::nanoseconds busy{};      ///< the ledgers' busy CPU (intervals with a ledger)
-    std::chrono::nanoseconds attributed{};///< every row's CPU (sum of all groups' cpu())
-    std::vector<report_row> rows;         ///< largest cpu() first; at most `top` of them
+    instant first{}, last{};                ///< the first and last interval taken in the window
+    std::chrono::nanoseconds span{};        ///< sum of the intervals' lengths
+    std::chrono::nanoseconds busy{};        ///< the ledgers' busy CPU (intervals with a ledger)
+    std::chrono::nanoseconds attributed{};  ///< every row's CPU (sum of all groups' cpu())
+    std::vector<report_row> rows;           ///< largest cpu() first; at most `top` of them
 };
 
 class store {

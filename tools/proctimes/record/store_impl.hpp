@@ -54,8 +54,7 @@ struct store::impl {
 
     /// Frames of the intervals whose taken_ns is in [from, to], ascending or
     /// descending, at most `limit` (0: all).
-    outcome<std::vector<top::top_frame>> frames(std::int64_t from, std::int64_t to, bool descending,
-                                                std::size_t limit);
+    outcome<std::vector<top::top_frame>> frames(std::int64_t from, std::int64_t to, bool descending, std::size_t limit);
 };
 
 /// Nanoseconds since the epoch of an instant, and back.

@@ -20,16 +20,21 @@ namespace {
 error_kind kind_of(int rc, int system_errno) {
     if (system_errno == ENOSPC || system_errno == EDQUOT) return error_kind::full;
     switch (rc & 0xff) {
-        case SQLITE_FULL: return error_kind::full;
+        case SQLITE_FULL:
+            return error_kind::full;
         case SQLITE_BUSY:
-        case SQLITE_LOCKED: return error_kind::busy;
+        case SQLITE_LOCKED:
+            return error_kind::busy;
         case SQLITE_CORRUPT:
-        case SQLITE_NOTADB: return error_kind::corrupt;
+        case SQLITE_NOTADB:
+            return error_kind::corrupt;
         case SQLITE_CANTOPEN:
         case SQLITE_PERM:
         case SQLITE_READONLY:
-        case SQLITE_AUTH: return error_kind::path;
-        default: return error_kind::io;
+        case SQLITE_AUTH:
+            return error_kind::path;
+        default:
+            return error_kind::io;
     }
 }
 
@@ -81,8 +86,8 @@ outcome<int> take_lock(const std::string& path) {
     const std::string lock_path = path + "-lock";
     const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0)
-        return error{error_kind::path,
-                     "cannot open the writer's lock " + lock_path + " of the store " + path + ": " + std::strerror(errno)};
+        return error{error_kind::path, "cannot open the writer's lock " + lock_path + " of the store " + path + ": " +
+                                           std::strerror(errno)};
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
         const int e = errno;
         if (e != EWOULDBLOCK) {
@@ -101,8 +106,7 @@ outcome<int> take_lock(const std::string& path) {
         }
         ::close(fd);
         return error{error_kind::locked, "the store " + path + " is being written by another recorder (pid " +
-                                             (pid.empty() ? std::string("unknown") : pid) +
-                                             "): one writer at a time"};
+                                             (pid.empty() ? std::string("unknown") : pid) + "): one writer at a time"};
     }
     const std::string me = std::to_string(::getpid()) + "\n";
     if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, me.data(), me.size(), 0) != static_cast<ssize_t>(me.size())) {
@@ -202,8 +206,8 @@ outcome<store> store::open(const std::string& path, const open_options& o, bool 
         if (rc == SQLITE_OK) rc = st.step();
         if (rc != SQLITE_ROW) return s->fail(rc, "cannot put the store in WAL mode");
         if (st.text(0) != "wal")
-            return s->fail(error_kind::io, "cannot put the store " + path + " in WAL mode (it stays in " +
-                                               st.text(0) + " mode)");
+            return s->fail(error_kind::io,
+                           "cannot put the store " + path + " in WAL mode (it stays in " + st.text(0) + " mode)");
         for (const char* p : {"PRAGMA synchronous = NORMAL", "PRAGMA journal_size_limit = 8388608"})
             if (auto r = set_pragma(*s, p); !r) return r.error();
     }
@@ -241,12 +245,8 @@ store::store(store&&) noexcept = default;
 store& store::operator=(store&&) noexcept = default;
 store::~store() = default;
 
-outcome<store> store::open_writer(const std::string& path, const open_options& o) {
-    return open(path, o, true);
-}
-outcome<store> store::open_reader(const std::string& path, const open_options& o) {
-    return open(path, o, false);
-}
+outcome<store> store::open_writer(const std::string& path, const open_options& o) { return open(path, o, true); }
+outcome<store> store::open_reader(const std::string& path, const open_options& o) { return open(path, o, false); }
 
 const std::string& store::path() const noexcept { return impl_->path; }
 bool store::writer() const noexcept { return impl_->writer; }

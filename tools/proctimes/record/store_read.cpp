@@ -219,7 +219,8 @@ outcome<top::top_frame> store::next(instant taken) {
 
 outcome<store_span> store::span() {
     sql::statement st;
-    int rc = sql::statement::prepare(impl_->db.get(), "SELECT count(*), min(taken_ns), max(taken_ns) FROM interval", st);
+    int rc =
+        sql::statement::prepare(impl_->db.get(), "SELECT count(*), min(taken_ns), max(taken_ns) FROM interval", st);
     if (rc == SQLITE_OK) rc = st.step();
     if (rc != SQLITE_ROW) return impl_->fail(rc, "cannot read the store's intervals");
     store_span s;

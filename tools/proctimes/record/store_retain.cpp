@@ -51,8 +51,8 @@ outcome<std::int64_t> delete_oldest(store::impl& s, std::optional<std::int64_t> 
                              " x.interval_id NOT IN " + list + ")";
     if (int rc = sql::exec(db, gone.c_str()); rc != SQLITE_OK) return s.fail(rc, what);
     const auto processes = sqlite3_changes64(db);
-    const std::string rest = "DELETE FROM sample WHERE interval_id IN " + list +
-                             "; DELETE FROM interval WHERE id IN " + list;
+    const std::string rest =
+        "DELETE FROM sample WHERE interval_id IN " + list + "; DELETE FROM interval WHERE id IN " + list;
     if (int rc = sql::exec(db, rest.c_str()); rc != SQLITE_OK) return s.fail(rc, what);
     if (int rc = t.commit(); rc != SQLITE_OK) return s.fail(rc, what);
     out.intervals_deleted += static_cast<std::uint64_t>(n);
@@ -81,8 +81,9 @@ outcome<std::uint64_t> store::used_bytes() {
 
 outcome<retain_result> store::retain(std::chrono::nanoseconds max_age, std::uint64_t max_bytes) {
     auto& s = *impl_;
-    if (!s.writer) return s.fail(error_kind::read_only, "cannot delete old intervals: the store " + s.path +
-                                                            " is open for reading");
+    if (!s.writer)
+        return s.fail(error_kind::read_only,
+                      "cannot delete old intervals: the store " + s.path + " is open for reading");
     retain_result out;
     auto before = used_bytes();
     if (!before) return before.error();

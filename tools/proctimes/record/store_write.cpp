@@ -170,10 +170,9 @@ status store::write_interval(const top::top_frame& f) {
         s.identities_cached = 0;
         return s.fail(rc, what);
     };
-    for (auto [st, text] : {std::pair{&s.insert_interval, insert_interval_sql},
-                            std::pair{&s.insert_sample, insert_sample_sql},
-                            std::pair{&s.insert_process, insert_process_sql},
-                            std::pair{&s.find_process, find_process_sql}})
+    for (auto [st, text] :
+         {std::pair{&s.insert_interval, insert_interval_sql}, std::pair{&s.insert_sample, insert_sample_sql},
+          std::pair{&s.insert_process, insert_process_sql}, std::pair{&s.find_process, find_process_sql}})
         if (int rc = s.prepare(*st, text); rc != SQLITE_OK) return failed(rc);
     if (s.identities_cached > identity_cache_limit) {
         s.identities.clear();
@@ -187,8 +186,8 @@ status store::write_interval(const top::top_frame& f) {
         // An interval taken at the same instant is replaced (DELETE of two
         // tables: run as one exec, its statement text bound by hand).
         const std::string del = "DELETE FROM sample WHERE interval_id IN (SELECT id FROM interval WHERE taken_ns = " +
-                                std::to_string(ns_of(f.taken)) + "); DELETE FROM interval WHERE taken_ns = " +
-                                std::to_string(ns_of(f.taken));
+                                std::to_string(ns_of(f.taken)) +
+                                "); DELETE FROM interval WHERE taken_ns = " + std::to_string(ns_of(f.taken));
         if (int rc = sql::exec(db, del.c_str()); rc != SQLITE_OK) return failed(rc);
     }
     {
