@@ -119,7 +119,86 @@ TEST(Store, WritesEachIdentityOnce) {
         expect_frame_stored(f, *back);
     }
     EXPECT_EQ(count(path, "SELECT count(*) FROM interval"), 12);
+    // An identity only the replaced interval had goes with it.
+    {
+        auto w = store::open_writer(path);
+        ASSERT_TRUE(w);
+        auto f = made_frame(13, 3);
+        f.rows.push_back(made_row(13, 1));
+        f.rows.back().pid = 77'777;
+        ASSERT_TRUE(w->write_interval(f));
+        EXPECT_EQ(count(path, "SELECT count(*) FROM process WHERE pid = 77777"), 1);
+        f.rows.pop_back();
+        ASSERT_TRUE(w->write_interval(f));
+        EXPECT_EQ(count(path, "SELECT count(*) FROM process WHERE pid = 77777"), 0);
+        // The cache forgot it too: written again, it is stored again.
+        f.rows.push_back(made_row(13, 1));
+        f.rows.back().pid = 77'777;
+        ASSERT_TRUE(w->write_interval(f));
+        EXPECT_EQ(count(path, "SELECT count(*) FROM sample s JOIN process p ON p.id = s.process_id WHERE p.pid = 77777"),
+                  1);
+    }
+    EXPECT_EQ(count(path, "SELECT count(*) FROM sample WHERE process_id NOT IN (SELECT id FROM process)"), 0);
     EXPECT_EQ(query(path, "PRAGMA integrity_check"), "ok");
+}
+
+TEST(Store, IsCompact) {
+    // 100 intervals of 200 processes with 300-byte command lines: the
+    // command lines are stored once, a sample takes a few dozen bytes.
+    temp_dir dir;
+    const auto path = dir.file("a.db");
+    auto w = store::open_writer(path);
+    ASSERT_TRUE(w);
+    for (std::uint64_t n = 1; n <= 100; ++n) ASSERT_TRUE(w->write_interval(made_frame(n, 200, 300)));
+    ASSERT_TRUE(w->retain(0s, 0));
+    const auto samples = count(path, "SELECT count(*) FROM sample");
+    const auto processes = count(path, "SELECT count(*) FROM process");
+    EXPECT_EQ(samples, 100 * processes);
+    const auto used = w->used_bytes();
+    ASSERT_TRUE(used);
+    const double per_sample = static_cast<double>(*used) / static_cast<double>(samples);
+    std::printf("store: %lld samples, %lld identities, %llu bytes: %.1f bytes a sample\n",
+                static_cast<long long>(samples), static_cast<long long>(processes),
+                static_cast<unsigned long long>(*used), per_sample);
+    EXPECT_LT(per_sample, 150.0);  // with the command line in each sample, over 400
+}
+
+TEST(Store, WaitsForALockWithinTheBusyTimeout) {
+    temp_dir dir;
+    const auto path = dir.file("a.db");
+    auto w = store::open_writer(path, open_options{std::chrono::milliseconds(3000)});
+    ASSERT_TRUE(w);
+    ASSERT_TRUE(w->write_interval(made_frame(1)));
+    // Another connection (sqlite3 on the command line, say) holds the write
+    // lock for a while: the writer waits, then writes.
+    sqlite3* other = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+    std::thread release([other] {
+        std::this_thread::sleep_for(300ms);
+        sqlite3_exec(other, "COMMIT", nullptr, nullptr, nullptr);
+    });
+    const auto start = std::chrono::steady_clock::now();
+    auto r = w->write_interval(made_frame(2));
+    const auto waited = std::chrono::steady_clock::now() - start;
+    release.join();
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_GE(waited, 250ms);
+    // Held past the timeout: a busy error naming the interval, nothing of
+    // it written; once the lock is gone, writing goes on.
+    w = store::open_reader(path);  // the patient writer goes
+    auto impatient = store::open_writer(path, open_options{std::chrono::milliseconds(100)});
+    ASSERT_TRUE(impatient) << impatient.error().message;
+    ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+    auto refused = impatient->write_interval(made_frame(3));
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().kind, error_kind::busy) << refused.error().message;
+    EXPECT_NE(refused.error().message.find("frame 3"), std::string::npos) << refused.error().message;
+    ASSERT_EQ(sqlite3_exec(other, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(other);
+    EXPECT_EQ(count(path, "SELECT count(*) FROM interval"), 2);
+    ASSERT_TRUE(impatient->write_interval(made_frame(3)));
+    EXPECT_EQ(count(path, "SELECT count(*) FROM interval"), 3);
 }
 
 TEST(Store, ReportsCpuPerGroup) {

@@ -80,7 +80,7 @@ CREATE TABLE sample (
   resolution_ns             INTEGER NOT NULL,
   total_resolution_ns       INTEGER NOT NULL,
   cpu_source                INTEGER,
-  sampled_ns                INTEGER,
+  sampled_before_ns         INTEGER,
   basis                     TEXT NOT NULL,
   threads                   INTEGER NOT NULL,
   rss_bytes                 INTEGER,

@@ -52,6 +52,12 @@ struct store::impl {
     /// Prepares `s` once. SQLITE_OK or the error.
     int prepare(sql::statement& s, const char* text);
 
+    /// Inside the caller's write transaction: deletes the intervals whose
+    /// ids `list` gives (an SQL list or subquery, "(1,2)"), their samples,
+    /// and the identities no other interval refers to; forgets the cached
+    /// identities when some went. Returns how many identities went.
+    outcome<std::int64_t> delete_intervals(const std::string& list);
+
     /// Frames of the intervals whose taken_ns is in [from, to], ascending or
     /// descending, at most `limit` (0: all).
     outcome<std::vector<top::top_frame>> frames(std::int64_t from, std::int64_t to, bool descending, std::size_t limit);

@@ -22,7 +22,7 @@ constexpr const char* select_samples_sql =
     " s.exit_code, s.exit_signal, s.exit_ns, s.exit_source, s.interval_kernel_ns, s.interval_user_ns,"
     " s.children_kernel_ns, s.children_user_ns, s.kernel_ns, s.user_ns, s.resolution_ns, s.threads, s.rss_bytes,"
     " s.read_bytes, s.write_bytes, s.voluntary_switches, s.involuntary_switches, s.total_resolution_ns,"
-    " s.cpu_source, s.sampled_ns, s.basis"
+    " s.cpu_source, s.sampled_before_ns, s.basis"
     " FROM sample s JOIN process p ON p.id = s.process_id WHERE s.interval_id = ?1 ORDER BY s.process_id";
 
 constexpr std::int64_t earliest = std::numeric_limits<std::int64_t>::min();
@@ -105,7 +105,7 @@ top::top_frame frame_of(const sql::statement& st) {
     return f;
 }
 
-top::top_row row_of(const sql::statement& st) {
+top::top_row row_of(const sql::statement& st, std::int64_t taken_ns) {
     top::top_row r;
     r.pid = static_cast<proctimes::pid_t>(st.int64(0));
     r.creation = instant_of(st.int64(1));
@@ -144,7 +144,7 @@ top::top_row row_of(const sql::statement& st) {
         if (source >= 0 && source <= static_cast<std::int64_t>(cpu_source::os_times))
             r.source = static_cast<cpu_source>(source);
     }
-    if (!st.null(29)) r.sampled_at = instant_of(st.int64(29));
+    if (!st.null(29)) r.sampled_at = instant_of(taken_ns - st.int64(29));
     r.basis = st.text(30);
     return r;
 }
@@ -171,7 +171,7 @@ outcome<std::vector<top::top_frame>> store::impl::frames(std::int64_t from, std:
         sql::reset_on_exit g(select_samples);
         int src = select_samples.bind(1, intervals.int64(0));
         while (src == SQLITE_OK && (src = select_samples.step()) == SQLITE_ROW) {
-            f.rows.push_back(row_of(select_samples));
+            f.rows.push_back(row_of(select_samples, ns_of(f.taken)));
             src = SQLITE_OK;
         }
         if (src != SQLITE_DONE) return fail(src, what);

@@ -44,28 +44,35 @@ outcome<std::int64_t> delete_oldest(store::impl& s, std::optional<std::int64_t> 
         if (rc != SQLITE_DONE) return s.fail(rc, what);
     }
     if (n == 0) return n;
-    const std::string list = "(" + ids + ")";
-    // Identities referred to by these intervals only, then the intervals.
-    const std::string gone = "DELETE FROM process WHERE id IN (SELECT process_id FROM sample WHERE interval_id IN " +
-                             list + ") AND NOT EXISTS (SELECT 1 FROM sample x WHERE x.process_id = process.id AND" +
-                             " x.interval_id NOT IN " + list + ")";
-    if (int rc = sql::exec(db, gone.c_str()); rc != SQLITE_OK) return s.fail(rc, what);
-    const auto processes = sqlite3_changes64(db);
-    const std::string rest =
-        "DELETE FROM sample WHERE interval_id IN " + list + "; DELETE FROM interval WHERE id IN " + list;
-    if (int rc = sql::exec(db, rest.c_str()); rc != SQLITE_OK) return s.fail(rc, what);
+    auto processes = s.delete_intervals("(" + ids + ")");
+    if (!processes) return processes.error();
     if (int rc = t.commit(); rc != SQLITE_OK) return s.fail(rc, what);
     out.intervals_deleted += static_cast<std::uint64_t>(n);
-    out.processes_deleted += static_cast<std::uint64_t>(processes);
-    if (processes > 0) {
-        // Deleted ids must not be written again from the cache.
-        s.identities.clear();
-        s.identities_cached = 0;
-    }
+    out.processes_deleted += static_cast<std::uint64_t>(*processes);
     return n;
 }
 
 }  // namespace
+
+outcome<std::int64_t> store::impl::delete_intervals(const std::string& list) {
+    const char* what = "cannot delete intervals";
+    sqlite3* h = db.get();
+    // Identities referred to by these intervals only, then the intervals.
+    const std::string gone = "DELETE FROM process WHERE id IN (SELECT process_id FROM sample WHERE interval_id IN " +
+                             list + ") AND NOT EXISTS (SELECT 1 FROM sample x WHERE x.process_id = process.id AND" +
+                             " x.interval_id NOT IN " + list + ")";
+    if (int rc = sql::exec(h, gone.c_str()); rc != SQLITE_OK) return fail(rc, what);
+    const auto processes = sqlite3_changes64(h);
+    const std::string rest =
+        "DELETE FROM sample WHERE interval_id IN " + list + "; DELETE FROM interval WHERE id IN " + list;
+    if (int rc = sql::exec(h, rest.c_str()); rc != SQLITE_OK) return fail(rc, what);
+    if (processes > 0) {
+        // Deleted ids must not be written again from the cache.
+        identities.clear();
+        identities_cached = 0;
+    }
+    return processes;
+}
 
 outcome<std::uint64_t> store::used_bytes() {
     auto& s = *impl_;

@@ -21,7 +21,7 @@ constexpr const char* insert_sample_sql =
     "INSERT OR IGNORE INTO sample (interval_id, process_id, state, ended, exit_code, exit_signal, exit_ns, exit_source,"
     " interval_kernel_ns, interval_user_ns, children_kernel_ns, children_user_ns, kernel_ns, user_ns, resolution_ns,"
     " threads, rss_bytes, read_bytes, write_bytes, voluntary_switches, involuntary_switches, total_resolution_ns,"
-    " cpu_source, sampled_ns, basis)"
+    " cpu_source, sampled_before_ns, basis)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,"
     " ?23, ?24, ?25)";
 constexpr const char* insert_process_sql =
@@ -115,7 +115,8 @@ int bind_interval(sql::statement& st, const top::top_frame& f, std::size_t kept)
     return rc;
 }
 
-int bind_sample(sql::statement& st, std::int64_t interval_id, std::int64_t process_id, const top::top_row& r) {
+int bind_sample(sql::statement& st, std::int64_t interval_id, std::int64_t process_id, const top::top_row& r,
+                std::int64_t taken_ns) {
     int rc = SQLITE_OK;
     auto b = [&](int i, auto v) {
         if (rc == SQLITE_OK) rc = st.bind(i, v);
@@ -143,7 +144,7 @@ int bind_sample(sql::statement& st, std::int64_t interval_id, std::int64_t proce
     b(21, r.involuntary_switches);
     b(22, ns(r.total_resolution));
     if (r.source) b(23, static_cast<std::int64_t>(*r.source));
-    if (r.sampled_at) b(24, ns_of(*r.sampled_at));
+    if (r.sampled_at) b(24, taken_ns - ns_of(*r.sampled_at));  // a few bytes, not eight
     b(25, std::string_view(r.basis));
     return rc;
 }
@@ -183,12 +184,11 @@ status store::write_interval(const top::top_frame& f) {
     sql::transaction t(db);
     if (int rc = t.begin(); rc != SQLITE_OK) return failed(rc);
     {
-        // An interval taken at the same instant is replaced (DELETE of two
-        // tables: run as one exec, its statement text bound by hand).
-        const std::string del = "DELETE FROM sample WHERE interval_id IN (SELECT id FROM interval WHERE taken_ns = " +
-                                std::to_string(ns_of(f.taken)) +
-                                "); DELETE FROM interval WHERE taken_ns = " + std::to_string(ns_of(f.taken));
-        if (int rc = sql::exec(db, del.c_str()); rc != SQLITE_OK) return failed(rc);
+        // An interval taken at the same instant is replaced, with the
+        // identities only it referred to.
+        const auto deleted =
+            s.delete_intervals("(SELECT id FROM interval WHERE taken_ns = " + std::to_string(ns_of(f.taken)) + ")");
+        if (!deleted) return failed(deleted.error().sqlite_code);
     }
     {
         sql::reset_on_exit guard(s.insert_interval);
@@ -243,7 +243,7 @@ status store::write_interval(const top::top_frame& f) {
             ++s.identities_cached;
         }
         sql::reset_on_exit g(s.insert_sample);
-        int rc = bind_sample(s.insert_sample, interval_id, process_id, r);
+        int rc = bind_sample(s.insert_sample, interval_id, process_id, r, ns_of(f.taken));
         if (rc == SQLITE_OK) rc = s.insert_sample.step();
         if (rc != SQLITE_DONE) return failed(rc);
     }
