@@ -135,8 +135,8 @@ TEST(Store, WritesEachIdentityOnce) {
         f.rows.push_back(made_row(13, 1));
         f.rows.back().pid = 77'777;
         ASSERT_TRUE(w->write_interval(f));
-        EXPECT_EQ(count(path, "SELECT count(*) FROM sample s JOIN process p ON p.id = s.process_id WHERE p.pid = 77777"),
-                  1);
+        EXPECT_EQ(
+            count(path, "SELECT count(*) FROM sample s JOIN process p ON p.id = s.process_id WHERE p.pid = 77777"), 1);
     }
     EXPECT_EQ(count(path, "SELECT count(*) FROM sample WHERE process_id NOT IN (SELECT id FROM process)"), 0);
     EXPECT_EQ(query(path, "PRAGMA integrity_check"), "ok");
