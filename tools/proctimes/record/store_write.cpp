@@ -30,6 +30,17 @@ constexpr const char* insert_process_sql =
 constexpr const char* find_process_sql =
     "SELECT id, ppid, name, command, uid, user, cgroup FROM process WHERE pid = ?1 AND creation_ns = ?2";
 
+// sample.cpu_source and sample.exit_source hold these enums' values: fixed
+// by schema version 1 (docs/STORE.md). A change here is a new schema version.
+static_assert(static_cast<int>(cpu_source::rusage) == 0 && static_cast<int>(cpu_source::cpu_clock_and_stat) == 1 &&
+              static_cast<int>(cpu_source::schedstat_and_stat) == 2 && static_cast<int>(cpu_source::stat_ticks) == 3 &&
+              static_cast<int>(cpu_source::wait_rusage) == 4 && static_cast<int>(cpu_source::exit_record) == 5 &&
+              static_cast<int>(cpu_source::thread_clock_and_rusage) == 6 &&
+              static_cast<int>(cpu_source::bpf_task) == 7 && static_cast<int>(cpu_source::bpf_exit) == 8 &&
+              static_cast<int>(cpu_source::os_times) == 9);
+static_assert(static_cast<int>(exit_source::none) == 0 && static_cast<int>(exit_source::observed) == 1 &&
+              static_cast<int>(exit_source::exit_record) == 2 && static_cast<int>(exit_source::bpf_exit) == 3);
+
 /// The identities cached before the writer forgets them all and looks them
 /// up again (a bound on its memory over weeks of short processes).
 constexpr std::size_t identity_cache_limit = 200'000;
