@@ -181,7 +181,17 @@ TEST(StoreFaults, AFullDiskLosesTheIntervalOnlyAndWritingResumes) {
     }
     EXPECT_EQ(query(path, "PRAGMA integrity_check"), "ok");
 
-    // Room again: the same writer goes on.
+    // A recorder restarted while the disk is full: the store opens (the old
+    // writer's close could not copy the WAL back: nothing is lost by it).
+    w = store::open_reader(path);
+    w = store::open_writer(path);
+    ASSERT_TRUE(w) << w.error().message;
+    EXPECT_EQ(w->span()->intervals, last_written);
+    auto still_full = w->write_interval(made_frame(n + 1, 30, 600));
+    ASSERT_FALSE(still_full);
+    EXPECT_EQ(still_full.error().kind, error_kind::full) << still_full.error().message;
+
+    // Room again: the writer goes on.
     ASSERT_EQ(::unlink(ballast.c_str()), 0);
     auto f = made_frame(n + 2, 30, 600);
     for (auto& r : f.rows) r.pid += static_cast<proctimes::pid_t>((n + 2) * 100);

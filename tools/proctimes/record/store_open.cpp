@@ -84,7 +84,7 @@ status check_path(const std::string& path, bool writer) {
 /// this one when the writer's process ends, kill -9 included.
 outcome<int> take_lock(const std::string& path) {
     const std::string lock_path = path + "-lock";
-    const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
     if (fd < 0)
         return error{error_kind::path, "cannot open the writer's lock " + lock_path + " of the store " + path + ": " +
                                            std::strerror(errno)};
