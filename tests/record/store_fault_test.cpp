@@ -139,7 +139,7 @@ TEST(StoreFaults, AFullDiskLosesTheIntervalOnlyAndWritingResumes) {
     const auto ballast = disk.file("ballast");
     {
         std::ofstream b(ballast, std::ios::binary);
-        b << std::string(256 * 1024, 'b');
+        b << std::string(std::size_t{256} * 1024, 'b');
         ASSERT_TRUE(b.good());
     }
     auto w = store::open_writer(path);

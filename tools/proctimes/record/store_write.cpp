@@ -42,8 +42,9 @@ static_assert(static_cast<int>(exit_source::none) == 0 && static_cast<int>(exit_
               static_cast<int>(exit_source::exit_record) == 2 && static_cast<int>(exit_source::bpf_exit) == 3);
 
 /// The identities cached before the writer forgets them all and looks them
-/// up again (a bound on its memory over weeks of short processes).
-constexpr std::size_t identity_cache_limit = 200'000;
+/// up again: a bound on its memory (processes whose end it never saw stay
+/// cached), ten times the processes of a busy machine.
+constexpr std::size_t identity_cache_limit = 50'000;
 
 std::string cpu_busy_json(const std::vector<double>& v) {
     std::string out = "[";
@@ -211,10 +212,13 @@ status store::write_interval(const top::top_frame& f) {
     for (const auto& r : f.rows) {
         if (!kept(r)) continue;
         auto id = identity_of(r);
-        auto& known = s.identities[{id.pid, id.creation_ns}];
+        const std::pair key{id.pid, id.creation_ns};
+        auto known = s.identities.find(key);
         std::int64_t process_id = -1;
-        for (const auto& [k, pid] : known)
-            if (k == id) process_id = pid;
+        if (known != s.identities.end())
+            for (const auto& [k, pid] : known->second)
+                if (k == id) process_id = pid;
+        const bool cached = process_id >= 0;
         if (process_id < 0) {
             // Not cached: stored by an earlier run, or new.
             sql::reset_on_exit g(s.find_process);
@@ -248,9 +252,14 @@ status store::write_interval(const top::top_frame& f) {
             if (rc != SQLITE_DONE) return failed(rc);
             process_id = sqlite3_last_insert_rowid(db);
         }
-        if (std::find_if(known.begin(), known.end(), [&](const auto& k) { return k.second == process_id; }) ==
-            known.end()) {
-            known.emplace_back(std::move(id), process_id);
+        // A process that ended is not seen again: only the living are cached.
+        if (r.ended && cached) {
+            auto& v = known->second;
+            v.erase(std::remove_if(v.begin(), v.end(), [&](const auto& k) { return k.second == process_id; }), v.end());
+            --s.identities_cached;
+            if (v.empty()) s.identities.erase(known);
+        } else if (!r.ended && !cached) {
+            s.identities[key].emplace_back(std::move(id), process_id);
             ++s.identities_cached;
         }
         sql::reset_on_exit g(s.insert_sample);
