@@ -4,9 +4,11 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <thread>
@@ -172,6 +174,44 @@ status check_or_create_schema(store::impl& s) {
     return ok();
 }
 
+/// Opens the connection and sets what every connection uses.
+status connect(store::impl& s, const open_options& o, const std::string& name, int flags) {
+    s.db.reset();
+    sqlite3* raw = nullptr;
+    const int rc = sqlite3_open_v2(name.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE, nullptr);
+    s.db.reset(raw);
+    if (rc != SQLITE_OK) return s.fail(rc, s.writer ? "cannot open or create the store" : "cannot open the store");
+    sqlite3_extended_result_codes(raw, 1);
+    sqlite3_busy_timeout(raw, static_cast<int>(o.busy_timeout.count()));
+    // Malformed pages are refused as they are read, not followed.
+    return set_pragma(s, "PRAGMA cell_size_check = ON");
+}
+
+/// The store's folder is on a file system mounted read-only, and no WAL is
+/// beside the store.
+bool on_read_only_media(const std::string& path) {
+    struct statvfs fs {};
+    if (::statvfs(parent_of(path).c_str(), &fs) != 0 || (fs.f_flag & ST_RDONLY) == 0) return false;
+    struct stat st {};
+    return ::stat((path + "-wal").c_str(), &st) != 0 || st.st_size == 0;
+}
+
+/// "file:PATH?immutable=1", the path's reserved characters escaped
+/// (https://sqlite.org/uri.html).
+std::string immutable_uri(const std::string& path) {
+    std::string uri = "file:";
+    for (const unsigned char c : path) {
+        if (c == '%' || c == '?' || c == '#' || c <= ' ' || c >= 0x7f) {
+            char hex[4];
+            std::snprintf(hex, sizeof hex, "%%%02X", c);
+            uri += hex;
+        } else {
+            uri += static_cast<char>(c);
+        }
+    }
+    return uri + "?immutable=1";
+}
+
 }  // namespace
 
 outcome<store> store::open(const std::string& path, const open_options& o, bool writer) {
@@ -184,25 +224,27 @@ outcome<store> store::open(const std::string& path, const open_options& o, bool 
         if (!fd) return fd.error();
         s->lock_fd = *fd;
     }
-    sqlite3* raw = nullptr;
-    const int flags = (writer ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY) |
-                      SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
-    int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
-    s->db.reset(raw);
-    if (rc != SQLITE_OK) return s->fail(rc, writer ? "cannot open or create the store" : "cannot open the store");
-    sqlite3_extended_result_codes(raw, 1);
-    sqlite3_busy_timeout(raw, static_cast<int>(o.busy_timeout.count()));
+    if (auto r = connect(*s, o, s->path, writer ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY);
+        !r)
+        return r.error();
+    sqlite3* raw = s->db.get();
     if (writer && sqlite3_db_readonly(raw, "main") == 1)
         return s->fail(error_kind::path, "cannot write the store " + path + ": the file is read-only");
-    // Malformed pages are refused as they are read, not followed.
-    if (auto r = set_pragma(*s, "PRAGMA cell_size_check = ON"); !r) return r.error();
-    if (auto r = check_or_create_schema(*s); !r) return r.error();
+    auto checked = check_or_create_schema(*s);
+    if (!checked && !writer && (checked.error().sqlite_code & 0xff) == SQLITE_CANTOPEN && on_read_only_media(path)) {
+        // A WAL store on read-only media (a mounted backup): SQLite cannot
+        // make the WAL's index next to it. Nothing can write there, and no
+        // WAL is left to read: the file alone is the whole store.
+        if (auto r = connect(*s, o, immutable_uri(path), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI); !r) return r.error();
+        checked = check_or_create_schema(*s);
+    }
+    if (!checked) return checked.error();
     if (writer) {
         // WAL: readers read while the writer writes; synchronous NORMAL keeps
         // every committed interval through a crash of the process (not of
         // the machine: then the last few may go).
         sql::statement st;
-        rc = sql::statement::prepare(raw, "PRAGMA journal_mode = WAL", st);
+        int rc = sql::statement::prepare(raw, "PRAGMA journal_mode = WAL", st);
         if (rc == SQLITE_OK) rc = st.step();
         if (rc != SQLITE_ROW) return s->fail(rc, "cannot put the store in WAL mode");
         if (st.text(0) != "wal")
