@@ -17,7 +17,7 @@
 
 #include "record/store.hpp"
 
-namespace proctimes::cli::record::testing {
+namespace proctimes::cli::record::fixtures {
 
 using namespace std::chrono_literals;
 
@@ -240,4 +240,4 @@ private:
     std::string path_;
 };
 
-}  // namespace proctimes::cli::record::testing
+}  // namespace proctimes::cli::record::fixtures

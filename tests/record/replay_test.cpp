@@ -7,7 +7,7 @@
 namespace proctimes::cli::record {
 namespace {
 
-using namespace testing;
+using namespace fixtures;
 
 bool says(const top::top_frame& f, const std::string& words) {
     for (const auto& w : f.warnings)

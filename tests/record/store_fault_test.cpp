@@ -18,7 +18,7 @@
 namespace proctimes::cli::record {
 namespace {
 
-using namespace testing;
+using namespace fixtures;
 
 constexpr int kill_rows = 12;
 

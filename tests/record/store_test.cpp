@@ -12,7 +12,7 @@
 namespace proctimes::cli::record {
 namespace {
 
-using namespace testing;
+using namespace fixtures;
 
 std::int64_t count(const std::string& path, const std::string& sql) { return std::stoll(query(path, sql)); }
 
