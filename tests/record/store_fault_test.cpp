@@ -249,8 +249,10 @@ TEST(StoreFaults, PathsThatAreNoStoreGetAClearError) {
         }
         // Readers read a store on read-only media.
         auto r = store::open_reader(ro + "/x.db");
-        if (r) EXPECT_EQ(r->span()->intervals, 1U);
-        else ADD_FAILURE() << r.error().message;
+        if (r)
+            EXPECT_EQ(r->span()->intervals, 1U);
+        else
+            ADD_FAILURE() << r.error().message;
     }
     ::umount2(ro.c_str(), MNT_DETACH);
     if (!remounted) GTEST_SKIP() << "no read-only remount here";
@@ -286,15 +288,24 @@ TEST(StoreFaults, RandomBytesGetAClearErrorNotACrash) {
     const std::string original((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     ASSERT_GT(original.size(), 16384U);
     int errors = 0;
-    for (int round = 0; round < 40; ++round) {
+    // Rounds 0-39: random runs of bytes past the header; 40-59: a few bytes
+    // of the header's fields (after its magic); 60-69: the file cut short.
+    for (int round = 0; round < 70; ++round) {
         const auto path = dir.file("damaged" + std::to_string(round) + ".db");
         std::string bytes = original;
-        std::uniform_int_distribution<std::size_t> at(100, bytes.size() - 1);
-        const int spots = 1 + round % 8;
-        for (int i = 0; i < spots; ++i) {
-            const auto start = at(rng);
-            const auto len = std::min<std::size_t>(bytes.size() - start, 1 + rng() % 600);
-            for (std::size_t j = 0; j < len; ++j) bytes[start + j] = static_cast<char>(rng());
+        if (round < 40) {
+            std::uniform_int_distribution<std::size_t> at(100, bytes.size() - 1);
+            const int spots = 1 + round % 8;
+            for (int i = 0; i < spots; ++i) {
+                const auto start = at(rng);
+                const auto len = std::min<std::size_t>(bytes.size() - start, 1 + rng() % 600);
+                for (std::size_t j = 0; j < len; ++j) bytes[start + j] = static_cast<char>(rng());
+            }
+        } else if (round < 60) {
+            std::uniform_int_distribution<std::size_t> at(16, 99);
+            for (int i = 0; i < 1 + round % 3; ++i) bytes[at(rng)] = static_cast<char>(rng());
+        } else {
+            bytes.resize(std::uniform_int_distribution<std::size_t>(16, bytes.size() - 1)(rng));
         }
         std::ofstream(path, std::ios::binary) << bytes;
         auto w = store::open_writer(path);
