@@ -77,6 +77,7 @@ inline top::top_frame made_frame(std::uint64_t n, int processes = 30, std::size_
     top::top_frame f;
     f.number = n;
     f.taken = taken_of(n);
+    f.uptime = std::chrono::hours(50) + std::chrono::seconds(static_cast<std::int64_t>(n));
     f.interval = n == 1 ? 0ns : 1s;
     f.cpus = 2;
     f.busy_per_cpu = {0.1 + 1.0 / 3.0, static_cast<double>(n % 10) / 10.0};
@@ -158,6 +159,7 @@ inline void expect_frame_stored(const top::top_frame& want, const top::top_frame
     EXPECT_EQ(got.number, want.number);
     EXPECT_EQ(got.taken, want.taken);
     EXPECT_EQ(got.interval, want.interval);
+    EXPECT_EQ(got.uptime, want.uptime);
     EXPECT_EQ(got.cpus, want.cpus);
     EXPECT_EQ(got.busy_per_cpu, want.busy_per_cpu);  // doubles, exactly
     EXPECT_EQ(got.busy, want.busy);

@@ -28,6 +28,7 @@ CREATE TABLE interval (
   taken_ns              INTEGER NOT NULL UNIQUE,
   number                INTEGER NOT NULL,
   interval_ns           INTEGER NOT NULL,
+  uptime_ns             INTEGER NOT NULL,
   cpus                  INTEGER NOT NULL,
   busy                  REAL NOT NULL,
   cpu_busy              TEXT NOT NULL,

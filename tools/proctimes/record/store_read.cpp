@@ -15,7 +15,7 @@ constexpr const char* interval_columns =
     " memory_available, tasks, ended_source, records_lost, warnings, ledger_error, ledger_interval_ns,"
     " stat_interval_ns, ledger_cpus, busy_ns, live_ns, ended_ns, reaped_children_ns, irq_ns, softirq_ns, steal_ns,"
     " guest_ns, unattributed_ns, ended_without_record, children_unknown, ended_source_note, exit_stream,"
-    " records_lost_any FROM interval";
+    " records_lost_any, uptime_ns FROM interval";
 
 constexpr const char* select_samples_sql =
     "SELECT p.pid, p.creation_ns, p.ppid, p.name, p.command, p.uid, p.user, p.cgroup, s.state, s.ended,"
@@ -84,6 +84,7 @@ top::top_frame frame_of(const sql::statement& st) {
     f.ended_source_note = st.text(31);
     f.exit_stream = st.int64(32) != 0;
     f.records_lost_any = st.int64(33) != 0;
+    f.uptime = dur(st, 34);
     if (!st.null(17)) {
         cpu_ledger l;
         l.interval = dur(st, 17);
