@@ -119,6 +119,19 @@ TEST(Store, WritesEachIdentityOnce) {
         expect_frame_stored(f, *back);
     }
     EXPECT_EQ(count(path, "SELECT count(*) FROM interval"), 12);
+    // A process listed twice in a frame is stored once, and counted once.
+    {
+        auto w = store::open_writer(path);
+        ASSERT_TRUE(w);
+        auto f = made_frame(14, 3);
+        f.rows.push_back(f.rows[0]);
+        ASSERT_TRUE(w->write_interval(f));
+        EXPECT_EQ(count(path, "SELECT processes FROM interval WHERE number = 14"),
+                  static_cast<std::int64_t>(kept_rows(made_frame(14, 3)).size()));
+        EXPECT_EQ(
+            count(path, "SELECT count(*) FROM sample WHERE interval_id = (SELECT id FROM interval WHERE number = 14)"),
+            static_cast<std::int64_t>(kept_rows(made_frame(14, 3)).size()));
+    }
     // An identity only the replaced interval had goes with it.
     {
         auto w = store::open_writer(path);

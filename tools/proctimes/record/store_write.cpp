@@ -210,6 +210,7 @@ status store::write_interval(const top::top_frame& f) {
         if (rc != SQLITE_DONE) return failed(rc);
     }
     const std::int64_t interval_id = sqlite3_last_insert_rowid(db);
+    std::size_t inserted = 0;
     for (const auto& r : f.rows) {
         if (!kept(r)) continue;
         auto id = identity_of(r);
@@ -267,6 +268,13 @@ status store::write_interval(const top::top_frame& f) {
         int rc = bind_sample(s.insert_sample, interval_id, process_id, r, ns_of(f.taken));
         if (rc == SQLITE_OK) rc = s.insert_sample.step();
         if (rc != SQLITE_DONE) return failed(rc);
+        inserted += static_cast<std::size_t>(sqlite3_changes64(db));
+    }
+    if (inserted != count) {
+        // A process listed twice in the frame is stored once.
+        const std::string fix = "UPDATE interval SET processes = " + std::to_string(inserted) +
+                                " WHERE id = " + std::to_string(interval_id);
+        if (int rc = sql::exec(db, fix.c_str()); rc != SQLITE_OK) return failed(rc);
     }
     if (int rc = t.commit(); rc != SQLITE_OK) return failed(rc);
     return ok();
