@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The recording store: frames in and out, identities once, replay's stepping,
 // reports, retention beside a reader, one writer, schema versions.
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <atomic>
@@ -44,6 +45,23 @@ TEST(Store, FramesComeBackAsWritten) {
     ASSERT_EQ(some->size(), 3U);
     EXPECT_EQ(some->front().number, 2U);
     EXPECT_EQ(some->back().number, 4U);
+}
+
+TEST(Store, IsMadeForItsOwnerAndGroup) {
+    temp_dir dir;
+    const auto path = dir.file("a.db");
+    const auto old_mask = ::umask(022);
+    {
+        auto w = store::open_writer(path);
+        ASSERT_TRUE(w);
+        ASSERT_TRUE(w->write_interval(made_frame(1)));
+        for (const auto& f : {path, path + "-wal", path + "-shm"}) {
+            struct stat st {};
+            ASSERT_EQ(::stat(f.c_str(), &st), 0) << f;
+            EXPECT_EQ(st.st_mode & 0777, 0640U) << f;
+        }
+    }
+    ::umask(old_mask);
 }
 
 TEST(Store, StepsThroughIntervalsForReplay) {

@@ -40,6 +40,12 @@ inline constexpr int schema_version = 1;
 /// PRAGMA application_id of a proctimes store ("PTRS").
 inline constexpr std::int32_t application_id = 0x50545253;
 
+/// Where `proctimes record` keeps its store unless told otherwise.
+inline constexpr const char* default_store_path = "/var/lib/proctimes/record.db";
+/// The mode a new store is created with (less the umask): its owner writes,
+/// its group reads. PATH-wal and PATH-shm get the same.
+inline constexpr unsigned store_mode = 0640;
+
 struct open_options {
     /// How long a statement waits for a lock SQLite holds (a checkpoint, a
     /// reader's start) before it fails with error_kind::busy.

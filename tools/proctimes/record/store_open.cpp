@@ -223,6 +223,14 @@ outcome<store> store::open(const std::string& path, const open_options& o, bool 
         auto fd = take_lock(path);
         if (!fd) return fd.error();
         s->lock_fd = *fd;
+        // A new store is made readable by its owner and group only: it keeps
+        // every user's command lines for as long as it keeps intervals.
+        // SQLite gives PATH-wal and PATH-shm the database's mode.
+        const int made = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, store_mode);
+        if (made >= 0)
+            ::close(made);
+        else if (errno != EEXIST)
+            return error{error_kind::path, "cannot create the store " + path + ": " + std::strerror(errno)};
     }
     if (auto r = connect(*s, o, s->path, writer ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY);
         !r)
