@@ -6,9 +6,11 @@
 namespace proctimes::cli::record {
 namespace {
 
-/// Intervals deleted per transaction: each transaction holds the write lock
-/// for a few milliseconds, so the writer's next interval never waits long.
+/// Intervals deleted per transaction, at most, and samples: each transaction
+/// holds the write lock for a few milliseconds (about 10 ms a 4,096 samples),
+/// so the writer's next interval never waits long.
 constexpr int retain_batch = 32;
+constexpr std::int64_t retain_batch_samples = 4096;
 /// Free pages given back to the file system per transaction.
 constexpr int vacuum_batch = 256;
 
@@ -20,7 +22,8 @@ outcome<std::int64_t> single_int(store::impl& s, const std::string& text, const 
     return st.int64(0);
 }
 
-/// Deletes up to retain_batch of the oldest intervals taken before `cutoff`
+/// Deletes up to retain_batch of the oldest intervals (fewer when they hold
+/// more than retain_batch_samples samples; at least one) taken before `cutoff`
 /// (all but the newest one when `cutoff` is empty), with their samples and
 /// the identities nothing refers to any more. Returns how many intervals went.
 outcome<std::int64_t> delete_oldest(store::impl& s, std::optional<std::int64_t> cutoff, retain_result& out) {
@@ -28,20 +31,21 @@ outcome<std::int64_t> delete_oldest(store::impl& s, std::optional<std::int64_t> 
     sqlite3* db = s.db.get();
     sql::transaction t(db);
     if (int rc = t.begin(); rc != SQLITE_OK) return s.fail(rc, what);
-    std::string select = "SELECT id FROM interval";
+    std::string select = "SELECT id, processes FROM interval";
     select += cutoff ? " WHERE taken_ns < " + std::to_string(*cutoff)
                      : " WHERE taken_ns < (SELECT max(taken_ns) FROM interval)";
     select += " ORDER BY taken_ns LIMIT " + std::to_string(retain_batch);
     std::string ids;
-    std::int64_t n = 0;
+    std::int64_t n = 0, samples = 0;
     {
         sql::statement st;
         int rc = sql::statement::prepare(db, select, st);
-        while (rc == SQLITE_OK && (rc = st.step()) == SQLITE_ROW) {
+        while (rc == SQLITE_OK && samples < retain_batch_samples && (rc = st.step()) == SQLITE_ROW) {
             ids += (n++ ? "," : "") + std::to_string(st.int64(0));
+            samples += st.int64(1);
             rc = SQLITE_OK;
         }
-        if (rc != SQLITE_DONE) return s.fail(rc, what);
+        if (rc != SQLITE_DONE && rc != SQLITE_OK) return s.fail(rc, what);
     }
     if (n == 0) return n;
     auto processes = s.delete_intervals("(" + ids + ")");
