@@ -35,7 +35,7 @@
 namespace proctimes::cli::record {
 
 /// The schema this build writes and reads (PRAGMA user_version). A store with
-/// a higher version is refused; a lower one would be upgraded on open.
+/// a higher version is refused, for reading and for writing.
 inline constexpr int schema_version = 1;
 /// PRAGMA application_id of a proctimes store ("PTRS").
 inline constexpr std::int32_t application_id = 0x50545253;
