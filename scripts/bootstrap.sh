@@ -29,6 +29,7 @@ packages=(
   libmicrohttpd-dev libre2-dev                           # serve's HTTP server and its rule matching (linear time)
   prometheus prometheus-process-exporter                 # serve tests (a real Prometheus) and bench/ (the peer)
   libgnutls28-dev libcrypt-dev openssl curl              # serve's TLS and bcrypt (web config); its tests' certificates and client
+  libsqlite3-dev sqlite3                                 # the recording store (docs/STORE.md) and its sqlite3 queries
 )
 
 missing=()
