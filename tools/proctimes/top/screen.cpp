@@ -249,9 +249,11 @@ int run_screen(frame_feed& feed, const screen_options& opts, std::ostream& err) 
             fds[0] = {STDIN_FILENO, POLLIN, 0};
             fds[1] = {signals.wake_fd(), POLLIN, 0};  // ppoll ignores a negative descriptor
             nfds_t n = 2;
-            // The feed's descriptor wakes the loop once per frame: once it
-            // has been readable, it is left out until the next frame is taken
-            // (a descriptor that stays readable would spin the loop).
+            // The feed's descriptor (the exit stream's) wakes the loop while
+            // records wait; pump() takes them, so that a storm of ends
+            // between frames does not overflow the kernel's buffer. Should it
+            // stay readable after a pump, it is left out until the next frame
+            // is taken (a descriptor that stays readable would spin the loop).
             if (feed.wait_handle() >= 0 && !feed_woke) {
                 fds[2] = {feed.wait_handle(), POLLIN, 0};
                 n = 3;
@@ -263,7 +265,11 @@ int run_screen(frame_feed& feed, const screen_options& opts, std::ostream& err) 
                 status = 1;
                 break;
             }
-            if (ready > 0 && n == 3 && fds[2].revents != 0) feed_woke = true;
+            if (ready > 0 && n == 3 && fds[2].revents != 0) {
+                feed.pump();
+                pollfd again{feed.wait_handle(), POLLIN, 0};
+                if (::poll(&again, 1, 0) != 0) feed_woke = true;
+            }
             if (ending_signal != 0) continue;  // the loop's top ends the run
             if (ready > 0 && (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) != 0) {
                 status = 129;  // the terminal is gone, as a hangup would say
