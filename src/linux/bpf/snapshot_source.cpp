@@ -108,8 +108,7 @@ proctimes_task_iter* open_iterator(bool with_init) {
     proctimes_task_iter* s = proctimes_task_iter__open();
     if (!s) return nullptr;
     if (bpf_program__set_autoload(s->progs.proctimes_tasks, !with_init) != 0 ||
-        bpf_program__set_autoload(s->progs.proctimes_tasks_init, with_init) != 0 ||
-        proctimes_task_iter__load(s) != 0) {
+        bpf_program__set_autoload(s->progs.proctimes_tasks_init, with_init) != 0 || proctimes_task_iter__load(s) != 0) {
         const int err = errno;
         proctimes_task_iter__destroy(s);
         errno = err;
@@ -127,7 +126,7 @@ bool load_iterator(bpf_task_iter& it, std::string& reason) {
         return false;
     }
     bpf_program* prog = bpf_program__autoload(it.skel->progs.proctimes_tasks_init) ? it.skel->progs.proctimes_tasks_init
-                                                                                     : it.skel->progs.proctimes_tasks;
+                                                                                   : it.skel->progs.proctimes_tasks;
     it.link = bpf_program__attach_iter(prog, nullptr);
     if (!it.link) {
         reason = bpf::load_failure("cannot attach the task iterator", errno);
