@@ -27,7 +27,7 @@ bool any_exit_stamp(int map_fd, const std::function<bool(const pt_exit_stamp&)>&
             if (!found) return true;
             found->push_back({keys[i], stamps[i].exit_boottime});
         }
-        if (err != 0 && why != ENOENT && found) found->clear();  // not all known
+        if (err != 0 && why != ENOENT && found) found->clear();            // not all known
         if (err != 0) return why != ENOENT || (found && !found->empty());  // ENOENT: the whole map was read
         in = out;
     }
