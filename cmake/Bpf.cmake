@@ -86,7 +86,7 @@ if(PROCTIMES_EBPF)
               -I${_bpf_out} -I${_bpf_src} -I${CMAKE_CURRENT_SOURCE_DIR}/src/parse -c ${_bpf_src}/${prog}.bpf.c -o ${_bpf_out}/${prog}.bpf.o
       COMMAND ${PROCTIMES_BPFTOOL} gen skeleton ${_bpf_out}/${prog}.bpf.o name proctimes_${prog} > ${_bpf_out}/${prog}.skel.h.tmp
       COMMAND ${CMAKE_COMMAND} -E rename ${_bpf_out}/${prog}.skel.h.tmp ${_bpf_out}/${prog}.skel.h
-      DEPENDS ${_bpf_src}/${prog}.bpf.c ${_bpf_src}/task_record.bpf.h ${CMAKE_CURRENT_SOURCE_DIR}/src/parse/bpf_record_layout.h
+      DEPENDS ${_bpf_src}/${prog}.bpf.c ${_bpf_src}/task_record.bpf.h ${_bpf_src}/init_threads.bpf.h ${CMAKE_CURRENT_SOURCE_DIR}/src/parse/bpf_record_layout.h
               ${_bpf_out}/vmlinux.h
       COMMENT "Compiling the BPF program ${prog}" VERBATIM)
     list(APPEND _skels ${_bpf_out}/${prog}.skel.h)

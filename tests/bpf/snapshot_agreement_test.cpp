@@ -96,8 +96,8 @@ TEST(BpfSnapshot, NamesItsSourceAndPrecision) {
     EXPECT_EQ(me.state, 'R');  // it is running this test
     ASSERT_GE(me.thread_entries, 1u);
     EXPECT_EQ(snap->threads_of(me)[0].tid(), ::getpid());
-    // kthreadd (2) is a kernel thread without a parent. (pid 1 is not
-    // checked: a host may hide it from the iterator, docs/BPF.md.)
+    // kthreadd (2) is a kernel thread without a parent. (pid 1, which some
+    // kernels keep from the iterator, is snapshot_tasks_test.cpp's.)
     ASSERT_NE(snap->find(2), nullptr);
     EXPECT_EQ(snap->find(2)->parent_pid, 0);
     EXPECT_TRUE(snap->find(2)->kernel_thread);

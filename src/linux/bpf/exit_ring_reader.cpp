@@ -462,9 +462,21 @@ bool bpf_exit_stream::settle(nanoseconds from, nanoseconds to, std::chrono::stea
     const auto waits_for = [&](const pt_exit_stamp& st) {
         return st.exit_boottime > lo && st.exit_boottime <= hi && !m.task_listed(st);
     };
-    while (any_exit_stamp(fd, waits_for)) {
-        if (std::chrono::steady_clock::now() >= deadline) return false;
-        pause();
+    // A full read of the map (every bucket, and /proc for each stamp in the
+    // window) finds the stamps to wait for; then only those are looked up,
+    // one by one, every pause, until each is consumed (its free ran, or the
+    // sweep counted it lost). Another full read then looks for any that
+    // became one to wait for meanwhile (a zombie reaped): settled when one
+    // finds none, as a full read every pause would conclude.
+    std::vector<exit_stamp_key> waiting;
+    while (true) {
+        waiting.clear();
+        if (!any_exit_stamp(fd, waits_for, &waiting)) break;
+        do {  // `waiting` is empty when the map could not be read whole: a pause, then a full read
+            if (std::chrono::steady_clock::now() >= deadline) return false;
+            pause();
+            std::erase_if(waiting, [&](const exit_stamp_key& k) { return !exit_stamp_pending(fd, k); });
+        } while (!waiting.empty());
     }
     // Every such free has run: runs of the free program so far (each counted
     // before it consumes its stamp) are each either a record submitted to the

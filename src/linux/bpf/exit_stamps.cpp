@@ -10,7 +10,8 @@
 
 namespace proctimes::inline v1::detail {
 
-bool any_exit_stamp(int map_fd, const std::function<bool(const pt_exit_stamp&)>& wanted) {
+bool any_exit_stamp(int map_fd, const std::function<bool(const pt_exit_stamp&)>& wanted,
+                    std::vector<exit_stamp_key>* found) {
     constexpr std::uint32_t chunk = 1024;
     std::vector<std::uint64_t> keys(chunk);
     std::vector<pt_exit_stamp> stamps(chunk);
@@ -21,9 +22,13 @@ bool any_exit_stamp(int map_fd, const std::function<bool(const pt_exit_stamp&)>&
             bpf_map_lookup_batch(map_fd, first ? nullptr : &in, &out, keys.data(), stamps.data(), &count, nullptr);
         const int why = err != 0 ? errno : 0;
         if (err != 0 && why != ENOENT && first) break;  // no batch lookup here: key by key below
-        for (std::uint32_t i = 0; i < count && i < chunk; ++i)
-            if (wanted(stamps[i])) return true;
-        if (err != 0) return why != ENOENT;  // ENOENT: the whole map was read
+        for (std::uint32_t i = 0; i < count && i < chunk; ++i) {
+            if (!wanted(stamps[i])) continue;
+            if (!found) return true;
+            found->push_back({keys[i], stamps[i].exit_boottime});
+        }
+        if (err != 0 && why != ENOENT && found) found->clear();            // not all known
+        if (err != 0) return why != ENOENT || (found && !found->empty());  // ENOENT: the whole map was read
         in = out;
     }
     std::uint64_t key = 0, next = 0;
@@ -32,9 +37,17 @@ bool any_exit_stamp(int map_fd, const std::function<bool(const pt_exit_stamp&)>&
         key = next;
         prev = &key;
         pt_exit_stamp st{};
-        if (bpf_map_lookup_elem(map_fd, &key, &st) == 0 && wanted(st)) return true;
+        if (bpf_map_lookup_elem(map_fd, &key, &st) != 0 || !wanted(st)) continue;
+        if (!found) return true;
+        found->push_back({key, st.exit_boottime});
     }
-    return false;
+    return found && !found->empty();
+}
+
+bool exit_stamp_pending(int map_fd, const exit_stamp_key& s) {
+    pt_exit_stamp st{};
+    std::uint64_t key = s.key;
+    return bpf_map_lookup_elem(map_fd, &key, &st) == 0 && st.exit_boottime == s.exit_boottime;
 }
 
 }  // namespace proctimes::inline v1::detail

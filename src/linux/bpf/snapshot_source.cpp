@@ -60,10 +60,12 @@ struct bpf_task_iter {
         std::size_t capacity = 0, used = 0;
         bool overflow = false;
     } out;
-    // One run and drain of the shared ring buffer at a time (snapshotters
-    // of a process share the loaded programs), and the iterator's lazy load.
-    std::mutex mutex;
 #endif
+    // One walk at a time (snapshotters of a process share the loaded
+    // programs): one run and drain of the walk's ring buffer, the iterator's
+    // lazy load, one read of the iterator (whose program keeps state across
+    // a walk).
+    std::mutex mutex;
     ~bpf_task_iter() {
 #ifdef PROCTIMES_BPF_TASK_WALK
         ring_buffer__free(ring);
@@ -99,14 +101,33 @@ shared_state& shared() {
     return *s;
 }
 
+// The task iterator's object, loaded with one of its two programs: the one
+// that also lists a hidden init process (`with_init`, kfuncs of 6.4) or the
+// plain one. Null (errno set) where the kernel refuses it.
+proctimes_task_iter* open_iterator(bool with_init) {
+    proctimes_task_iter* s = proctimes_task_iter__open();
+    if (!s) return nullptr;
+    if (bpf_program__set_autoload(s->progs.proctimes_tasks, !with_init) != 0 ||
+        bpf_program__set_autoload(s->progs.proctimes_tasks_init, with_init) != 0 || proctimes_task_iter__load(s) != 0) {
+        const int err = errno;
+        proctimes_task_iter__destroy(s);
+        errno = err;
+        return nullptr;
+    }
+    return s;
+}
+
 // Loads and attaches the bpf_iter/task program into `it`.
 bool load_iterator(bpf_task_iter& it, std::string& reason) {
-    if (!it.skel) it.skel = proctimes_task_iter__open_and_load();  // kept by an attach that failed
+    if (!it.skel) it.skel = open_iterator(true);  // kept by an attach that failed
+    if (!it.skel) it.skel = open_iterator(false);
     if (!it.skel) {
         reason = bpf::load_failure("cannot load the task iterator", errno);
         return false;
     }
-    it.link = bpf_program__attach_iter(it.skel->progs.proctimes_tasks, nullptr);
+    bpf_program* prog = bpf_program__autoload(it.skel->progs.proctimes_tasks_init) ? it.skel->progs.proctimes_tasks_init
+                                                                                   : it.skel->progs.proctimes_tasks;
+    it.link = bpf_program__attach_iter(prog, nullptr);
     if (!it.link) {
         reason = bpf::load_failure("cannot attach the task iterator", errno);
         return false;
@@ -259,6 +280,7 @@ std::error_code read_tasks(bpf_task_iter& it, std::vector<std::byte>& bytes, std
         return read_all(it, bytes, used);
     }
 #endif
+    std::lock_guard lock(it.mutex);  // one walk at a time: the program keeps state across it
     return read_all(it, bytes, used);
 }
 
