@@ -103,7 +103,9 @@ class Tmux:
 
     def start(self, name, argv):
         """A detached 160x50 session running argv directly (no shell); the pid of argv."""
-        self.run("new-session", "-d", "-s", name, "-x", "160", "-y", "50", *argv)
+        r = self.run("new-session", "-d", "-s", name, "-x", "160", "-y", "50", *argv, check=False)
+        if r.returncode != 0:
+            raise OSError(f"tmux new-session failed: {r.stderr.strip()}")
         return int(self.run("list-panes", "-t", name, "-F", "#{pane_pid}").stdout.split()[0])
 
     def alive(self, name):
@@ -121,8 +123,8 @@ class Tmux:
 
 def measure(tmux, name, argv, warmup, seconds):
     """CPU ms per second of the window and RSS KiB of argv in a tmux pane, or an error text."""
-    pid = tmux.start(name, argv)
     try:
+        pid = tmux.start(name, argv)
         time.sleep(warmup)
         dead = tmux.run("list-panes", "-t", name, "-F", "#{pane_dead}", check=False).stdout.strip()
         if dead != "0":
@@ -182,7 +184,9 @@ def main():
     env.pop("NO_COLOR", None)
     conf = os.path.join(tmp, "tmux.conf")
     with open(conf, "w") as f:
-        f.write("set -g remain-on-exit on\n")  # a viewer that exits leaves its last screen to read
+        # A viewer that exits leaves its last screen to read; the server stays
+        # between viewers.
+        f.write("set -g remain-on-exit on\nset -s exit-empty off\n")
     tmux = Tmux(env, conf)
     load = []
     results = []
