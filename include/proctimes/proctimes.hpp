@@ -18,6 +18,7 @@
 #include "proctimes/export.h"
 #include "proctimes/filetime.hpp"
 #include "proctimes/ledger.hpp"
+#include "proctimes/machine.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/resources.hpp"
 #include "proctimes/result.hpp"

@@ -56,6 +56,7 @@
 #include "proctimes/exit.hpp"
 #include "proctimes/export.h"
 #include "proctimes/ledger.hpp"
+#include "proctimes/machine.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/resources.hpp"
 #include "proctimes/result.hpp"
@@ -347,6 +348,9 @@ PROCTIMES_API result<std::string> process_cgroup(pid_t pid, cgroup_hierarchy in,
 PROCTIMES_API result<cgroup_location> find_cgroup(const std::string& cgroup_path) noexcept;
 PROCTIMES_API result<std::chrono::nanoseconds> cgroup_cpu_usage(const std::string& cgroup_path) noexcept;
 PROCTIMES_API bpf_source_status bpf_snapshot_status() noexcept;
+
+// ---- the machine: load, memory, each CPU (machine.hpp)
+PROCTIMES_API result<machine_status> read_machine_status(machine_part parts, const std::string& proc_root) noexcept;
 
 }  // namespace proctimes::inline v1
 

@@ -65,6 +65,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         subcommands.push_back(add_ps(app));
         subcommands.push_back(add_run(app));
         subcommands.push_back(add_watch(app));
+#ifndef _WIN32
+        subcommands.push_back(add_top(app));
+#endif
 #if PROCTIMES_BUILT_EXPORTER
         subcommands.push_back(add_serve(app));
         subcommands.push_back(add_doctor(app));

@@ -159,6 +159,12 @@ int run_ps(const ps_options& opts, std::ostream& out, std::ostream& err);
 
 namespace proctimes::cli {
 
+// ---- top (top/command.cpp) ----------------------------------------------------------
+
+/// `proctimes top`: the full-screen view (top/screen.hpp) or, with -b, frames
+/// for scripts (top/batch.hpp), both of the live feed (top/live_feed.hpp).
+subcommand add_top(CLI::App& root);
+
 // ---- run -----------------------------------------------------------------------
 
 struct run_options {

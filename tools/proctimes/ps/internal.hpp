@@ -17,6 +17,8 @@
 
 #include <sys/types.h>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "commands.hpp"
 #include "output.hpp"
 #include "proctimes/ledger.hpp"
@@ -122,6 +124,12 @@ void add_ledger_records(std::vector<task_record>& records, const cpu_ledger& l, 
 /// The ledger after a frame's records: lines of at most 80 columns (table),
 /// or with --ledger a JSON object / a CSV row of its own (docs/CLI.md).
 void write_ledger(std::ostream& out, const result<cpu_ledger>& l, const ledger_sources& src, output_format format);
+
+/// The ledger record of a frame (`--ledger --format json`): the ledger's
+/// terms in ns and in % of the capacity, or `error` when `l` is null, then
+/// where ended tasks come from. proctimes top writes the same object.
+nlohmann::ordered_json ledger_record(const cpu_ledger* l, const std::string& error, bool exit_stream,
+                                     const std::string& note, bool lost, std::optional<std::uint64_t> lost_count);
 
 // ---- --group-by (group.cpp) ------------------------------------------------------
 

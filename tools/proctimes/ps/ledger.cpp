@@ -213,6 +213,45 @@ struct term {
 
 }  // namespace
 
+nlohmann::ordered_json ledger_record(const cpu_ledger* l, const std::string& error, bool exit_stream,
+                                     const std::string& note, bool lost, std::optional<std::uint64_t> lost_count) {
+    const double capacity_s = l ? seconds(l->stat_interval) * std::max(l->cpus, 1) : 0.0;
+    const auto pct = [&](nanoseconds v) { return capacity_s > 0 ? 100.0 * seconds(v) / capacity_s : 0.0; };
+    nlohmann::ordered_json j;
+    j["record"] = "ledger";
+    if (!l) {
+        j["error"] = error;
+    } else {
+        const term terms[] = {{"busy", l->busy},
+                              {"live", l->live},
+                              {"ended", l->ended},
+                              {"reaped_children", l->reaped_children},
+                              {"irq", l->irq},
+                              {"softirq", l->softirq},
+                              {"steal", l->steal},
+                              {"guest", l->guest},
+                              {"unattributed", l->unattributed}};
+        j["interval_ns"] = l->interval.count();
+        j["stat_interval_ns"] = l->stat_interval.count();
+        j["cpus"] = l->cpus;
+        j["capacity_ns"] = static_cast<std::int64_t>(capacity_s * 1e9);
+        for (const auto& t : terms) j[std::string(t.name) + "_ns"] = t.value.count();
+        for (const auto& t : terms) j[std::string(t.name) + "_percent"] = pct(t.value);
+        j["ended_processes"] = l->processes.size();
+        j["ended_without_record"] = l->ended_without_record;
+        j["children_unknown"] = l->children_unknown;
+    }
+    j["ended_source"] = std::string(word_of(exit_stream ? ps_ended_source::exit_stream : ps_ended_source::none));
+    j["ended_source_note"] = note;
+    j["records_lost"] = lost;
+    if (lost_count) {
+        j["records_lost_count"] = *lost_count;
+    } else {
+        j["records_lost_count"] = nullptr;
+    }
+    return j;
+}
+
 void write_ledger(std::ostream& out, const result<cpu_ledger>& l, const ledger_sources& src, output_format format) {
     if (format == output_format::table) {
         if (!l) {
@@ -265,29 +304,9 @@ void write_ledger(std::ostream& out, const result<cpu_ledger>& l, const ledger_s
                  {"guest", l->guest},
                  {"unattributed", l->unattributed}};
     if (format == output_format::json) {
-        nlohmann::ordered_json j;
-        j["record"] = "ledger";
-        if (!l) {
-            j["error"] = l.error().message();
-        } else {
-            j["interval_ns"] = l->interval.count();
-            j["stat_interval_ns"] = l->stat_interval.count();
-            j["cpus"] = l->cpus;
-            j["capacity_ns"] = static_cast<std::int64_t>(capacity_s * 1e9);
-            for (const auto& t : terms) j[std::string(t.name) + "_ns"] = t.value.count();
-            for (const auto& t : terms) j[std::string(t.name) + "_percent"] = pct(t.value);
-            j["ended_processes"] = l->processes.size();
-            j["ended_without_record"] = l->ended_without_record;
-            j["children_unknown"] = l->children_unknown;
-        }
-        j["ended_source"] = std::string(word_of(src.source()));
-        j["ended_source_note"] = src.why_none();
-        j["records_lost"] = src.lost();
-        if (const auto n = src.lost_count()) {
-            j["records_lost_count"] = *n;
-        } else {
-            j["records_lost_count"] = nullptr;
-        }
+        const auto j =
+            ledger_record(l ? &*l : nullptr, l ? std::string() : l.error().message(),
+                          src.source() == ps_ended_source::exit_stream, src.why_none(), src.lost(), src.lost_count());
         out << '\n' << j.dump(2, ' ', true) << '\n';
         return;
     }

@@ -29,25 +29,32 @@ struct top_row {
     std::string name;     ///< comm: raw bytes, any byte but NUL; sanitised only when drawn
     std::string command;  ///< the command line, arguments joined by one space; "" when unreadable
     std::optional<std::uint32_t> uid;
-    std::string user;  ///< the user's name, or the uid in decimal
+    std::string user_name;  ///< the user's name, or the uid in decimal (ps's user_name)
     /// One letter as in /proc (R S D Z T t I X); 'X' for a row that ended in the interval.
     char state = '?';
-    bool ended = false;                  ///< ended in the interval (or its end was first seen in it)
-    std::optional<int> exit_code;        ///< exit status, where the end was recorded
-    std::optional<int> exit_signal;      ///< the signal that ended it, where known
-    std::chrono::nanoseconds interval_kernel{}, interval_user{};            ///< used in the interval
+    bool ended = false;              ///< ended in the interval (or its end was first seen in it)
+    std::optional<int> exit_code;    ///< exit status, where the end was recorded
+    std::optional<int> exit_signal;  ///< the signal that ended it, where known
+    std::chrono::nanoseconds interval_kernel{}, interval_user{};                    ///< used in the interval
     std::chrono::nanoseconds interval_children_kernel{}, interval_children_user{};  ///< of children reaped in it
-    std::chrono::nanoseconds kernel{}, user{};  ///< since creation
-    std::chrono::nanoseconds resolution{};      ///< of kernel and of user, each
+    std::chrono::nanoseconds kernel{}, user{};                                      ///< since creation
+    std::chrono::nanoseconds resolution{};                                          ///< of kernel and of user, each
+    std::chrono::nanoseconds total_resolution{};                                    ///< of kernel + user
+    std::optional<proctimes::cpu_source> source;                                    ///< where kernel and user came from
+    std::optional<instant> sampled_at;                                              ///< when kernel and user were read
+    /// How the interval's values were found, as `ps --interval`'s basis field
+    /// says it: "both", "created", "unseen", "ended", "ended_earlier"; "" on
+    /// the first frame.
+    std::string basis;
     instant creation{};
     std::optional<instant> exit;
     proctimes::exit_source exit_source = proctimes::exit_source::none;
     std::uint32_t threads = 0;
-    std::optional<std::uint64_t> rss_bytes;                     ///< resident memory
-    std::optional<std::uint64_t> read_bytes, write_bytes;       ///< I/O in the interval (storage)
+    std::optional<std::uint64_t> rss_bytes;                                 ///< resident memory
+    std::optional<std::uint64_t> read_bytes, write_bytes;                   ///< I/O in the interval (storage)
     std::optional<std::uint64_t> voluntary_switches, involuntary_switches;  ///< in the interval
-    std::string cgroup;  ///< the cgroup v2 path ("" when unknown)
-    std::vector<top_row> thread_rows;  ///< filled when threads are asked for
+    std::string cgroup;                                                     ///< the cgroup v2 path ("" when unknown)
+    std::vector<top_row> thread_rows;                                       ///< filled when threads are asked for
 
     [[nodiscard]] std::chrono::nanoseconds interval_cpu() const { return interval_kernel + interval_user; }
     [[nodiscard]] std::chrono::nanoseconds interval_children_cpu() const {
@@ -71,6 +78,11 @@ struct top_frame {
     /// or "children accounting (unprivileged)" — said in the header.
     std::string ended_source;
     std::optional<std::uint64_t> records_lost;
+    /// The exit stream names ended tasks (`ps --interval`'s ended_source
+    /// "exit_stream"; else "none" and ended_source_note says why).
+    bool exit_stream = false;
+    std::string ended_source_note;
+    bool records_lost_any = false;  ///< some exit records were lost in the interval (count or not)
     std::array<double, 3> load{};
     std::uint64_t memory_total = 0, memory_available = 0;  ///< bytes
     std::size_t tasks = 0;                                 ///< threads of every live process

@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: MIT
+// `proctimes top -b`: JSON frames (one object a line, the field names of
+// `ps --interval --ledger --format json`), the table, -n, the options it
+// refuses, and processes that start and end inside one interval — named with
+// their exit status as root, on their parent's children columns as nobody.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "burn.hpp"
+#include "proctimes/ledger.hpp"
+#include "run_cli.hpp"
+
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+using cli_testing::run_cli;
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> v;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) v.push_back(line);
+    return v;
+}
+
+std::vector<std::string> keys(const nlohmann::ordered_json& o) {
+    std::vector<std::string> k;
+    for (auto it = o.begin(); it != o.end(); ++it) k.push_back(it.key());
+    return k;
+}
+
+std::int64_t ns(const json& v) { return v.is_number() ? v.get<std::int64_t>() : 0; }
+
+void expect_closes(const json& l) {
+    EXPECT_EQ(ns(l["live_ns"]) + ns(l["ended_ns"]) + ns(l["reaped_children_ns"]) + ns(l["irq_ns"]) +
+                  ns(l["softirq_ns"]) + ns(l["steal_ns"]) + ns(l["unattributed_ns"]),
+              ns(l["busy_ns"]))
+        << l.dump();
+}
+
+// Starts `argv` with standard output on a pipe.
+pid_t spawn_out(const std::vector<std::string>& argv, int& out_fd) {
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) != 0) return -1;
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::dup2(p[1], STDOUT_FILENO);
+        std::vector<char*> a;
+        a.reserve(argv.size() + 1);
+        for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+        a.push_back(nullptr);
+        ::execvp(a[0], a.data());
+        ::_exit(127);
+    }
+    ::close(p[1]);
+    out_fd = p[0];
+    return pid;
+}
+
+struct child_run {
+    int code = -1;
+    std::string out;
+};
+
+child_run finish(pid_t pid, int out_fd) {
+    child_run r;
+    char buf[65536];
+    ssize_t n;
+    while ((n = ::read(out_fd, buf, sizeof buf)) > 0) r.out.append(buf, static_cast<std::size_t>(n));
+    ::close(out_fd);
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+
+// A child that burns CPU until killed, named `name`.
+pid_t start_burner(const char* name) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::prctl(PR_SET_NAME, name);
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        for (;;) testing_helpers::burn_process_cpu(100ms);
+    }
+    return pid;
+}
+
+}  // namespace
+
+TEST(TopBatch, JsonFramesOneALineAndAsManyAsAsked) {
+    const auto r = run_cli({"top", "-b", "-n", "3", "-d", "0.2", "--format", "json"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto lines = lines_of(r.out);
+    ASSERT_EQ(lines.size(), 3u) << r.out.substr(0, 500);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        const json f = json::parse(lines[i]);
+        EXPECT_EQ(f["record"], "frame");
+        EXPECT_EQ(f["frame"].get<std::size_t>(), i + 1);
+        EXPECT_GE(ns(f["interval_ns"]), 200'000'000);
+        const auto cpus = f["cpus"].get<std::size_t>();
+        EXPECT_GE(cpus, 1u);
+        EXPECT_EQ(f["cpu_busy_percent"].size(), cpus);
+        for (const auto& b : f["cpu_busy_percent"]) {
+            EXPECT_GE(b.get<double>(), 0.0);
+            EXPECT_LE(b.get<double>(), 100.0);
+        }
+        EXPECT_GE(f["busy_percent"].get<double>(), 0.0);
+        EXPECT_LE(f["busy_percent"].get<double>(), 100.0);
+        ASSERT_EQ(f["load"].size(), 3u);
+        EXPECT_GT(f["memory_total_bytes"].get<std::uint64_t>(), 0u);
+        EXPECT_LE(f["memory_available_bytes"].get<std::uint64_t>(), f["memory_total_bytes"].get<std::uint64_t>());
+        EXPECT_GT(f["tasks"].get<std::size_t>(), 0u);
+        EXPECT_FALSE(f["ended_source"].get<std::string>().empty());
+        ASSERT_TRUE(f["ledger"].is_object());
+        EXPECT_EQ(f["ledger"]["record"], "ledger");
+        expect_closes(f["ledger"]);
+        ASSERT_TRUE(f["processes"].is_array());
+        EXPECT_FALSE(f["processes"].empty());
+        bool self = false;
+        for (const auto& p : f["processes"]) self = self || p["pid"] == ::getpid();
+        EXPECT_TRUE(self) << "this process is one of the rows";
+    }
+}
+
+TEST(TopBatch, FieldNamesAreThoseOfPsIntervalRowsAndLedger) {
+    const auto ps = run_cli({"ps", "--interval", "0.2", "--count", "1", "--format", "json", "--ledger"});
+    ASSERT_EQ(ps.code, 0) << ps.err;
+    const auto split = ps.out.find("\n\n");
+    ASSERT_NE(split, std::string::npos);
+    using ordered = nlohmann::ordered_json;  // the fields in the order written
+    const ordered rows = ordered::parse(ps.out.substr(0, split));
+    const ordered ledger = ordered::parse(ps.out.substr(split + 2));
+    ASSERT_FALSE(rows.empty());
+    const auto ps_row = keys(rows[0]);
+
+    const auto top = run_cli({"top", "-b", "-n", "1", "-d", "0.2", "--format", "json"});
+    ASSERT_EQ(top.code, 0) << top.err;
+    const ordered f = ordered::parse(top.out);
+    EXPECT_EQ(keys(f["ledger"]), keys(ledger));
+    ASSERT_FALSE(f["processes"].empty());
+    for (const auto& p : f["processes"]) {
+        const auto k = keys(p);
+        ASSERT_GE(k.size(), ps_row.size());
+        EXPECT_EQ(std::vector<std::string>(k.begin(), k.begin() + static_cast<std::ptrdiff_t>(ps_row.size())), ps_row)
+            << "the ps fields first, in ps's order";
+        const std::vector<std::string> own(k.begin() + static_cast<std::ptrdiff_t>(ps_row.size()), k.end());
+        EXPECT_EQ(own, (std::vector<std::string>{"ended", "exit_code", "exit_signal", "threads", "rss_bytes",
+                                                 "interval_read_bytes", "interval_write_bytes", "command"}));
+    }
+}
+
+TEST(TopBatch, ABurningChildShowsItsIntervalCpu) {
+    const pid_t child = start_burner("pt_top_burn");
+    ASSERT_GT(child, 0);
+    const auto r = run_cli({"top", "-b", "-n", "2", "-d", "0.5", "--format", "json", "-p", std::to_string(child)});
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto lines = lines_of(r.out);
+    ASSERT_EQ(lines.size(), 2u);
+    std::int64_t shown = 0;
+    for (const auto& line : lines) {
+        const json f = json::parse(line);
+        ASSERT_EQ(f["processes"].size(), 1u) << "-p keeps only the child";
+        const json& p = f["processes"][0];
+        EXPECT_EQ(p["pid"], child);
+        EXPECT_EQ(p["name"], "pt_top_burn");
+        EXPECT_FALSE(p["ended"].get<bool>());
+        EXPECT_EQ(p["threads"], 1);
+        EXPECT_GT(p["rss_bytes"].get<std::uint64_t>(), 0u);
+        const std::int64_t interval = ns(p["interval_ns"]);
+        const std::int64_t cpu = ns(p["interval_kernel_ns"]) + ns(p["interval_user_ns"]);
+        // One thread: at most the interval (and a tick of the totals' split);
+        // on a loaded 2-CPU machine, at least a tenth of it.
+        EXPECT_LE(cpu, interval + 10'000'000) << p.dump();
+        EXPECT_GE(cpu, interval / 10) << p.dump();
+        EXPECT_NEAR(p["cpu_percent"].get<double>(), 100.0 * static_cast<double>(cpu) / static_cast<double>(interval),
+                    1e-6);
+        shown += cpu;
+        EXPECT_LE(shown, ns(p["kernel_ns"]) + ns(p["user_ns"])) << "the intervals add up to no more than its total";
+    }
+}
+
+TEST(TopBatch, TableHasTheHeaderTheLedgerLineAndAtMostTopRows) {
+    const auto r = run_cli({"top", "-b", "-n", "2", "-d", "0.2", "--top", "4"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto lines = lines_of(r.out);
+    int frames = 0, rows = 0;
+    bool in_rows = false;
+    for (const auto& l : lines) {
+        if (l.rfind("proctimes top - ", 0) == 0) {
+            ++frames;
+            in_rows = false;
+        } else if (l.find("PID") != std::string::npos && l.find("COMMAND") != std::string::npos) {
+            in_rows = true;
+        } else if (in_rows && !l.empty()) {
+            ++rows;
+        }
+    }
+    EXPECT_EQ(frames, 2);
+    EXPECT_LE(rows, 8);
+    EXPECT_GE(rows, 2);
+    EXPECT_NE(r.out.find("Ledger: attributed "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("% (ended "), std::string::npos);
+    EXPECT_NE(r.out.find("), unattributed "), std::string::npos);
+    EXPECT_NE(r.out.find("\n\nproctimes top - "), std::string::npos) << "a blank line between frames";
+}
+
+TEST(TopBatch, NamesWithEscapeSequencesAndInvalidUtf8AreShownSafely) {
+    // A name (comm) and a command line (argv[0] of sleep) full of bytes a
+    // terminal would act on.
+    const pid_t named = start_burner("ev\x1b[2Jil\xff");
+    const pid_t argv0 = ::fork();
+    if (argv0 == 0) {
+        ::execl("/bin/sleep",
+                "\x1b]0;title\x07"
+                "ev\x9bil\xc3",
+                "30", static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    ASSERT_GT(named, 0);
+    ASSERT_GT(argv0, 0);
+    std::this_thread::sleep_for(100ms);  // sleep has exec'd
+    const std::string pids = std::to_string(named) + "," + std::to_string(argv0);
+    const auto t = run_cli({"top", "-b", "-n", "1", "-d", "0.2", "-p", pids});
+    const auto j = run_cli({"top", "-b", "-n", "1", "-d", "0.2", "-p", pids, "--format", "json"});
+    ::kill(named, SIGKILL);
+    ::kill(argv0, SIGKILL);
+    ::waitpid(named, nullptr, 0);
+    ::waitpid(argv0, nullptr, 0);
+    ASSERT_EQ(t.code, 0) << t.err;
+    for (const char bad : {'\x1b', '\x07', '\x9b', '\xff', '\xc3'}) {
+        EXPECT_EQ(t.out.find(bad), std::string::npos)
+            << "byte " << int(static_cast<unsigned char>(bad)) << ": " << t.out;
+        EXPECT_EQ(j.out.find(bad), std::string::npos) << "JSON is pure ASCII";
+    }
+    EXPECT_NE(t.out.find("\\x1b]0;title\\x07ev\\x9bil\\xc3 30"), std::string::npos) << t.out;
+    const json f = json::parse(j.out);
+    ASSERT_EQ(f["processes"].size(), 2u);
+    bool saw_name = false, saw_command = false;
+    for (const auto& p : f["processes"]) {
+        const auto name = p["name"].get<std::string>();
+        const auto command = p["command"].get<std::string>();
+        saw_name = saw_name || name.rfind("ev\x1b[2Jil", 0) == 0;
+        saw_command = saw_command || command.rfind(
+                                         "\x1b]0;title\x07"
+                                         "ev",
+                                         0) == 0;
+    }
+    EXPECT_TRUE(saw_name) << j.out;
+    EXPECT_TRUE(saw_command) << j.out;
+}
+
+TEST(TopBatch, RefusesTheScreenWithoutATerminal) {
+    const auto r = run_cli({"top"});
+    EXPECT_EQ(r.code, proctimes::cli::exit_usage);
+    EXPECT_EQ(r.err, "proctimes top: standard output is not a terminal; use -b for batch frames\n");
+    EXPECT_TRUE(r.out.empty());
+    int fd = -1;
+    const pid_t pid = spawn_out({PROCTIMES_BIN, "top", "-d", "1"}, fd);
+    ASSERT_GT(pid, 0);
+    const auto c = finish(pid, fd);
+    EXPECT_EQ(c.code, 2);
+    EXPECT_TRUE(c.out.empty());
+}
+
+TEST(TopBatch, RefusesBadOptionsClearly) {
+    for (const char* d : {"0", "0.05", "-1", "abc", "1e9", "nan", ""}) {
+        const auto r = run_cli({"top", "-b", "-n", "1", "-d", d});
+        EXPECT_EQ(r.code, proctimes::cli::exit_usage) << d;
+        EXPECT_NE(r.err.find("--delay"), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("0.1 s to 1 day"), std::string::npos) << r.err;
+        EXPECT_TRUE(r.out.empty());
+    }
+    const auto n0 = run_cli({"top", "-b", "-n", "0"});
+    EXPECT_EQ(n0.code, proctimes::cli::exit_usage);
+    const auto csv = run_cli({"top", "-b", "-n", "1", "--format", "csv"});
+    EXPECT_EQ(csv.code, proctimes::cli::exit_usage);
+    EXPECT_NE(csv.err.find("{table,json}"), std::string::npos) << csv.err;
+    const auto pid = run_cli({"top", "-b", "-n", "1", "-p", "x1"});
+    EXPECT_EQ(pid.code, proctimes::cli::exit_usage);
+    EXPECT_NE(pid.err.find("'x1': not a process id"), std::string::npos) << pid.err;
+    const auto user = run_cli({"top", "-b", "-n", "1", "-u", "no-such-user-pt"});
+    EXPECT_EQ(user.code, proctimes::cli::exit_usage);
+    EXPECT_NE(user.err.find("no such user"), std::string::npos);
+    const auto n_alone = run_cli({"top", "-n", "2"});
+    EXPECT_EQ(n_alone.code, proctimes::cli::exit_usage) << "-n needs -b";
+}
+
+namespace {
+
+// A parent ("pt_top_par") that, once `go` is readable, runs a child
+// ("pt_top_job": 60 ms of CPU, exit status 7), reaps it, says so on `done`
+// and stays alive until `hold` is closed. `top` runs one interval of 4 s
+// around it; returns the frame and the parent's pid.
+// NOLINTNEXTLINE(bugprone-exception-escape)
+struct ended_frame {
+    json frame;
+    pid_t parent = 0;
+    bool in_time = false;
+};
+ended_frame job_inside_one_interval(const std::vector<std::string>& command) {
+    ended_frame f;
+    int out_fd = -1;
+    const auto t0 = std::chrono::steady_clock::now();
+    const pid_t cli = spawn_out(command, out_fd);
+    if (cli < 0) return f;
+    std::this_thread::sleep_for(1500ms);  // its first walk, even on a loaded machine
+    int done[2], hold[2];
+    if (::pipe2(done, O_CLOEXEC) != 0 || ::pipe2(hold, O_CLOEXEC) != 0) return f;
+    f.parent = ::fork();
+    if (f.parent == 0) {
+        ::close(done[0]);
+        ::close(hold[1]);
+        ::prctl(PR_SET_NAME, "pt_top_par");
+        const pid_t c = ::fork();
+        if (c == 0) {
+            ::prctl(PR_SET_NAME, "pt_top_job");
+            testing_helpers::burn_process_cpu(60ms);
+            ::_exit(7);
+        }
+        ::waitpid(c, nullptr, 0);
+        const char ok = 'd';
+        (void)!::write(done[1], &ok, 1);
+        char ch;
+        while (::read(hold[0], &ch, 1) > 0) {
+        }
+        ::_exit(0);
+    }
+    ::close(done[1]);
+    ::close(hold[0]);
+    char ch;
+    f.in_time = ::read(done[0], &ch, 1) == 1 && std::chrono::steady_clock::now() - t0 < 3500ms;
+    const auto r = finish(cli, out_fd);
+    ::close(hold[1]);
+    ::close(done[0]);
+    ::waitpid(f.parent, nullptr, 0);
+    f.frame = json::parse(r.out, nullptr, false);
+    return f;
+}
+
+}  // namespace
+
+TEST(TopBatch, AProcessThatEndedInsideTheIntervalIsARowWithItsExitStatusAsRoot) {
+    if (::geteuid() != 0) GTEST_SKIP() << "exit records need root";
+    if (auto s = proctimes::exit_stream::open(); !s)
+        GTEST_SKIP() << "the exit stream cannot open here: " << s.error().message();
+    const auto f = job_inside_one_interval({PROCTIMES_BIN, "top", "-b", "-n", "1", "-d", "4", "--format", "json"});
+    ASSERT_TRUE(f.in_time) << "the job did not end within the interval";
+    ASSERT_TRUE(f.frame.is_object()) << "no frame";
+    EXPECT_EQ(f.frame["ledger"]["ended_source"], "exit_stream");
+    const json* job = nullptr;
+    for (const auto& p : f.frame["processes"])
+        if (p["name"] == "pt_top_job" && p["ppid"] == f.parent) job = &p;
+    ASSERT_NE(job, nullptr) << "the ended job is a row";
+    EXPECT_TRUE((*job)["ended"].get<bool>());
+    EXPECT_EQ((*job)["proc_state"], "X");
+    EXPECT_EQ((*job)["basis"], "ended");
+    EXPECT_EQ((*job)["exit_code"], 7);
+    EXPECT_TRUE((*job)["exit_signal"].is_null());
+    EXPECT_GE(ns((*job)["interval_kernel_ns"]) + ns((*job)["interval_user_ns"]), 60'000'000) << job->dump();
+    expect_closes(f.frame["ledger"]);
+}
+
+TEST(TopBatch, AProcessThatEndedInsideTheIntervalIsOnItsParentsChildrenColumnsUnprivileged) {
+    if (::geteuid() != 0) GTEST_SKIP() << "the unprivileged run is started through setpriv, which needs root";
+    if (std::system("command -v setpriv >/dev/null 2>&1") != 0) GTEST_SKIP() << "setpriv (util-linux) is missing";
+    const std::vector<std::string> nobody = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+    if (std::system(("setpriv --reuid=65534 --regid=65534 --clear-groups " + std::string(PROCTIMES_BIN) +
+                     " --version >/dev/null 2>&1")
+                        .c_str()) != 0)
+        GTEST_SKIP() << "user 65534 cannot run " << PROCTIMES_BIN;
+    std::vector<std::string> cmd = nobody;
+    for (const char* a : {PROCTIMES_BIN, "top", "-b", "-n", "1", "-d", "4", "--format", "json"}) cmd.emplace_back(a);
+    const auto f = job_inside_one_interval(cmd);
+    ASSERT_TRUE(f.in_time) << "the job did not end within the interval";
+    ASSERT_TRUE(f.frame.is_object()) << "no frame";
+    EXPECT_EQ(f.frame["ledger"]["ended_source"], "none");
+    EXPECT_EQ(f.frame["ended_source"], "children accounting (unprivileged)");
+    const json* parent = nullptr;
+    for (const auto& p : f.frame["processes"]) {
+        EXPECT_FALSE(p["name"] == "pt_top_job" && p["ppid"] == f.parent) << "no exit stream: the job is not named";
+        if (p["pid"] == f.parent) parent = &p;
+    }
+    ASSERT_NE(parent, nullptr) << "the parent is alive in the second walk";
+    EXPECT_EQ((*parent)["name"], "pt_top_par");
+    EXPECT_FALSE((*parent)["ended"].get<bool>());
+    // 60 ms in 10 ms ticks: at least 50 ms.
+    EXPECT_GE(ns((*parent)["interval_children_kernel_ns"]) + ns((*parent)["interval_children_user_ns"]), 50'000'000)
+        << parent->dump();
+    EXPECT_GE(ns(f.frame["ledger"]["reaped_children_ns"]), 50'000'000);
+    expect_closes(f.frame["ledger"]);
+}

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+// proctimes top [-d SECS] [-p PID] [-H] [-u USER]          the full-screen view
+// proctimes top -b [-n N] [-d SECS] [--format table|json] [-H] [-p PID]
+//               [-u USER] [--top N] [--utc]              frames for scripts
+//
+// Registers the command, checks its options and opens the live feed
+// (live_feed.hpp) for the screen (screen.hpp) or the batch writer
+// (batch.hpp).
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "cli.hpp"
+#include "commands.hpp"
+#include "numbers.hpp"
+#include "system.hpp"
+#include "top/batch.hpp"
+#include "top/live_feed.hpp"
+#include "top/screen.hpp"
+#include "users.hpp"
+
+namespace proctimes::cli {
+
+namespace {
+
+struct top_options {
+    bool batch = false;
+    double delay = 2.0;
+    std::optional<unsigned> count;
+    output_format format = output_format::table;
+    std::optional<std::size_t> top;
+    bool threads = false;
+    std::vector<std::string> pids;
+    std::optional<std::string> user;
+    bool utc = false;
+};
+
+int run_top(const top_options& opts, std::ostream& out, std::ostream& err) {
+    if (!opts.batch && !sys::terminal_of(out)) {
+        err << "proctimes top: standard output is not a terminal; use -b for batch frames\n";
+        return exit_usage;
+    }
+    top::live_options lo;
+    lo.threads = opts.threads;
+    if (opts.user) {
+        lo.only_uid = user_argument(*opts.user);
+        if (!lo.only_uid) {
+            err << fmt::format("proctimes top: '{}': no such user\n", escape_for_table(*opts.user));
+            return exit_usage;
+        }
+    }
+    for (const auto& p : opts.pids) {
+        const auto pid = pid_argument(p, nullptr);
+        if (!pid || *pid <= 0) {
+            err << fmt::format("proctimes top: '{}': not a process id\n", escape_for_table(p));
+            return exit_usage;
+        }
+        lo.pids.push_back(*pid);
+    }
+    const auto interval =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(opts.delay));
+    auto feed = top::open_live_feed(lo);
+    if (!feed) {
+        err << fmt::format("proctimes top: cannot read the processes: {}\n", feed.error().message());
+        return exit_failure;
+    }
+    if (!opts.batch) {
+        top::screen_options so;
+        so.interval = interval;
+        so.threads = opts.threads;
+        if (!lo.pids.empty()) so.follow = lo.pids.front();
+        return top::run_screen(**feed, so, err);
+    }
+    top::batch_options bo;
+    bo.interval = interval;
+    bo.count = opts.count;
+    bo.format = opts.format;
+    bo.top = opts.top;
+    bo.threads = opts.threads;
+    bo.utc = opts.utc;
+    return top::run_batch(**feed, bo, out, err);
+}
+
+}  // namespace
+
+subcommand add_top(CLI::App& root) {
+    constexpr std::uint64_t max_count = 4'294'967'295;
+    auto opts = std::make_shared<top_options>();
+    CLI::App* app = root.add_subcommand(
+        "top",
+        "The live view of what uses the CPU: every process, the ones that ended between two refreshes, "
+        "and the ledger that adds them up to the machine's busy CPU; with -b, frames for scripts.");
+    auto* batch = app->add_flag("-b,--batch", opts->batch, "Write frames to standard output instead of the screen");
+    app->add_option("-d,--delay", opts->delay, "Seconds between refreshes (default 2; 0.1 to 86400)")
+        ->check(seconds_in(std::chrono::milliseconds{100}, std::chrono::hours{24}, "0.1 s to 1 day"))
+        ->type_name("SECS");
+    add_optional(app, "-n,--iterations", opts->count, "With -b: stop after N frames (default: until interrupted)")
+        ->check(whole_number_in(1, max_count))
+        ->needs(batch)
+        ->type_name("N");
+    add_choice(app, "-f,--format", opts->format, output_format_words,
+               "With -b: table (default) or json (one object per frame on one line)",
+               {output_format::table, output_format::json})
+        ->needs(batch)
+        ->type_name("FORMAT");
+    add_optional(app, "--top", opts->top, "With -b: at most N process rows per frame, the busiest")
+        ->check(whole_number_in(1, max_count))
+        ->needs(batch)
+        ->type_name("N");
+    app->add_flag("-H,--threads", opts->threads, "List the threads of each process");
+    app->add_option("-p,--pid", opts->pids, "Only this process (repeatable, or PID,PID,...)")
+        ->delimiter(',')
+        ->type_name("PID");
+    add_optional(app, "-u,--user", opts->user, "Only processes whose effective user is NAME (or a uid)")
+        ->type_name("USER");
+    app->add_flag("--utc", opts->utc, "Table: the frame's time in UTC rather than local time");
+    app->footer(
+        "JSON (-b --format json): one object per frame on one line, its rows with the fields of\n"
+        "'ps --interval --ledger --format json' plus ended, exit_code, exit_signal, threads, rss_bytes,\n"
+        "interval_read_bytes, interval_write_bytes and command; its ledger the ledger record (docs/CLI.md).\n"
+        "Exit status: 0 success, 1 frames could not be read or written, 2 usage error (also: no terminal\n"
+        "for the full-screen view).\n");
+    return {app, [opts](std::ostream& out, std::ostream& err) { return run_top(*opts, out, err); }};
+}
+
+}  // namespace proctimes::cli

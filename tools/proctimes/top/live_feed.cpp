@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: MIT
+// The live frame feed of `proctimes top`: each frame is a `ps --interval`
+// frame (the same snapshotter, exit stream, ledger and records: ps/internal.hpp)
+// turned into rows, with what top shows beside CPU read through the public
+// library: read_process_resources for memory, I/O, context switches and the
+// command line, read_machine_status for the load, memory and each CPU.
+//
+// Cost: the snapshot reads every process's CPU; the resources are read again
+// only for a process that ran in the interval or is new, the command line
+// once per process (by pid and start tick).
+#include "top/live_feed.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "proctimes/machine.hpp"
+#include "proctimes/resources.hpp"
+#include "proctimes/snapshot.hpp"
+#include "ps/internal.hpp"
+
+namespace proctimes::cli::top {
+
+namespace {
+
+using std::chrono::nanoseconds;
+
+// The command line as one string: its arguments joined by one space.
+std::string joined_command(const std::string& raw) {
+    std::string s = raw;
+    while (!s.empty() && s.back() == '\0') s.pop_back();
+    std::replace(s.begin(), s.end(), '\0', ' ');
+    return s;
+}
+
+double share(nanoseconds part, nanoseconds whole) {
+    return whole.count() > 0
+               ? std::clamp(static_cast<double>(part.count()) / static_cast<double>(whole.count()), 0.0, 1.0)
+               : 0.0;
+}
+
+// What is kept of one live process between frames.
+struct kept_process {
+    std::uint64_t start_ticks = 0;
+    std::optional<process_resources> last;  // the last read of its resources
+    std::string command;
+    bool command_read = false;
+    std::uint64_t seen = 0;  // the frame that last listed it
+};
+
+class live_feed final : public frame_feed {
+public:
+    live_feed(const live_options& lo, ps_options po, snapshotter taker)
+        : lo_(lo), opts_(std::move(po)), taker_(std::move(taker)) {
+        sources_.open(opts_);
+    }
+
+    result<top_frame> next(nanoseconds interval) override {
+        top_frame f;
+        f.number = ++number_;
+        if (!started_) {
+            if (auto r = taker_.take(prev_); !r) return r.error();
+            sources_.read_stat(opts_.proc_root);
+            machine_prev_ = read_machine();
+            started_ = true;
+            auto records = ps_detail::build_records(prev_, nullptr, opts_, lo_.only_uid, users_);
+            fill(f, prev_, records, nullptr);
+            return f;
+        }
+        sources_.sleep_until(prev_.since_boot + interval);
+        if (auto r = taker_.take(cur_); !r) return r.error();
+        sources_.read_stat(opts_.proc_root);
+        auto machine = read_machine();
+        auto delta = compute_delta(prev_, cur_);
+        if (!delta) return delta.error();
+        const auto ledger = sources_.ledger(prev_, cur_);
+        auto records = ps_detail::build_records(cur_, &*delta, opts_, lo_.only_uid, users_);
+        if (ledger) {
+            ps_detail::add_ledger_records(records, *ledger, sources_, cur_, opts_, lo_.only_uid, users_);
+            f.ledger = *ledger;
+        } else {
+            f.ledger_error = ledger.error().message();
+        }
+        f.interval = delta->interval;
+        fill(f, cur_, records, ledger ? &*ledger : nullptr);
+        // Busy: the ledger's (from the aggregate line of /proc/stat), per CPU
+        // from each CPU's line.
+        if (ledger) f.busy = share(ledger->busy, ledger->stat_interval * std::max(ledger->cpus, 1));
+        if (machine && machine_prev_) {
+            for (const auto& c : machine->per_cpu) {
+                const auto it = std::find_if(machine_prev_->per_cpu.begin(), machine_prev_->per_cpu.end(),
+                                             [&](const cpu_times_of& p) { return p.cpu == c.cpu; });
+                if (it == machine_prev_->per_cpu.end()) {
+                    f.busy_per_cpu.push_back(0.0);
+                    continue;
+                }
+                const nanoseconds busy = c.times.busy() - it->times.busy();
+                const nanoseconds all = busy + (c.times.idle + c.times.iowait) - (it->times.idle + it->times.iowait);
+                f.busy_per_cpu.push_back(share(busy, all));
+            }
+        }
+        if (machine) apply_machine(f, *machine);
+        machine_prev_ = std::move(machine);
+        sources_.forget_until(cur_.since_boot);
+        std::swap(prev_, cur_);
+        return f;
+    }
+
+private:
+    std::optional<machine_status> read_machine() {
+        auto m = read_machine_status(machine_part::all, opts_.proc_root);
+        if (!m) {
+            machine_error_ = m.error().message();
+            return std::nullopt;
+        }
+        return std::move(*m);
+    }
+
+    static void apply_machine(top_frame& f, const machine_status& m) {
+        if (m.load) f.load = *m.load;
+        f.memory_total = m.memory_total_bytes.value_or(0);
+        f.memory_available = m.memory_available_bytes.value_or(0);
+    }
+
+    bool wanted(proctimes::pid_t pid) const {
+        return lo_.pids.empty() || std::find(lo_.pids.begin(), lo_.pids.end(), pid) != lo_.pids.end();
+    }
+
+    // The resources of a live process: read again when it ran or is new,
+    // else the last read.
+    kept_process& resources_of(const snapshot_process& p, bool ran) {
+        auto [it, fresh] = kept_.try_emplace(p.pid());
+        kept_process& k = it->second;
+        if (!fresh && k.start_ticks != p.identity.start_ticks) {
+            k = kept_process{};
+            fresh = true;
+        }
+        k.start_ticks = p.identity.start_ticks;
+        k.seen = number_;
+        if (!fresh && !ran && k.last && k.command_read) return k;
+        resource_options o;
+        o.families = resource_family::memory | resource_family::switches | resource_family::io;
+        if (!k.command_read) o.families |= resource_family::command_line;
+        o.proc_root = opts_.proc_root;
+        o.start_ticks = p.identity.start_ticks;
+        const process_resources* previous = k.last ? &*k.last : nullptr;
+        o.previous = ran ? nullptr : previous;
+        auto r = read_process_resources(p.pid(), o);
+        if (r) {
+            if (!k.command_read) {
+                k.command = r->command_line ? joined_command(*r->command_line) : std::string();
+                k.command_read = true;
+            }
+            // The interval's I/O and switches: what grew since the last read.
+            if (previous && r->io && previous->io) {
+                interval_read_ = r->io->read_bytes - std::min(r->io->read_bytes, previous->io->read_bytes);
+                interval_write_ = r->io->write_bytes - std::min(r->io->write_bytes, previous->io->write_bytes);
+            }
+            k.last = std::move(*r);
+        } else {
+            k.command_read = true;  // gone or refused: not asked again
+        }
+        return k;
+    }
+
+    void fill(top_frame& f, const snapshot& s, std::vector<task_record>& records, const cpu_ledger* l) {
+        f.taken = s.taken;
+        f.cpus = l ? static_cast<unsigned>(std::max(l->cpus, 1)) : std::max(1U, std::thread::hardware_concurrency());
+        f.exit_stream = sources_.source() == ps_ended_source::exit_stream;
+        f.ended_source = !f.exit_stream     ? "children accounting (unprivileged)"
+                         : sources_.exact() ? "exit stream (eBPF)"
+                                            : "exit stream (taskstats)";
+        f.ended_source_note = sources_.why_none();
+        f.records_lost = sources_.lost_count();
+        f.records_lost_any = sources_.lost();
+        for (const auto& p : s.processes) f.tasks += static_cast<std::size_t>(std::max(p.thread_count, 0));
+        if (!machine_error_.empty()) f.warnings.push_back("machine status: " + machine_error_);
+        if (!s.failures.empty())
+            f.warnings.push_back(fmt::format("{} processes or threads could not be read", s.failures.size()));
+
+        // Exit statuses of the processes that ended, from their last records.
+        std::unordered_map<proctimes::pid_t, const ended_task*> end_of;
+        for (const auto& t : sources_.exits())
+            if (t.process_ended && t.pid != 0) end_of[t.pid] = &t;
+        std::unordered_map<proctimes::pid_t, const ended_process*> ended_of;
+        if (l)
+            for (const auto& e : l->processes) ended_of[e.pid] = &e;
+
+        f.rows.reserve(records.size());
+        for (auto& r : records) {
+            if (!wanted(r.pid)) continue;
+            top_row row = row_of(r);
+            if (row.ended) {
+                if (const auto it = end_of.find(r.pid); it != end_of.end() && it->second->status) {
+                    row.exit_code = it->second->status->code;
+                    if (it->second->status->signal) row.exit_signal = it->second->status->signal;
+                }
+                if (const auto it = ended_of.find(r.pid); it != ended_of.end() && it->second->command_line)
+                    row.command = joined_command(*it->second->command_line);
+                if (row.command.empty())
+                    if (const auto k = kept_.find(r.pid); k != kept_.end()) row.command = k->second.command;
+            } else if (const auto* p = s.find(r.pid)) {
+                row.threads = static_cast<std::uint32_t>(std::max(p->thread_count, 0));
+                const bool ran = !r.used || r.used->kernel.count() + r.used->user.count() > 0 ||
+                                 r.used->basis != interval_basis::both;
+                interval_read_.reset();
+                interval_write_.reset();
+                const kept_process& k = resources_of(*p, ran);
+                row.command = k.command;
+                if (k.last && k.last->memory) row.rss_bytes = k.last->memory->resident_bytes;
+                if (ran) {
+                    row.read_bytes = interval_read_;
+                    row.write_bytes = interval_write_;
+                } else if (k.last && k.last->io) {
+                    row.read_bytes = 0;
+                    row.write_bytes = 0;
+                }
+            }
+            f.rows.push_back(std::move(row));
+        }
+        // Forget the processes no longer listed.
+        if (number_ % 16 == 0) std::erase_if(kept_, [&](const auto& e) { return e.second.seen + 2 < number_; });
+    }
+
+    static top_row row_of(const task_record& r) {
+        top_row row;
+        row.pid = r.pid;
+        row.tid = r.tid;
+        row.name = r.name;
+        if (r.ps) {
+            row.ppid = r.ps->ppid;
+            row.uid = r.ps->uid;
+            row.user_name = r.ps->user_name;
+            row.state = r.ps->proc_state;
+        }
+        if (r.used) {
+            row.interval_kernel = r.used->kernel;
+            row.interval_user = r.used->user;
+            row.interval_children_kernel = r.used->children_kernel.value_or(nanoseconds{0});
+            row.interval_children_user = r.used->children_user.value_or(nanoseconds{0});
+            row.basis = std::string(to_string(r.used->basis));
+            row.ended = r.used->basis == interval_basis::ended || r.used->basis == interval_basis::ended_earlier;
+        }
+        if (row.ended) row.state = 'X';
+        row.kernel = r.kernel;
+        row.user = r.user;
+        row.resolution = r.resolution;
+        row.total_resolution = r.total_resolution;
+        row.source = r.source;
+        row.sampled_at = r.sampled_at;
+        row.creation = r.creation;
+        row.exit = r.exit;
+        row.exit_source = r.exit_source;
+        for (const auto& t : r.threads) row.thread_rows.push_back(row_of(t));
+        return row;
+    }
+
+    live_options lo_;
+    ps_options opts_;
+    snapshotter taker_;
+    ps_detail::ledger_sources sources_;
+    user_names users_;
+    snapshot prev_, cur_;
+    std::optional<machine_status> machine_prev_;
+    std::string machine_error_;
+    std::unordered_map<proctimes::pid_t, kept_process> kept_;
+    std::optional<std::uint64_t> interval_read_, interval_write_;
+    std::uint64_t number_ = 0;
+    bool started_ = false;
+};
+
+}  // namespace
+
+result<std::unique_ptr<frame_feed>> open_live_feed(const live_options& lo) {
+    ps_options po;
+    po.threads = lo.threads;
+    po.interval = 1.0;  // frames: the interval's values and the ledger
+    po.ledger = true;
+    if (!lo.proc_root.empty()) po.proc_root = lo.proc_root;
+    // Threads of a process that did not run are copied from the previous
+    // frame, every thread read again at least every 10 s.
+    if (lo.threads) po.reuse_idle = 10.0;
+    auto taker = snapshotter::open(ps_detail::snapshot_options_of(po));
+    if (!taker) return taker.error();
+    std::unique_ptr<frame_feed> feed = std::make_unique<live_feed>(lo, std::move(po), std::move(*taker));
+    return feed;
+}
+
+}  // namespace proctimes::cli::top
