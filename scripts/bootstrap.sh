@@ -15,6 +15,8 @@ packages=(
   g++ cmake make pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev   # tests, bench/
   libcli11-dev nlohmann-json3-dev libfmt-dev   # the proctimes command
+  libncurses-dev                               # proctimes top's full-screen view (ncursesw)
+  tmux htop btop atop                          # tests/top drives proctimes top in tmux; bench/ runs its peers
   clang-format clang-tidy                      # scripts/lint.sh and the layout.format test
   clang libclang-rt-14-dev                     # fuzzers (libFuzzer) and sanitizer builds
   util-linux procps                            # unshare/setpriv for the hidden-/proc tests, ps for bench/

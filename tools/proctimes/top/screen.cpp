@@ -1,16 +1,219 @@
 // SPDX-License-Identifier: MIT
-// The full-screen view's entry point in a build without the view: it says so.
+// The full-screen view's loop (screen.hpp): the terminal taken over with
+// ncurses and given back as it was found on every way out (q, a signal, the
+// feed failing, the terminal closing); frames asked of the feed once per
+// interval, the keyboard polled in between so that keys are answered at once.
 #include "top/screen.hpp"
 
-#include <ostream>
+#include <curses.h>
+#include <langinfo.h>
+#include <poll.h>
+#include <unistd.h>
 
-#include "cli.hpp"
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <clocale>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <ostream>
+#include <string>
+
+#include "top/screen_state.hpp"
 
 namespace proctimes::cli::top {
 
-int run_screen(frame_feed&, const screen_options&, std::ostream& err) {
-    err << "proctimes top: the full-screen view is not built; use -b for batch frames\n";
-    return exit_failure;
+namespace {
+
+using std::chrono::nanoseconds;
+using clock_type = std::chrono::steady_clock;
+
+volatile std::sig_atomic_t ending_signal = 0;
+
+extern "C" void on_ending_signal(int sig) { ending_signal = sig; }
+
+// SIGTERM, SIGHUP and SIGINT end the run through the loop (which restores the
+// terminal); their previous handlers come back when it ends.
+class ending_signals {
+public:
+    ending_signals() {
+        ending_signal = 0;
+        struct sigaction sa {};
+        sa.sa_handler = on_ending_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = 0;  // no SA_RESTART: poll() returns EINTR
+        for (std::size_t i = 0; i < signals_.size(); ++i) ::sigaction(signals_[i], &sa, &old_[i]);
+    }
+    ~ending_signals() {
+        for (std::size_t i = 0; i < signals_.size(); ++i) ::sigaction(signals_[i], &old_[i], nullptr);
+    }
+    ending_signals(const ending_signals&) = delete;
+    ending_signals& operator=(const ending_signals&) = delete;
+
+private:
+    static constexpr std::array<int, 3> signals_{SIGTERM, SIGHUP, SIGINT};
+    std::array<struct sigaction, 3> old_{};
+};
+
+// The terminal in ncurses' hands while this lives.
+class curses_terminal {
+public:
+    explicit curses_terminal(std::string& why) {
+        screen_ = newterm(nullptr, stdout, stdin);
+        if (screen_ == nullptr) {
+            const char* term = std::getenv("TERM");
+            why = std::string("the terminal type '") + (term != nullptr ? term : "") + "' is unknown to ncurses";
+            return;
+        }
+        set_term(screen_);
+        cbreak();
+        noecho();
+        nonl();
+        keypad(stdscr, TRUE);
+        nodelay(stdscr, TRUE);
+        set_escdelay(25);
+        curs_set(0);
+        mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON4_PRESSED
+#if defined(BUTTON5_PRESSED)
+                      | BUTTON5_PRESSED
+#endif
+                  ,
+                  nullptr);
+        mouseinterval(0);
+    }
+    ~curses_terminal() {
+        if (screen_ == nullptr) return;
+        endwin();
+        delscreen(screen_);
+    }
+    curses_terminal(const curses_terminal&) = delete;
+    curses_terminal& operator=(const curses_terminal&) = delete;
+    [[nodiscard]] bool ok() const { return screen_ != nullptr; }
+
+private:
+    SCREEN* screen_ = nullptr;
+};
+
+bool want_colour() {
+    const char* no = std::getenv("NO_COLOR");
+    if (no != nullptr && *no != '\0') return false;  // https://no-color.org
+    return has_colors() == TRUE;
+}
+
+void start_colours() {
+    start_color();
+    use_default_colors();
+    init_pair(pair_title, COLOR_CYAN, -1);
+    init_pair(pair_bar, COLOR_GREEN, -1);
+    init_pair(pair_heading, COLOR_BLACK, COLOR_GREEN);
+    init_pair(pair_ended, COLOR_RED, -1);
+    init_pair(pair_label, COLOR_CYAN, -1);
+    init_pair(pair_warn, COLOR_YELLOW, -1);
+    init_pair(pair_select, COLOR_BLACK, COLOR_CYAN);
+}
+
+int poll_ms(clock_type::time_point now, clock_type::time_point deadline, bool paused) {
+    if (paused) return -1;
+    if (deadline <= now) return 0;
+    const auto ms = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
+    return static_cast<int>(std::min<std::int64_t>(ms, 60'000));
+}
+
+}  // namespace
+
+int run_screen(frame_feed& feed, const screen_options& opts, std::ostream& err) {
+    if (::isatty(STDIN_FILENO) == 0 || ::isatty(STDOUT_FILENO) == 0) {
+        err << "proctimes top: the full-screen view needs a terminal on standard input and output; "
+               "for scripts and pipes use batch mode: proctimes top -b -n 1\n";
+        return 2;
+    }
+    // Only the character type: numbers are formatted by {fmt}, whatever LC_NUMERIC says.
+    std::setlocale(LC_CTYPE, "");
+    const bool utf8 = std::strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+
+    screen_state s;
+    s.interval = opts.interval;
+    s.allow_signals = opts.allow_signals;
+    s.view.utf8 = utf8;
+    s.view.all_threads = opts.threads;
+    if (opts.follow) {
+        s.follow = true;
+        s.view.selected = row_key{*opts.follow, std::nullopt, {}};
+    }
+
+    std::string failure;
+    int status = 0;
+    {
+        const ending_signals signals;
+        const curses_terminal term(failure);
+        if (!term.ok()) {
+            err << "proctimes top: " << failure << "; use batch mode: proctimes top -b\n";
+            return 2;
+        }
+        s.colour = want_colour();
+        if (s.colour) start_colours();
+        draw_screen(s);
+
+        auto last_frame = clock_type::now();
+        auto deadline = last_frame;  // the first frame at once
+        while (!s.quit) {
+            if (ending_signal != 0) {
+                status = 128 + static_cast<int>(ending_signal);
+                break;
+            }
+            const auto now = clock_type::now();
+            if (!s.paused && now >= deadline) {
+                auto frame = feed.next(s.interval);
+                if (!frame) {
+                    failure = "the frame feed failed: " + frame.error().message();
+                    status = 1;
+                    break;
+                }
+                s.frame = std::move(*frame);
+                s.have_frame = true;
+                if (!s.frame.warnings.empty()) s.message = s.frame.warnings.front();
+                s.rows = arrange(s.frame, s.view);
+                place_cursor(s.view, s.rows, s.page, s.follow);
+                last_frame = clock_type::now();
+                deadline = last_frame + s.interval;
+                draw_screen(s);
+                continue;
+            }
+            std::array<pollfd, 2> fds{};
+            fds[0] = {STDIN_FILENO, POLLIN, 0};
+            nfds_t n = 1;
+            if (feed.wait_handle() >= 0) {
+                fds[1] = {feed.wait_handle(), POLLIN, 0};
+                n = 2;
+            }
+            const int ready = ::poll(fds.data(), n, poll_ms(now, deadline, s.paused));
+            if (ready < 0 && errno != EINTR) {
+                failure = std::string("polling the terminal failed: ") + std::strerror(errno);
+                status = 1;
+                break;
+            }
+            if (ready > 0 && (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) != 0) {
+                status = 129;  // the terminal is gone, as a hangup would say
+                break;
+            }
+            const auto before = s.interval;
+            const bool was_paused = s.paused;
+            bool changed = false;
+            for (int key = getch(); key != ERR; key = getch()) {
+                handle_key(s, key);
+                changed = true;
+                if (s.quit) break;
+            }
+            if (s.interval != before) deadline = last_frame + s.interval;
+            // Resuming after a pause: a frame at once, over the whole pause.
+            if (was_paused && !s.paused) deadline = clock_type::now();
+            if (changed) draw_screen(s);
+        }
+    }
+    // The terminal is the caller's again: say why the run failed.
+    if (!failure.empty()) err << "proctimes top: " << failure << '\n';
+    return status;
 }
 
 }  // namespace proctimes::cli::top
