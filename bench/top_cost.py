@@ -214,7 +214,9 @@ def main():
             viewers += [("pt", "proctimes top (processes)", [proctimes, "top", *mode, "-d", f"{interval:g}"]),
                         ("pt-H", "proctimes top -H (every thread)",
                          [proctimes, "top", *mode, "-H", "-d", f"{interval:g}"])]
-            if batch:
+            if not batch:
+                print("proctimes top: its full-screen view (ncurses)")
+            else:
                 print("note: the full-screen view of `proctimes top` did not start "
                       f"({(err or 'not built')[:100]}); measured `proctimes top -b` writing table frames "
                       "into the pane")
