@@ -5,6 +5,7 @@
 // their exit status as root, on their parent's children columns as nobody.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -161,7 +162,7 @@ TEST(TopBatch, FieldNamesAreThoseOfPsIntervalRowsAndLedger) {
         EXPECT_EQ(std::vector<std::string>(k.begin(), k.begin() + static_cast<std::ptrdiff_t>(ps_row.size())), ps_row)
             << "the ps fields first, in ps's order";
         const std::vector<std::string> own(k.begin() + static_cast<std::ptrdiff_t>(ps_row.size()), k.end());
-        EXPECT_EQ(own, (std::vector<std::string>{"ended", "exit_code", "exit_signal", "threads", "rss_bytes",
+        EXPECT_EQ(own, (std::vector<std::string>{"ended", "exit_code", "exit_signal", "thread_count", "rss_bytes",
                                                  "interval_read_bytes", "interval_write_bytes", "command"}));
     }
 }
@@ -183,7 +184,7 @@ TEST(TopBatch, ABurningChildShowsItsIntervalCpu) {
         EXPECT_EQ(p["pid"], child);
         EXPECT_EQ(p["name"], "pt_top_burn");
         EXPECT_FALSE(p["ended"].get<bool>());
-        EXPECT_EQ(p["threads"], 1);
+        EXPECT_EQ(p["thread_count"], 1);
         EXPECT_GT(p["rss_bytes"].get<std::uint64_t>(), 0u);
         const std::int64_t interval = ns(p["interval_ns"]);
         const std::int64_t cpu = ns(p["interval_kernel_ns"]) + ns(p["interval_user_ns"]);
@@ -196,6 +197,36 @@ TEST(TopBatch, ABurningChildShowsItsIntervalCpu) {
         shown += cpu;
         EXPECT_LE(shown, ns(p["kernel_ns"]) + ns(p["user_ns"])) << "the intervals add up to no more than its total";
     }
+}
+
+TEST(TopBatch, WithThreadsEachRowListsItsThreadsAsPsDoes) {
+    std::atomic<bool> stop{false};
+    std::thread worker([&] {
+        while (!stop) testing_helpers::burn_thread_cpu(5ms);
+    });
+    const auto r =
+        run_cli({"top", "-b", "-n", "1", "-d", "0.3", "-H", "--format", "json", "-p", std::to_string(::getpid())});
+    stop = true;
+    worker.join();
+    ASSERT_EQ(r.code, 0) << r.err;
+    const json f = json::parse(r.out);
+    ASSERT_EQ(f["processes"].size(), 1u);
+    const json& p = f["processes"][0];
+    ASSERT_TRUE(p["threads"].is_array());
+    EXPECT_GE(p["threads"].size(), 2u) << "the main thread and the worker";
+    EXPECT_GE(p["thread_count"].get<std::size_t>(), 2u);
+    std::int64_t threads_cpu = 0;
+    for (const auto& t : p["threads"]) {
+        EXPECT_EQ(t["pid"], ::getpid());
+        EXPECT_TRUE(t["tid"].is_number());
+        threads_cpu += ns(t["interval_kernel_ns"]) + ns(t["interval_user_ns"]);
+    }
+    EXPECT_GT(threads_cpu, 0) << "the worker burned CPU in the interval";
+    // One "threads" key: the count has a name of its own.
+    std::size_t keys_named_threads = 0;
+    for (std::size_t at = r.out.find("\"threads\":"); at != std::string::npos; at = r.out.find("\"threads\":", at + 1))
+        ++keys_named_threads;
+    EXPECT_EQ(keys_named_threads, 1u);
 }
 
 TEST(TopBatch, TableHasTheHeaderTheLedgerLineAndAtMostTopRows) {

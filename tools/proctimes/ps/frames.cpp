@@ -100,7 +100,7 @@ int run_interval(const ps_options& opts, std::optional<user_id> only_uid, std::o
                                                                : terminal_of(out);
     user_names users;
     ledger_sources sources;
-    sources.open(opts);
+    sources.open(opts.proc_root);
     const bool by_cgroup = opts.group_by == ps_grouping::cgroup;
     cgroup_readings groups_prev, groups_cur;
     snapshot prev, cur;
@@ -132,8 +132,8 @@ int run_interval(const ps_options& opts, std::optional<user_id> only_uid, std::o
             return exit_failure;
         }
         const auto ledger = sources.ledger(prev, cur);
-        auto records = build_records(cur, &*delta, opts, only_uid, users);
-        if (ledger) add_ledger_records(records, *ledger, sources, cur, opts, only_uid, users);
+        auto records = build_records(cur, &*delta, opts.threads, only_uid, users);
+        if (ledger) add_ledger_records(records, *ledger, sources, cur, opts.threads, only_uid, users);
         output_options o = opts.output;
         o.threads = opts.threads;
         o.ps = true;

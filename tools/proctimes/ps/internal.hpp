@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // tools/proctimes/ps/internal.hpp — the parts of `proctimes ps` shared by its
-// files: ps.cpp (options, one snapshot, the records), frames.cpp (the
-// --interval loop), ledger.cpp (ended tasks, children columns and the
-// ledger of each frame) and group.cpp (--group-by).
+// files: ps.cpp (options, one snapshot), frames.cpp (the --interval loop),
+// ledger.cpp (the ledger's lines and records) and group.cpp (--group-by).
+// The records, the exit stream and the ledger of a frame are in frames/
+// (frames/frames.hpp), which `proctimes top` shares.
 #pragma once
 
 #include <chrono>
@@ -17,9 +18,8 @@
 
 #include <sys/types.h>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "commands.hpp"
+#include "frames/frames.hpp"
 #include "output.hpp"
 #include "proctimes/ledger.hpp"
 #include "proctimes/snapshot.hpp"
@@ -29,11 +29,6 @@ namespace proctimes::cli::ps_detail {
 
 using cli::user_names;
 
-interval_values used_of(const cpu_delta& d, std::chrono::nanoseconds interval);
-// The records of one snapshot (and, with a delta, of the interval before it),
-// filtered by user.
-std::vector<task_record> build_records(const snapshot& s, const snapshot_delta* delta, const ps_options& opts,
-                                       std::optional<user_id> only_uid, user_names& users);
 // Orders records (and the threads of each) by `key`; ties by pid, then tid.
 void sort_records(std::vector<task_record>& records, ps_sort key);
 void keep_top(std::vector<task_record>& records, std::optional<std::size_t> n);
@@ -43,93 +38,17 @@ snapshot_options snapshot_options_of(const ps_options& opts);
 int run_once(const ps_options& opts, std::optional<user_id> only_uid, std::ostream& out, std::ostream& err);
 int run_interval(const ps_options& opts, std::optional<user_id> only_uid, std::ostream& out, std::ostream& err);
 
-// ---- the ledger of a frame (ledger.cpp) ----------------------------------------
+// ---- the ledger of a frame (frames/frames.hpp, shared with top) -----------------
 
-/// What --interval keeps between frames to account for every CPU-second: the
-/// exit stream (where permitted) and the /proc/stat reading of the last frame.
-class ledger_sources {
-public:
-    /// Opens the exit stream when the snapshots are of the live /proc.
-    void open(const ps_options& opts);
-    /// Sleeps until CLOCK_BOOTTIME reaches `deadline`, reading exit records
-    /// as they come (the socket's buffer holds only so many).
-    void sleep_until(std::chrono::nanoseconds deadline);
-    /// Reads /proc/stat; call right after each snapshot.
-    void read_stat(const std::string& proc_root);
-    /// The ledger of the interval between `before` and `after` (the last
-    /// two read_stat calls went with them). Every end read so far is placed
-    /// in exactly one frame (docs/CLI.md, "The ledger"): the processes of
-    /// `before` gone from `after` are waited for (a bounded time) so that
-    /// their ends come in this frame; an end whose process `after` still
-    /// lists waits for the next frame; an end that came too late for the
-    /// frame it belonged to is listed in this one (ended_earlier()), with
-    /// nothing used in this interval.
-    result<cpu_ledger> ledger(const snapshot& before, const snapshot& after);
-    /// Drops the records of the frame just written.
-    void forget_until(std::chrono::nanoseconds after_since_boot);
-
-    /// The records of this frame, their arrival moved inside the interval.
-    [[nodiscard]] const std::vector<ended_task>& exits() const noexcept { return frame_; }
-    /// Processes that ended before `before` was taken but whose end came only
-    /// after the frame they belonged to: listed now, with their final values
-    /// and 0 used in this interval (what they used is in that frame's
-    /// unattributed).
-    [[nodiscard]] const std::vector<ended_process>& ended_earlier() const noexcept { return earlier_; }
-    /// The exit stream, or none when no source can name ended tasks.
-    [[nodiscard]] ps_ended_source source() const noexcept {
-        return stream_ ? ps_ended_source::exit_stream : ps_ended_source::none;
-    }
-    /// The exit stream is the eBPF one: final values read after the last
-    /// switch-out, exact instants.
-    [[nodiscard]] bool exact() const noexcept { return stream_ && stream_->source() == exit_stream_source::bpf; }
-    /// Why there is no exit stream ("" when there is one).
-    [[nodiscard]] const std::string& why_none() const noexcept { return why_none_; }
-    /// Records were lost (the socket overflowed) since the last forget_until.
-    [[nodiscard]] bool lost() const noexcept { return lost_; }
-    /// How many ends were lost between the previous frame's ledger() and
-    /// this frame's, where the source counts them exactly (eBPF); empty
-    /// otherwise. Read once per frame, so a loss the stream counts while a
-    /// frame is being written belongs to the next frame, not to none.
-    [[nodiscard]] std::optional<std::uint64_t> lost_count() const noexcept {
-        if (!stream_ || !lost_at_ledger_) return std::nullopt;
-        return *lost_at_ledger_ - lost_base_;
-    }
-
-private:
-    void drain();
-    void settle(const snapshot& before, const snapshot& after, std::chrono::nanoseconds deadline);
-    void await_gone(const snapshot& before, const snapshot& after, std::chrono::nanoseconds deadline);
-    void assign(const snapshot& before, const snapshot& after);
-    std::optional<exit_stream> stream_;
-    std::string why_none_;
-    std::vector<ended_task> pending_;  // read, not yet placed in a frame
-    std::vector<ended_task> frame_;    // placed in the frame being written
-    std::vector<ended_process> earlier_;
-    bool first_frame_ = true;
-    bool lost_ = false;
-    std::uint64_t lost_base_ = 0;                  // lost_at_ledger_ of the frame last written
-    std::optional<std::uint64_t> lost_at_ledger_;  // stream_->lost() when this frame's ledger was made
-    std::optional<system_cpu_times> stat_prev_, stat_cur_;
-    std::error_code stat_error_;
-};
-
-/// Adds to the records of `after` what the ledger knows: the children
-/// columns of each live process, a record per process that ended in the
-/// interval (state "exited", its final times), and with --threads the threads
-/// that ended.
-void add_ledger_records(std::vector<task_record>& records, const cpu_ledger& l, const ledger_sources& src,
-                        const snapshot& after, const ps_options& opts, std::optional<user_id> only_uid,
-                        user_names& users);
+using frames::add_ledger_records;
+using frames::build_records;
+using frames::ledger_record;
+using frames::ledger_sources;
+using frames::used_of;
 
 /// The ledger after a frame's records: lines of at most 80 columns (table),
 /// or with --ledger a JSON object / a CSV row of its own (docs/CLI.md).
 void write_ledger(std::ostream& out, const result<cpu_ledger>& l, const ledger_sources& src, output_format format);
-
-/// The ledger record of a frame (`--ledger --format json`): the ledger's
-/// terms in ns and in % of the capacity, or `error` when `l` is null, then
-/// where ended tasks come from. proctimes top writes the same object.
-nlohmann::ordered_json ledger_record(const cpu_ledger* l, const std::string& error, bool exit_stream,
-                                     const std::string& note, bool lost, std::optional<std::uint64_t> lost_count);
 
 // ---- --group-by (group.cpp) ------------------------------------------------------
 

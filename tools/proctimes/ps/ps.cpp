@@ -39,64 +39,6 @@ namespace ps_detail {
 
 using std::chrono::nanoseconds;
 
-interval_basis basis_of(delta_basis b) {
-    switch (b) {
-        case delta_basis::both:
-            return interval_basis::both;
-        case delta_basis::created:
-            return interval_basis::created;
-        case delta_basis::unseen:
-            return interval_basis::unseen;
-    }
-    return interval_basis::unseen;
-}
-
-interval_values used_of(const cpu_delta& d, nanoseconds interval) {
-    interval_values u;
-    u.interval = interval;
-    u.kernel = d.kernel;
-    u.user = d.user;
-    u.cpu_percent = d.cpu_percent;
-    u.basis = basis_of(d.basis);
-    return u;
-}
-
-// The records of one snapshot (and, with a delta, of the interval before it),
-// filtered by user.
-std::vector<task_record> build_records(const snapshot& s, const snapshot_delta* delta, const ps_options& opts,
-                                       std::optional<user_id> only_uid, user_names& users) {
-    std::vector<task_record> out;
-    out.reserve(s.processes.size());
-    for (std::size_t i = 0; i < s.processes.size(); ++i) {
-        const auto& p = s.processes[i];
-        if (only_uid && p.uid != *only_uid) continue;
-        task_record r = make_record(p.pid(), std::nullopt, p.name.str(), p.times);
-        ps_values v;
-        v.ppid = p.parent_pid;
-        if (p.uid != snapshot_process::unknown_uid) v.uid = p.uid;
-        v.user_name = users.name(p.uid);
-        v.proc_state = p.state;
-        r.ps = v;
-        if (delta) r.used = used_of(delta->processes[i], delta->interval);
-        if (opts.threads) {
-            const auto threads = s.threads_of(p);
-            r.threads.reserve(threads.size());
-            for (std::size_t k = 0; k < threads.size(); ++k) {
-                const auto& t = threads[k];
-                task_record tr = make_record(p.pid(), t.tid(), t.name.str(), t.times);
-                ps_values tv = v;
-                tv.proc_state = t.state;
-                tr.ps = tv;
-                if (delta && !delta->threads.empty())
-                    tr.used = used_of(delta->threads[p.first_thread + k], delta->interval);
-                r.threads.push_back(std::move(tr));
-            }
-        }
-        out.push_back(std::move(r));
-    }
-    return out;
-}
-
 // CPU to sort by: used in the interval when there is one, else the total.
 nanoseconds sort_cpu(const task_record& r, bool kernel, bool user) {
     const nanoseconds k = r.used ? r.used->kernel : r.kernel;
@@ -168,7 +110,7 @@ int run_once(const ps_options& opts, std::optional<user_id> only_uid, std::ostre
     report_failures(*s, err);
     note_snapshot_source(*s, opts.source, err);
     user_names users;
-    auto records = build_records(*s, nullptr, opts, only_uid, users);
+    auto records = build_records(*s, nullptr, opts.threads, only_uid, users);
     // --top alone means the busiest: total CPU for one snapshot.
     sort_records(records, opts.sort.value_or(opts.top ? ps_sort::cpu : ps_sort::pid));
     keep_top(records, opts.top);

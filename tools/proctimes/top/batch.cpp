@@ -16,9 +16,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "frames/frames.hpp"
 #include "output/fields.hpp"
 #include "output/writers.hpp"
-#include "ps/internal.hpp"
 #include "system.hpp"
 
 namespace proctimes::cli::top {
@@ -88,7 +88,7 @@ output_options ps_output(bool threads) {
 // top's own fields after a row's ps fields.
 void add_own_fields(std::string& obj, const top_row& r) {
     auto opt = [](const auto& v) { return v ? std::to_string(*v) : std::string("null"); };
-    obj += fmt::format(",\"ended\":{},\"exit_code\":{},\"exit_signal\":{},\"threads\":{},\"rss_bytes\":{}",
+    obj += fmt::format(",\"ended\":{},\"exit_code\":{},\"exit_signal\":{},\"thread_count\":{},\"rss_bytes\":{}",
                        r.ended ? "true" : "false", opt(r.exit_code), opt(r.exit_signal), r.threads, opt(r.rss_bytes));
     obj +=
         fmt::format(",\"interval_read_bytes\":{},\"interval_write_bytes\":{}", opt(r.read_bytes), opt(r.write_bytes));
@@ -106,9 +106,9 @@ std::string bytes_text(std::uint64_t b) {
 }
 
 std::string uptime_text(const top_frame& f) {
-    (void)f;
-    const auto up = std::chrono::duration_cast<std::chrono::minutes>(sys::since_boot_now());
-    const auto days = up.count() / (60 * 24);
+    constexpr std::int64_t minutes_a_day = 60 * 24;
+    const auto up = std::chrono::duration_cast<std::chrono::minutes>(f.uptime);
+    const auto days = up.count() / minutes_a_day;
     const auto hours = (up.count() / 60) % 24;
     const auto mins = up.count() % 60;
     return days > 0 ? fmt::format("{} d {:02}:{:02}", days, hours, mins) : fmt::format("{:02}:{:02}", hours, mins);
@@ -142,8 +142,8 @@ std::string frame_json(const top_frame& f, const batch_options& opts) {
     head["tasks"] = f.tasks;
     head["ended_source"] = f.ended_source;
     if (f.ledger || !f.ledger_error.empty()) {
-        head["ledger"] = ps_detail::ledger_record(f.ledger ? &*f.ledger : nullptr, f.ledger_error, f.exit_stream,
-                                                  f.ended_source_note, f.records_lost_any, f.records_lost);
+        head["ledger"] = frames::ledger_record(f.ledger ? &*f.ledger : nullptr, f.ledger_error, f.exit_stream,
+                                               f.ended_source_note, f.records_lost_any, f.records_lost);
     } else {
         head["ledger"] = nullptr;
     }

@@ -122,7 +122,7 @@ subcommand add_top(CLI::App& root) {
     app->add_flag("--utc", opts->utc, "Table: the frame's time in UTC rather than local time");
     app->footer(
         "JSON (-b --format json): one object per frame on one line, its rows with the fields of\n"
-        "'ps --interval --ledger --format json' plus ended, exit_code, exit_signal, threads, rss_bytes,\n"
+        "'ps --interval --ledger --format json' plus ended, exit_code, exit_signal, thread_count, rss_bytes,\n"
         "interval_read_bytes, interval_write_bytes and command; its ledger the ledger record (docs/CLI.md).\n"
         "Exit status: 0 success, 1 frames could not be read or written, 2 usage error (also: no terminal\n"
         "for the full-screen view).\n");

@@ -66,6 +66,7 @@ struct top_row {
 struct top_frame {
     std::uint64_t number = 0;  ///< 1 for the first frame of a run
     instant taken{};
+    std::chrono::nanoseconds uptime{};    ///< since boot (CLOCK_BOOTTIME) when it was taken
     std::chrono::nanoseconds interval{};  ///< since the previous frame; 0 for the first
     unsigned cpus = 0;
     /// Busy share of each CPU and of all of them over the interval, 0..1, from the system's counters.

@@ -22,10 +22,10 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "frames/frames.hpp"
 #include "proctimes/machine.hpp"
 #include "proctimes/resources.hpp"
 #include "proctimes/snapshot.hpp"
-#include "ps/internal.hpp"
 
 namespace proctimes::cli::top {
 
@@ -58,9 +58,9 @@ struct kept_process {
 
 class live_feed final : public frame_feed {
 public:
-    live_feed(const live_options& lo, ps_options po, snapshotter taker)
-        : lo_(lo), opts_(std::move(po)), taker_(std::move(taker)) {
-        sources_.open(opts_);
+    live_feed(const live_options& lo, std::string proc_root, snapshotter taker)
+        : lo_(lo), proc_root_(std::move(proc_root)), taker_(std::move(taker)) {
+        sources_.open(proc_root_);
     }
 
     result<top_frame> next(nanoseconds interval) override {
@@ -68,23 +68,23 @@ public:
         f.number = ++number_;
         if (!started_) {
             if (auto r = taker_.take(prev_); !r) return r.error();
-            sources_.read_stat(opts_.proc_root);
+            sources_.read_stat(proc_root_);
             machine_prev_ = read_machine();
             started_ = true;
-            auto records = ps_detail::build_records(prev_, nullptr, opts_, lo_.only_uid, users_);
+            auto records = frames::build_records(prev_, nullptr, lo_.threads, lo_.only_uid, users_);
             fill(f, prev_, records, nullptr);
             return f;
         }
         sources_.sleep_until(prev_.since_boot + interval);
         if (auto r = taker_.take(cur_); !r) return r.error();
-        sources_.read_stat(opts_.proc_root);
+        sources_.read_stat(proc_root_);
         auto machine = read_machine();
         auto delta = compute_delta(prev_, cur_);
         if (!delta) return delta.error();
         const auto ledger = sources_.ledger(prev_, cur_);
-        auto records = ps_detail::build_records(cur_, &*delta, opts_, lo_.only_uid, users_);
+        auto records = frames::build_records(cur_, &*delta, lo_.threads, lo_.only_uid, users_);
         if (ledger) {
-            ps_detail::add_ledger_records(records, *ledger, sources_, cur_, opts_, lo_.only_uid, users_);
+            frames::add_ledger_records(records, *ledger, sources_, cur_, lo_.threads, lo_.only_uid, users_);
             f.ledger = *ledger;
         } else {
             f.ledger_error = ledger.error().message();
@@ -116,7 +116,7 @@ public:
 
 private:
     std::optional<machine_status> read_machine() {
-        auto m = read_machine_status(machine_part::all, opts_.proc_root);
+        auto m = read_machine_status(machine_part::all, proc_root_);
         if (!m) {
             machine_error_ = m.error().message();
             return std::nullopt;
@@ -149,7 +149,7 @@ private:
         resource_options o;
         o.families = resource_family::memory | resource_family::switches | resource_family::io;
         if (!k.command_read) o.families |= resource_family::command_line;
-        o.proc_root = opts_.proc_root;
+        o.proc_root = proc_root_;
         o.start_ticks = p.identity.start_ticks;
         const process_resources* previous = k.last ? &*k.last : nullptr;
         o.previous = ran ? nullptr : previous;
@@ -173,6 +173,7 @@ private:
 
     void fill(top_frame& f, const snapshot& s, std::vector<task_record>& records, const cpu_ledger* l) {
         f.taken = s.taken;
+        f.uptime = s.since_boot;
         f.cpus = l ? static_cast<unsigned>(std::max(l->cpus, 1)) : std::max(1U, std::thread::hardware_concurrency());
         f.exit_stream = sources_.source() == ps_ended_source::exit_stream;
         f.ended_source = !f.exit_stream     ? "children accounting (unprivileged)"
@@ -264,9 +265,9 @@ private:
     }
 
     live_options lo_;
-    ps_options opts_;
+    std::string proc_root_;
     snapshotter taker_;
-    ps_detail::ledger_sources sources_;
+    frames::ledger_sources sources_;
     user_names users_;
     snapshot prev_, cur_;
     std::optional<machine_status> machine_prev_;
@@ -280,17 +281,17 @@ private:
 }  // namespace
 
 result<std::unique_ptr<frame_feed>> open_live_feed(const live_options& lo) {
-    ps_options po;
-    po.threads = lo.threads;
-    po.interval = 1.0;  // frames: the interval's values and the ledger
-    po.ledger = true;
-    if (!lo.proc_root.empty()) po.proc_root = lo.proc_root;
-    // Threads of a process that did not run are copied from the previous
-    // frame, every thread read again at least every 10 s.
-    if (lo.threads) po.reuse_idle = 10.0;
-    auto taker = snapshotter::open(ps_detail::snapshot_options_of(po));
+    // As `ps --interval` takes its snapshots: nanosecond totals for
+    // processes; threads of a process that did not run are copied from the
+    // previous frame, every thread read again at least every 10 s.
+    snapshot_options so;
+    so.threads = lo.threads;
+    if (!lo.proc_root.empty()) so.proc_root = lo.proc_root;
+    so.cpu = snapshot_cpu::precise_processes;
+    if (lo.threads) so.reuse_idle_threads_for = std::chrono::seconds{10};
+    auto taker = snapshotter::open(so);
     if (!taker) return taker.error();
-    std::unique_ptr<frame_feed> feed = std::make_unique<live_feed>(lo, std::move(po), std::move(*taker));
+    std::unique_ptr<frame_feed> feed = std::make_unique<live_feed>(lo, so.proc_root, std::move(*taker));
     return feed;
 }
 

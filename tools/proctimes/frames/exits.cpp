@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Which frame of `ps --interval` each end read from the exit stream belongs
+// Which frame (of `ps --interval`, of `proctimes top`) each end read from the exit stream belongs
 // to (docs/CLI.md, "The ledger"). An end's record can come after the walk
 // that no longer listed its task (the eBPF record comes an RCU grace period
 // after the task left the task list, and the reader thread may be late), so a
@@ -10,11 +10,11 @@
 #include <chrono>
 #include <vector>
 
+#include "frames/frames.hpp"
 #include "proctimes/boot.hpp"
-#include "ps/internal.hpp"
 #include "system.hpp"
 
-namespace proctimes::cli::ps_detail {
+namespace proctimes::cli::frames {
 
 namespace {
 
@@ -164,4 +164,4 @@ void ledger_sources::forget_until(nanoseconds /*after_since_boot*/) {
     lost_at_ledger_.reset();
 }
 
-}  // namespace proctimes::cli::ps_detail
+}  // namespace proctimes::cli::frames
