@@ -82,8 +82,8 @@ TEST(TopCells, TimesAgesSizes) {
     EXPECT_EQ(age_cell(3h + 12min), "3h12");
     EXPECT_EQ(age_cell(50h), "2d02");
     EXPECT_EQ(age_cell(-5s), "0s");
-    EXPECT_EQ(bytes_cell(812 * 1024), "812K");
-    EXPECT_EQ(bytes_cell(5 * 1024 * 1024 + 300 * 1024), "5.3M");
+    EXPECT_EQ(bytes_cell(812ULL * 1024), "812K");
+    EXPECT_EQ(bytes_cell(5ULL * 1024 * 1024 + 300ULL * 1024), "5.3M");
     EXPECT_EQ(bytes_cell(1536ULL * 1024 * 1024), "1.5G");
 }
 

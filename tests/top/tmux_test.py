@@ -14,6 +14,7 @@ every wait is bounded, and the tmux server and the children are killed on
 every way out.
 """
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -26,6 +27,10 @@ PROMPT = "PTPROMPT$ "
 
 
 class Failure(Exception):
+    pass
+
+
+class Skip(Exception):
     pass
 
 
@@ -81,7 +86,7 @@ class Pane:
 class Top:
     """The view running in a pane; its pid, exit status and terminal settings before and after."""
 
-    def __init__(self, pane, program, args=()):
+    def __init__(self, pane, program, args=(), prefix=()):
         self.pane = pane
         self.pidfile = os.path.join(pane.dir, "pid")
         self.status = os.path.join(pane.dir, "status")
@@ -89,7 +94,7 @@ class Top:
         self.stty_after = os.path.join(pane.dir, "stty.after")
         base = os.path.basename(program)
         command = [program, "--interval", "0.5"] if "driver" in base else [program, "top", "-d", "0.5"]
-        command += list(args)
+        command = list(prefix) + command + list(args)
         quoted = " ".join("'" + a.replace("'", "'\\''") + "'" for a in command)
         pane.type(f"stty -a > {self.stty_before}; sh -c 'echo $$ > {self.pidfile}; exec \"$0\" \"$@\"' {quoted}; "
                   f"echo $? > {self.status}; stty -a > {self.stty_after}")
@@ -220,6 +225,137 @@ def case_threads(pane, program, child_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+def case_signal(pane, program, child_path):
+    """k asks for a signal and a confirmation: n sends nothing, y sends it (TERM by default)."""
+    target = child(child_path, "--name", "ptsignal")
+    try:
+        Top(pane, program)
+        pane.keys("\\")
+        pane.type("ptsignal")
+        pane.keys("Enter")
+        pane.wait_for(lambda s: first_pid(s) == str(target.pid), "the process alone", 5)
+        pane.keys("k")
+        pane.wait_for(lambda s: f"Signal to {target.pid}" in s, "the signal prompt", 3)
+        pane.keys("Enter")
+        pane.wait_for(lambda s: f"Send SIGTERM to {target.pid}" in s, "the confirmation", 3)
+        pane.keys("n")
+        pane.wait_for(lambda s: "no signal sent" in s, "the refusal said", 3)
+        time.sleep(0.3)
+        if target.poll() is not None:
+            raise Failure("the process ended though the signal was refused")
+        pane.keys("k")
+        pane.type("KILL")
+        pane.keys("Enter")
+        pane.wait_for(lambda s: f"Send SIGKILL to {target.pid}" in s, "the confirmation of KILL", 3)
+        pane.keys("y")
+        pane.wait_for(lambda s: f"sent SIGKILL to {target.pid}" in s, "the signal sent", 3)
+        if target.wait(timeout=5) != -signal.SIGKILL:
+            raise Failure(f"the process ended with {target.returncode}, not by SIGKILL")
+    finally:
+        target.kill()
+        target.wait()
+
+
+def case_interval(pane, program, child_path):
+    """+ and - step the refresh interval, d types it."""
+    Top(pane, program)
+    pane.wait_for(lambda s: "every 0.5 s" in s, "the interval of -d 0.5", 3)
+    pane.keys("+")
+    pane.wait_for(lambda s: "every 0.2 s" in s, "a faster refresh", 3)
+    pane.keys("-", "-")
+    pane.wait_for(lambda s: "every 1 s" in s, "a slower refresh", 3)
+    pane.keys("d")
+    pane.type("0.3")
+    pane.keys("Enter")
+    pane.wait_for(lambda s: "every 0.3 s" in s and "(last 0.3" in s, "frames every 0.3 s", 5)
+    pane.keys("d")
+    pane.type("0")
+    pane.keys("Enter")
+    pane.wait_for(lambda s: "from 0.1 to 3600" in s, "a bad interval refused", 3)
+
+
+def case_unprivileged(pane, program, child_path):
+    """Run as nobody: ended processes through the children accounting, said in the header; a
+    parent's reaped children counted on it."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        raise Skip("needs root and setpriv to run the view as nobody")
+    # A parent that keeps starting short children that burn a little CPU each.
+    storm = subprocess.Popen(["sh", "-c", f"while :; do '{child_path}' --burn --seconds 0 >/dev/null; done"],
+                             executable="/bin/sh", start_new_session=True)
+    try:
+        Top(pane, program, prefix=["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+        pane.wait_for(lambda s: "children accounting" in s and "unattr" in s, "the ledger line as nobody", 6)
+        pane.keys("\\")
+        pane.type(str(storm.pid))
+        pane.keys("Enter")
+        s = pane.wait_for(lambda s: first_pid(s) == str(storm.pid), "the parent listed", 5)
+        cpu = float(rows_below_heading(s)[0].split()[3])
+        if cpu <= 0.0:
+            raise Failure(f"the parent shows no CPU of the children it reaped:\n{s}")
+    finally:
+        os.killpg(storm.pid, signal.SIGKILL)
+        storm.wait()
+
+
+def case_fork_storm(pane, program, child_path):
+    """Short processes by the hundred while the keys sort, tree, group and filter: the view stays."""
+    storm = subprocess.Popen(["sh", "-c", "while :; do /bin/true; done"], start_new_session=True)
+    try:
+        top = Top(pane, program)
+        for keys in ([">"] * 10, ["t", "<", "<", "g", "g", "g", "g", "I"], ["\\", "t", "r", "u", "e", "Escape"],
+                     ["End", "Home", "PageDown", "Up"]):
+            pane.keys(*keys)
+            time.sleep(0.3)
+        pane.wait_for(lambda s: "COMMAND" in s or "PROGRAM" in s, "the view still drawn", 5)
+        os.kill(top.pid(), 0)
+        pane.keys("q")
+        if top.wait_exit() != 0:
+            raise Failure("the view did not end cleanly after the storm")
+    finally:
+        os.killpg(storm.pid, signal.SIGKILL)
+        storm.wait()
+
+
+def case_mouse(pane, program, child_path):
+    """A click selects the row under it (the detail pane names it); a click on a heading sorts by it."""
+    Top(pane, program)
+
+    def click(x, y):  # xterm's normal mouse encoding: press, then release
+        return "".join("\x1b[M" + chr(32 + b) + chr(33 + x) + chr(33 + y) for b in (0, 3))
+
+    s = pane.wait_for(lambda s: len(rows_below_heading(s)) >= 3, "three rows", 5)
+    lines = s.split("\n")
+    heading = next(i for i, l in enumerate(lines) if "COMMAND" in l and "PID" in l)
+    pid = lines[heading + 3].split()[0]
+    pane.keys("Enter")
+    pane.type(click(3, heading + 3))
+    pane.wait_for(lambda s: f"process {pid} " in s, f"the detail of the clicked row ({pid})", 5)
+    pane.keys("Enter")
+    pane.type(click(lines[heading].index("PID"), heading))
+    pane.wait_for(lambda s: "\u25bcPID" in s, "the sort on the clicked heading", 5)
+
+
+COLOUR = re.compile(r"\x1b\[(?:[0-9;]*;)?(?:3[0-7]|4[0-7]|9[0-7]|10[0-7]|38;5;[0-9]+|48;5;[0-9]+)(?:;[0-9;]*)?m")
+
+
+def case_colour(pane, program, child_path):
+    """Colour by default; none with NO_COLOR, and ASCII line drawing where the locale is not UTF-8."""
+    top = Top(pane, program)
+    pane.wait_for(lambda s: "COMMAND" in s, "the view", 5)
+    if not COLOUR.search(pane.tmux("capture-pane", "-p", "-e")):
+        raise Failure("no colour on a colour terminal")
+    pane.keys("q")
+    top.wait_exit()
+    top = Top(pane, program, prefix=["env", "NO_COLOR=1", "LC_ALL=C"])
+    pane.keys("t")
+    pane.wait_for(lambda s: "TREE%" in s and "`- " in s, "the tree in ASCII", 5)
+    coloured = pane.tmux("capture-pane", "-p", "-e")
+    if COLOUR.search(coloured):
+        raise Failure(f"colour with NO_COLOR set: {COLOUR.search(coloured).group(0)!r}")
+    if "\u2514" in coloured or "\u251c" in coloured:
+        raise Failure("UTF-8 line drawing in the C locale")
 
 
 def case_help(pane, program, child_path):
@@ -376,6 +512,9 @@ def main():
     except Failure as e:
         print(f"{name}: FAILED: {e}")
         return 1
+    except Skip as e:
+        print(f"{name}: skipped: {e}")
+        return SKIP
     finally:
         if pane is not None:
             pane.close()

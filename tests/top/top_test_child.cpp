@@ -6,6 +6,7 @@
 //   top_test_child [--name NAME] [--burn] [--threads N] [--seconds S]
 #include <sys/prctl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
     if (name != nullptr) ::prctl(PR_SET_NAME, name, 0, 0, 0);
     std::atomic<bool> stop{false};
     std::vector<std::thread> pool;
+    pool.reserve(static_cast<std::size_t>(std::max(threads, 0)));
     for (int t = 0; t < threads; ++t)
         pool.emplace_back([&stop] {
             while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -23,7 +23,7 @@ using proctimes::cli::top::top_row;
 using proctimes::cli::top::view_mode;
 using proctimes::cli::top::view_state;
 
-top_row proc(int pid, int ppid, std::string name, std::chrono::milliseconds cpu, std::string user = "root",
+top_row proc(int pid, int ppid, const std::string& name, std::chrono::milliseconds cpu, std::string user = "root",
              std::string cgroup = "/system.slice") {
     top_row r;
     r.pid = pid;
@@ -69,6 +69,7 @@ top_frame sample() {
 
 std::vector<int> pids(const std::vector<display_row>& rows) {
     std::vector<int> out;
+    out.reserve(rows.size());
     for (const auto& r : rows) out.push_back(r.key.tid.value_or(r.key.pid));
     return out;
 }
@@ -159,6 +160,7 @@ TEST(TopView, TreeSurvivesParentCycles) {
 TEST(TopView, DeepChainIsDrawnWithBoundedIndent) {
     top_frame f;
     f.interval = 1s;
+    f.rows.reserve(5000);
     for (int i = 1; i <= 5000; ++i) f.rows.push_back(proc(i, i - 1, "p", 1ms));
     view_state s;
     s.mode = view_mode::tree;
@@ -214,6 +216,7 @@ TEST(TopView, FilterMatchesNameCommandUserAndPid) {
 TEST(TopView, ThreadsOfOneProcess) {
     top_frame f = sample();
     top_row& make = f.rows[0];
+    make.thread_rows.reserve(3);
     for (int t = 0; t < 3; ++t) {
         top_row th = proc(200, 100, "worker", std::chrono::milliseconds(t * 10));
         th.tid = t == 0 ? 200 : 1000 + t;
@@ -266,6 +269,7 @@ TEST(TopView, SelectionFollowsItsPidOrKeepsItsLine) {
 TEST(TopView, ScrollingKeepsTheCursorOnThePage) {
     top_frame f;
     f.interval = 1s;
+    f.rows.reserve(100);
     for (int i = 1; i <= 100; ++i) f.rows.push_back(proc(i, 0, "p", std::chrono::milliseconds(i)));
     view_state s;
     s.sort = column::pid;
@@ -306,6 +310,36 @@ TEST(TopView, ReapedChildrenCountAsTheLedgerCountsThem) {
     EXPECT_EQ(arrange(f, s).at(0).cpu, 45ms);
     s.filter = "vim";
     EXPECT_EQ(arrange(f, s).at(0).cpu, 1ms);
+}
+
+TEST(TopView, TwentyThousandProcessesInEveryView) {
+    top_frame f;
+    f.interval = 1s;
+    f.rows.reserve(20001);
+    // A wide tree: 200 parents of 99 children each, plus their parents' parent.
+    f.rows.push_back(proc(1, 0, "init", 0ms));
+    for (int p = 0; p < 200; ++p) {
+        const int parent = 2 + p * 100;
+        f.rows.push_back(proc(parent, 1, "shell", 1ms, p % 2 == 0 ? "ann" : "bob"));
+        for (int c = 1; c < 100; ++c) f.rows.push_back(proc(parent + c, parent, "job" + std::to_string(c % 7), 1ms));
+    }
+    ASSERT_EQ(f.rows.size(), 20001U);
+    view_state s;
+    EXPECT_EQ(arrange(f, s).size(), 20001U);
+    s.mode = view_mode::tree;
+    const auto tree = arrange(f, s);
+    ASSERT_EQ(tree.size(), 20001U);
+    EXPECT_EQ(tree[0].key.pid, 1);
+    EXPECT_EQ(tree[0].cpu, 20000ms);
+    EXPECT_EQ(tree[1].depth, 1);
+    EXPECT_EQ(tree[1].cpu, 100ms);
+    s.mode = view_mode::grouped;
+    s.group = grouping::program;
+    const auto groups = arrange(f, s);
+    EXPECT_EQ(groups.size(), 9U);  // init, shell, job0..job6
+    std::chrono::nanoseconds sum{};
+    for (const auto& g : groups) sum += g.cpu;
+    EXPECT_EQ(sum, 20000ms);
 }
 
 TEST(TopView, CpuPercentOfOneCpu) {

@@ -64,6 +64,15 @@ std::string heading(const screen_state& s, column c) {
     return t;
 }
 
+// The command line with its program's directory left out, so that a row
+// shows the program and its arguments (the detail pane has it whole).
+std::string_view without_directory(std::string_view command) {
+    const std::size_t end = command.find(' ');
+    const std::size_t slash = command.substr(0, end).rfind('/');
+    if (slash == std::string_view::npos || slash + 1 == std::min(end, command.size())) return command;
+    return command.substr(slash + 1);
+}
+
 std::string cell(const screen_state& s, const display_row& d, column c) {
     const bool group = d.what == display_row::kind::group;
     const top_row* r = d.row;
@@ -97,7 +106,7 @@ std::string cell(const screen_state& s, const display_row& d, column c) {
             if (d.what == display_row::kind::thread || r->command.empty()) {
                 text += safe_text(r->name, s.view.utf8);
             } else {
-                text += safe_text(r->command, s.view.utf8);
+                text += safe_text(without_directory(r->command), s.view.utf8);
             }
             return text;
         }
@@ -143,7 +152,7 @@ std::string title_line(const screen_state& s) {
     return t;
 }
 
-std::string ledger_line(const screen_state& s) {
+std::string ledger_line(const screen_state& s, bool compact) {
     const top_frame& f = s.frame;
     const std::string source = f.ended_source.empty() ? std::string() : " | " + f.ended_source;
     if (!f.ledger) {
@@ -152,10 +161,19 @@ std::string ledger_line(const screen_state& s) {
     }
     const cpu_ledger& l = *f.ledger;
     const double busy = static_cast<double>(std::max<std::int64_t>(1, l.busy.count()));
-    const auto pct = [busy](nanoseconds v) { return 100.0 * static_cast<double>(v.count()) / busy; };
+    // Rounded to the tenth it is shown at, so that a tiny negative share reads 0.0, not -0.0.
+    const auto pct = [busy](nanoseconds v) {
+        return std::round(1000.0 * static_cast<double>(v.count()) / busy) / 10.0 + 0.0;
+    };
     const std::size_t ended_rows =
         static_cast<std::size_t>(std::count_if(f.rows.begin(), f.rows.end(), [](const top_row& r) { return r.ended; }));
     const std::size_t ended_count = std::max(ended_rows, l.processes.size());
+    if (compact) {
+        std::string t =
+            fmt::format("busy {} attr {:.1f}% (ended {:.1f}%, {}) unattr {:.1f}%", seconds_text(l.busy),
+                        pct(l.attributed()), pct(l.ended + l.reaped_children), ended_count, pct(l.unattributed));
+        return t + source;
+    }
     std::string t =
         fmt::format("busy {}: attributed {:.1f}% ({:.1f}% by {} ended) unattributed {:.1f}%", seconds_text(l.busy),
                     pct(l.attributed()), pct(l.ended + l.reaped_children), ended_count, pct(l.unattributed));
@@ -169,9 +187,11 @@ std::string system_line(const screen_state& s) {
     const std::uint64_t used = f.memory_total > f.memory_available ? f.memory_total - f.memory_available : 0;
     const std::size_t ended =
         static_cast<std::size_t>(std::count_if(f.rows.begin(), f.rows.end(), [](const top_row& r) { return r.ended; }));
-    return fmt::format("load {:.2f} {:.2f} {:.2f}  mem {} of {} used  tasks {}  processes {} ({} ended)", f.load[0],
-                       f.load[1], f.load[2], bytes_cell(used), bytes_cell(f.memory_total), f.tasks,
-                       f.rows.size() - ended, ended);
+    std::string t = fmt::format("load {:.2f} {:.2f} {:.2f}  mem {} of {} used  tasks {}  processes {} ({} ended)",
+                                f.load[0], f.load[1], f.load[2], bytes_cell(used), bytes_cell(f.memory_total), f.tasks,
+                                f.rows.size() - ended, ended);
+    if (f.uptime.count() > 0) t += "  up " + age_cell(f.uptime);
+    return t;
 }
 
 // The header from line 0; returns the next free line. Lines are dropped,
@@ -186,7 +206,9 @@ int draw_header(const screen_state& s, int keep) {
     if (!s.have_frame) return y;
     if (budget > 0) {
         take();
-        put(y++, 0, ledger_line(s), cols, A_NORMAL);
+        std::string line = ledger_line(s, false);
+        if (display_width(line) > cols) line = ledger_line(s, true);
+        put(y++, 0, line, cols, A_NORMAL);
     }
     if (budget > 0) {
         take();
@@ -328,8 +350,9 @@ void draw_screen(screen_state& s) {
     erase();
     // Below the header: the headings, at least one row (three when there is
     // room), and the bottom line.
-    const int keep = LINES >= 12 ? 5 : 3;
-    int y = draw_header(s, keep);
+    // The help takes every line below the title.
+    const int keep = s.help ? std::max(0, LINES - 1) : (LINES >= 12 ? 5 : 3);
+    const int y = draw_header(s, keep);
     const int bottom = LINES - 1;
     const int area = bottom - y;
     if (s.help) {
@@ -337,7 +360,8 @@ void draw_screen(screen_state& s) {
     } else if (area > 0) {
         int rows_h = area;
         if (s.detail) {
-            const int pane = area >= 16 ? std::min(12, area / 2) : area;
+            // The pane first (its eleven lines and a heading), the rows in what is left.
+            const int pane = area >= 8 ? std::min(12, area - 4) : area;
             rows_h = area - pane;
             draw_detail(s, y + rows_h, pane);
         }

@@ -27,11 +27,11 @@ using std::chrono::nanoseconds;
 std::string instant_text(instant t) {
     const auto ticks = filetime_ticks(t);
     if (!ticks) return rfc3339_utc(t);
-    return fmt::format("{}  FILETIME {} (0x{:016X})", rfc3339_utc(t), *ticks, *ticks);
+    return fmt::format("{}  FILETIME {}", rfc3339_utc(t), *ticks);
 }
 
 std::string times_text(nanoseconds t) {
-    return fmt::format("{}.{:09} s  = {} FILETIME ticks of 100 ns", t.count() / 1'000'000'000,
+    return fmt::format("{}.{:09} s  = {} FILETIME units of 100 ns", t.count() / 1'000'000'000,
                        t.count() % 1'000'000'000, t.count() / 100);
 }
 
@@ -51,8 +51,7 @@ std::vector<std::string> process_lines(const screen_state& s, const display_row&
     out.push_back(fmt::format("{}  parent {}  user {}{}  state {}{}", who, r.ppid, safe_text(user_name_of(r), u8),
                               r.uid ? fmt::format(" (uid {})", *r.uid) : std::string(), r.state,
                               r.ended ? "  " + end_status(r) : std::string()));
-    out.push_back("name      " + safe_text(r.name, u8));
-    if (!r.command.empty()) out.push_back("command   " + safe_text(r.command, u8));
+    // The Windows model first: creation, exit, kernel, user, their precision.
     out.push_back("creation  " + instant_text(r.creation));
     if (r.exit) {
         out.push_back(fmt::format("exit      {}  ({})", instant_text(*r.exit), to_string(r.exit_source)));
@@ -61,12 +60,13 @@ std::vector<std::string> process_lines(const screen_state& s, const display_row&
     }
     out.push_back("kernel    " + times_text(r.kernel));
     out.push_back("user      " + times_text(user_time_of(r)));
-    out.push_back(fmt::format("precision kernel and user to {} each; creation and exit to 100 ns (FILETIME)",
-                              resolution_text(r.resolution)));
-    out.push_back(fmt::format("interval  kernel {} user {}, children reaped: kernel {} user {}; shown {:.1f}% of a CPU",
+    out.push_back(
+        fmt::format("precision kernel and user to {} each; instants to 100 ns", resolution_text(r.resolution)));
+    out.push_back(fmt::format("interval  kernel {}  user {}  reaped children {}  = {:.1f}%",
                               seconds_text(r.interval_kernel), seconds_text(r.interval_user),
-                              seconds_text(r.interval_children_kernel), seconds_text(r.interval_children_user),
-                              cpu_percent(d.own_cpu, s.frame.interval)));
+                              seconds_text(r.interval_children_cpu()), cpu_percent(d.own_cpu, s.frame.interval)));
+    out.push_back("name      " + safe_text(r.name, u8));
+    if (!r.command.empty()) out.push_back("command   " + safe_text(r.command, u8));
     std::string more = fmt::format("threads {}", r.threads);
     if (r.rss_bytes) more += "  resident " + bytes_cell(*r.rss_bytes);
     if (r.read_bytes && r.write_bytes)

@@ -157,13 +157,17 @@ int run_screen(frame_feed& feed, const screen_options& opts, std::ostream& err) 
 
         auto last_frame = clock_type::now();
         auto deadline = last_frame;  // the first frame at once
+        bool feed_woke = false;
         while (!s.quit) {
             if (ending_signal != 0) {
                 status = 128 + static_cast<int>(ending_signal);
                 break;
             }
-            const auto now = clock_type::now();
-            if (!s.paused && now >= deadline) {
+            if (!s.paused && clock_type::now() >= deadline) {
+                // The feed's interval runs from the start of one walk to the
+                // start of the next: the next frame is due `interval` after
+                // this one was asked for.
+                const auto asked = clock_type::now();
                 auto frame = feed.next(s.interval);
                 if (!frame) {
                     failure = "the frame feed failed: " + frame.error().message();
@@ -175,24 +179,30 @@ int run_screen(frame_feed& feed, const screen_options& opts, std::ostream& err) 
                 if (!s.frame.warnings.empty()) s.message = s.frame.warnings.front();
                 s.rows = arrange(s.frame, s.view);
                 place_cursor(s.view, s.rows, s.page, s.follow);
-                last_frame = clock_type::now();
+                last_frame = asked;
                 deadline = last_frame + s.interval;
+                feed_woke = false;
                 draw_screen(s);
-                continue;
+                // No `continue`: the keyboard is read before the next frame
+                // even when walks take longer than the interval.
             }
             std::array<pollfd, 2> fds{};
             fds[0] = {STDIN_FILENO, POLLIN, 0};
             nfds_t n = 1;
-            if (feed.wait_handle() >= 0) {
+            // The feed's descriptor wakes the loop once per frame: once it
+            // has been readable, it is left out until the next frame is taken
+            // (a descriptor that stays readable would spin the loop).
+            if (feed.wait_handle() >= 0 && !feed_woke) {
                 fds[1] = {feed.wait_handle(), POLLIN, 0};
                 n = 2;
             }
-            const int ready = ::poll(fds.data(), n, poll_ms(now, deadline, s.paused));
+            const int ready = ::poll(fds.data(), n, poll_ms(clock_type::now(), deadline, s.paused));
             if (ready < 0 && errno != EINTR) {
                 failure = std::string("polling the terminal failed: ") + std::strerror(errno);
                 status = 1;
                 break;
             }
+            if (ready > 0 && n == 2 && fds[1].revents != 0) feed_woke = true;
             if (ready > 0 && (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) != 0) {
                 status = 129;  // the terminal is gone, as a hangup would say
                 break;

@@ -6,7 +6,6 @@
 #include <cctype>
 #include <functional>
 #include <map>
-#include <ranges>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -282,7 +281,8 @@ std::vector<display_row> tree_rows(const top_frame& f, const view_state& s, cons
     // Subtree sums and the filter's verdict, children before parents.
     std::vector<char> keep(n, 0);
     for (std::size_t i = 0; i < n; ++i) keep[i] = row_matches(node[i], s.filter) ? 1 : 0;
-    for (const std::size_t i : std::views::reverse(order)) {
+    for (std::size_t k = order.size(); k-- > 0;) {
+        const std::size_t i = order[k];
         const std::size_t p = parent[i];
         if (p == n) continue;
         node[p].cpu += node[i].cpu;
@@ -312,7 +312,7 @@ std::vector<display_row> tree_rows(const top_frame& f, const view_state& s, cons
         bool last;
     };
     std::vector<step> stack;
-    for (const std::size_t i : std::views::reverse(top_level)) stack.push_back({i, 0, {}, true});
+    for (std::size_t k = top_level.size(); k-- > 0;) stack.push_back({top_level[k], 0, {}, true});
     while (!stack.empty()) {
         step st = std::move(stack.back());
         stack.pop_back();
