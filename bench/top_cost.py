@@ -13,9 +13,11 @@ user configuration (HOME and XDG_CONFIG_HOME point to an empty directory):
   top                    `top -d 1`: processes
   proctimes top          `proctimes top -d 1`: processes
   proctimes top -H       `proctimes top -d 1 -H`: every thread
-When `proctimes top` cannot start its full-screen view (a build without it),
-`proctimes top -b -d 1` (table frames) is measured in the pane instead, and
-the output says so.
+and, for reference without a goal (not in --quick), `proctimes top -b` and
+`proctimes top -b -H` writing table frames to /dev/null: the frames alone,
+without the screen. When `proctimes top` cannot start its full-screen view
+(a build without it), `proctimes top -b -d 1` (table frames) is measured in
+the pane instead, and the output says so.
 
 After --warmup seconds (start-up: the first walk, loading eBPF programs), the
 viewer's own CPU is read over --seconds: the sum over its threads of the
@@ -37,6 +39,7 @@ one was missed, 77 when a viewer or the proctimes command is absent.
 """
 import argparse
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -214,6 +217,13 @@ def main():
             viewers += [("pt", "proctimes top (processes)", [proctimes, "top", *mode, "-d", f"{interval:g}"]),
                         ("pt-H", "proctimes top -H (every thread)",
                          [proctimes, "top", *mode, "-H", "-d", f"{interval:g}"])]
+            if not batch and not a.quick:
+                # For reference (no goal): the frames alone, without the
+                # screen, written as tables to /dev/null.
+                for key, flag, what in (("pt-b", [], "processes"), ("pt-bH", ["-H"], "every thread")):
+                    cmd = shlex.join([proctimes, "top", "-b", *flag, "-d", f"{interval:g}"])
+                    viewers.append((key, f"proctimes top -b{' -H' if flag else ''} ({what}, no screen)",
+                                    ["sh", "-c", f"exec {cmd} >/dev/null"]))
             if not batch:
                 print("proctimes top: its full-screen view (ncurses)")
             else:

@@ -483,6 +483,12 @@ def main():
                   f"{sum(x['records_lost'] for x in m.frames)} exit records lost")
             print(f"  {under} frames under {target:g} % of the ledger's busy CPU, of which {allowed} within one tick "
                   f"per CPU; rows' own CPU / the ledger's live + ended: {summary(own)[0]} to {summary(own)[2]} %")
+            for x in m.frames:
+                if x.get("ledger_busy_ns") and x["shown_ns"] > a.ceiling / 100.0 * x["ledger_busy_ns"]:
+                    print(f"  frame {m.frames.index(x) + 1}: {pct(x['shown_ns'], x['ledger_busy_ns']):.1f} %: "
+                          f"rows' own CPU {pct(x['own_ns'], x['ledger_busy_ns']):.1f} %, reaped children "
+                          f"{pct(x['shown_ns'] - x['own_ns'], x['ledger_busy_ns']):.1f} %, "
+                          f"{x['records_lost']} exit records lost")
             print(f"  the rows' raw children fields summed instead of the ledger's reaped children: median "
                   f"{summary(raw)[1]} %, max {summary(raw)[2]} % of busy (CPU counted twice)")
         if m.label.startswith("atop"):
