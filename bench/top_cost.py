@@ -243,14 +243,14 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
 
     print()
-    print(f"{'viewer':<32} {'ms CPU per refresh':>18} {'RSS MiB':>8} {'threads':>7}  CPU read from")
+    print(f"{'viewer':<46} {'ms CPU per refresh':>18} {'RSS MiB':>8} {'threads':>7}  CPU read from")
     by = {}
     for key, label, m in results:
         if m is None:
-            print(f"{label:<32} {'-':>18}")
+            print(f"{label:<46} {'-':>18}")
             continue
         by[key] = m["cpu_ms_per_s"] * interval
-        print(f"{label:<32} {by[key]:>18.2f} {m['rss_kib'] / 1024:>8.1f} {m['threads']:>7}  {m['how']}")
+        print(f"{label:<46} {by[key]:>18.2f} {m['rss_kib'] / 1024:>8.1f} {m['threads']:>7}  {m['how']}")
     if not with_proctimes:
         return 77
     ok = True
