@@ -50,7 +50,7 @@ every goal held, 1 when one was missed, 77 when not run as root or the
 proctimes command has no `top`.
 
   bench/top_coverage.py [--quick] [--seconds 150] [--proctimes build/bin/proctimes]
-                        [--files 300] [--frames]
+                        [--files 300] [--frames] [--save DIR]
 """
 import argparse
 import bisect
@@ -187,6 +187,10 @@ class Monitor:
 class ProctimesMonitor(Monitor):
     """`proctimes top -b --format json`: one frame object per line."""
 
+    def __init__(self, *a, **kw):
+        self.lines = []
+        super().__init__(*a, **kw)
+
     def line(self, line):
         t = time.monotonic()
         line = line.strip()
@@ -199,6 +203,7 @@ class ProctimesMonitor(Monitor):
             return
         if fr.get("record", "frame") != "frame":
             return
+        self.lines.append(line)
         own = raw_children = ended = 0
         for p in fr.get("processes") or []:
             own += int(p.get("interval_kernel_ns") or 0) + int(p.get("interval_user_ns") or 0)
@@ -378,6 +383,7 @@ def main():
                     help="a proctimes frame above this %% of its ledger's busy CPU counts some CPU twice")
     ap.add_argument("--frames", action="store_true", help="print every frame")
     ap.add_argument("--peers-only", action="store_true", help="top and atop only")
+    ap.add_argument("--save", metavar="DIR", help="keep each proctimes run's JSON frames in DIR/<run>.jsonl")
     a = ap.parse_args()
     seconds = a.seconds if a.seconds is not None else (45.0 if a.quick else 150.0)
     if os.geteuid() != 0:
@@ -431,6 +437,12 @@ def main():
         SAMPLER.stop()
         subprocess.run(["rm", "-rf", tmp])
 
+    if a.save:
+        os.makedirs(a.save, exist_ok=True)
+        for m in mons:
+            if isinstance(m, ProctimesMonitor):
+                with open(os.path.join(a.save, m.label.replace(" ", "-") + ".jsonl"), "w") as out:
+                    out.write("\n".join(m.lines) + "\n")
     print(f"load: make -j2 of {a.files} generated C files, rebuilt in a loop; {seconds:g} s at a "
           f"{a.interval:g} s interval; {cpus} CPUs, load average {load[0]:.1f} at the end")
     ok = True
