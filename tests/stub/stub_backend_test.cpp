@@ -13,6 +13,7 @@
 #include "proctimes/error.hpp"
 #include "proctimes/exit.hpp"
 #include "proctimes/ledger.hpp"
+#include "proctimes/machine.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/resources.hpp"
 #include "proctimes/spawn.hpp"
@@ -116,6 +117,9 @@ TEST(StubBackend, ExitSwitchesStreamAndSystemTimes) {
     auto cpu = read_system_cpu_times();
     ASSERT_FALSE(cpu);
     EXPECT_EQ(cpu.error(), make_error_code(errc::not_supported));
+    const auto machine = read_machine_status();
+    ASSERT_FALSE(machine);
+    EXPECT_EQ(machine.error(), make_error_code(errc::not_supported));
 }
 
 TEST(StubBackend, RunTreeIsNotSupported) {

@@ -73,10 +73,10 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         subcommands.push_back(add_doctor(app));
 #endif
 #ifdef _WIN32
-        // The exporter and the eBPF report are Linux's: a usage error that
+        // The exporter, the eBPF report and the live view are Linux's: a usage error that
         // says so, whatever follows (hidden from --help).
         std::vector<CLI::App*> linux_only;
-        for (const char* name : {"serve", "doctor"}) {
+        for (const char* name : {"serve", "doctor", "top"}) {
             CLI::App* sub = app.add_subcommand(name, "Linux only");
             sub->group("");
             sub->set_help_flag();
@@ -108,6 +108,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
             if (!sub->parsed()) continue;
             err << "proctimes: " << sub->get_name() << " is not available on Windows: "
                 << (sub->get_name() == "serve" ? "the exporter reads Linux's /proc, cgroups and eBPF"
+                    : sub->get_name() == "top" ? "the live view is built for Linux's terminals and exit stream"
                                                : "it reports on Linux's eBPF source")
                 << "\n";
             return exit_usage;

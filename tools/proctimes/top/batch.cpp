@@ -29,12 +29,6 @@ using std::chrono::nanoseconds;
 
 double seconds(nanoseconds d) { return std::chrono::duration<double>(d).count(); }
 
-interval_basis basis_of(const std::string& word) {
-    for (const auto& row : interval_basis_words)
-        if (row.word == word) return row.value;
-    return interval_basis::both;
-}
-
 // The ps record a row was made from.
 task_record record_of(const top_row& r, nanoseconds interval, bool with_interval) {
     task_record t;
@@ -63,7 +57,7 @@ task_record record_of(const top_row& r, nanoseconds interval, bool with_interval
         u.kernel = r.interval_kernel;
         u.user = r.interval_user;
         u.cpu_percent = interval.count() > 0 ? 100.0 * seconds(r.interval_cpu()) / seconds(interval) : 0.0;
-        u.basis = basis_of(r.basis);
+        u.basis = word_value<interval_basis>(r.basis).value_or(interval_basis::both);
         if (!r.tid) {
             u.children_kernel = r.interval_children_kernel;
             u.children_user = r.interval_children_user;
@@ -92,8 +86,12 @@ void add_own_fields(std::string& obj, const top_row& r) {
                        r.ended ? "true" : "false", opt(r.exit_code), opt(r.exit_signal), r.threads, opt(r.rss_bytes));
     obj +=
         fmt::format(",\"interval_read_bytes\":{},\"interval_write_bytes\":{}", opt(r.read_bytes), opt(r.write_bytes));
+    obj += fmt::format(",\"interval_voluntary_switches\":{},\"interval_involuntary_switches\":{}",
+                       opt(r.voluntary_switches), opt(r.involuntary_switches));
     obj += ",\"command\":";
     append_json_string(obj, r.command);
+    obj += ",\"cgroup\":";
+    append_json_string(obj, r.cgroup);
 }
 
 std::string percent(double share) { return fmt::format("{:.1f}", 100.0 * share); }
@@ -106,7 +104,7 @@ std::string bytes_text(std::uint64_t b) {
 }
 
 std::string uptime_text(const top_frame& f) {
-    constexpr std::int64_t minutes_a_day = 60 * 24;
+    constexpr std::int64_t minutes_a_day = std::int64_t{60} * 24;
     const auto up = std::chrono::duration_cast<std::chrono::minutes>(f.uptime);
     const auto days = up.count() / minutes_a_day;
     const auto hours = (up.count() / 60) % 24;
@@ -185,10 +183,11 @@ std::string frame_table(const top_frame& f, const batch_options& opts) {
     const double s = seconds(f.interval);
     text += fmt::format("proctimes top - {}  up {},  load average: {:.2f}, {:.2f}, {:.2f}\n",
                         table_time(f.taken, opts.utc), uptime_text(f), f.load[0], f.load[1], f.load[2]);
-    std::size_t ended = 0;
+    std::size_t ended = 0;  // of the machine (the ledger's), else of the rows
     for (const auto& r : f.rows) ended += r.ended ? 1 : 0;
-    text += fmt::format("Tasks: {} processes ({} ended in the interval), {} threads; interval {:.2f} s\n",
-                        f.rows.size() - ended, ended, f.tasks, s);
+    if (f.ledger) ended = f.ledger->processes.size();
+    text += fmt::format("Tasks: {} processes, {} threads; {} ended in the interval; {} rows; interval {:.2f} s\n",
+                        f.live_processes, f.tasks, ended, f.rows.size(), s);
     std::string per;
     for (std::size_t i = 0; i < f.busy_per_cpu.size(); ++i)
         per += fmt::format("{}cpu{} {}%", i ? ", " : "", i, percent(f.busy_per_cpu[i]));
@@ -212,6 +211,10 @@ std::string frame_table(const top_frame& f, const batch_options& opts) {
         text += fmt::format("Ledger: none yet; ended: {}\n", f.ended_source);
     }
     if (!f.ended_source_note.empty()) text += fmt::format("  ({})\n", f.ended_source_note);
+    if (f.records_lost_any)
+        text += f.records_lost
+                    ? fmt::format("  ({} exit records were lost: their CPU is in unattributed)\n", *f.records_lost)
+                    : std::string("  (some exit records were lost: their CPU is in unattributed)\n");
     for (const auto& w : f.warnings) text += fmt::format("  warning: {}\n", escape_for_table(w));
     text += '\n';
     text += fmt::format("{:>7} {:<10} {} {:>6} {:>9} {:>9} {:>9} {:>4} {:>7}  {}\n", "PID", "USER", "S", "CPU%",

@@ -117,13 +117,14 @@ subcommand add_top(CLI::App& root) {
     app->add_option("-p,--pid", opts->pids, "Only this process (repeatable, or PID,PID,...)")
         ->delimiter(',')
         ->type_name("PID");
-    add_optional(app, "-u,--user", opts->user, "Only processes whose effective user is NAME (or a uid)")
+    add_optional(app, "-u,--user", opts->user, "Only processes whose effective user is USER (a name or a uid)")
         ->type_name("USER");
     app->add_flag("--utc", opts->utc, "Table: the frame's time in UTC rather than local time");
     app->footer(
-        "JSON (-b --format json): one object per frame on one line, its rows with the fields of\n"
-        "'ps --interval --ledger --format json' plus ended, exit_code, exit_signal, thread_count, rss_bytes,\n"
-        "interval_read_bytes, interval_write_bytes and command; its ledger the ledger record (docs/CLI.md).\n"
+        "JSON (-b --format json): one object per frame on one line. Its rows have the fields of\n"
+        "'ps --interval --ledger --format json', then ended, exit_code, exit_signal, thread_count,\n"
+        "rss_bytes, interval_read_bytes, interval_write_bytes, interval_voluntary_switches,\n"
+        "interval_involuntary_switches, command and cgroup; its ledger is ps's ledger record (docs/CLI.md).\n"
         "Exit status: 0 success, 1 frames could not be read or written, 2 usage error (also: no terminal\n"
         "for the full-screen view).\n");
     return {app, [opts](std::ostream& out, std::ostream& err) { return run_top(*opts, out, err); }};

@@ -35,13 +35,16 @@ struct top_row {
     bool ended = false;              ///< ended in the interval (or its end was first seen in it)
     std::optional<int> exit_code;    ///< exit status, where the end was recorded
     std::optional<int> exit_signal;  ///< the signal that ended it, where known
-    std::chrono::nanoseconds interval_kernel{}, interval_user{};                    ///< used in the interval
-    std::chrono::nanoseconds interval_children_kernel{}, interval_children_user{};  ///< of children reaped in it
-    std::chrono::nanoseconds kernel{}, user{};                                      ///< since creation
-    std::chrono::nanoseconds resolution{};                                          ///< of kernel and of user, each
-    std::chrono::nanoseconds total_resolution{};                                    ///< of kernel + user
-    std::optional<proctimes::cpu_source> source;                                    ///< where kernel and user came from
-    std::optional<instant> sampled_at;                                              ///< when kernel and user were read
+    std::chrono::nanoseconds interval_kernel{}, interval_user{};  ///< used in the interval
+    /// CPU of the children it reaped in the interval that no row shows: the
+    /// ledger's counted part (children_account::counted), so that a frame's
+    /// rows add up to the ledger's attributed CPU.
+    std::chrono::nanoseconds interval_children_kernel{}, interval_children_user{};
+    std::chrono::nanoseconds kernel{}, user{};    ///< since creation
+    std::chrono::nanoseconds resolution{};        ///< of kernel and of user, each
+    std::chrono::nanoseconds total_resolution{};  ///< of kernel + user
+    std::optional<proctimes::cpu_source> source;  ///< where kernel and user came from
+    std::optional<instant> sampled_at;            ///< when kernel and user were read
     /// How the interval's values were found, as `ps --interval`'s basis field
     /// says it: "both", "created", "unseen", "ended", "ended_earlier"; "" on
     /// the first frame.
@@ -87,6 +90,7 @@ struct top_frame {
     std::array<double, 3> load{};
     std::uint64_t memory_total = 0, memory_available = 0;  ///< bytes
     std::size_t tasks = 0;                                 ///< threads of every live process
+    std::size_t live_processes = 0;                        ///< every live process of the machine, filters aside
     std::vector<top_row> rows;                             ///< live and ended processes, unsorted
     std::vector<std::string> warnings;                     ///< said once in the status line
 };

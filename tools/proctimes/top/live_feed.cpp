@@ -7,7 +7,8 @@
 //
 // Cost: the snapshot reads every process's CPU; the resources are read again
 // only for a process that ran in the interval or is new, the command line
-// once per process (by pid and start tick).
+// and the cgroup once per process (by pid and start tick: a process moved to
+// another cgroup keeps the one it was first seen in).
 #include "top/live_feed.hpp"
 
 #include <algorithm>
@@ -41,6 +42,21 @@ std::string joined_command(const std::string& raw) {
     return s;
 }
 
+// The cgroup v2 path of a process; else the v1 hierarchy that has the cpu
+// controller; "" when unknown.
+std::string cgroup_of(const process_resources& r) {
+    if (!r.cgroups) return {};
+    for (const auto& c : *r.cgroups)
+        if (c.hierarchy == "0" && c.controllers.empty()) return c.path;
+    for (const auto& c : *r.cgroups)
+        for (std::size_t at = 0; at <= c.controllers.size();) {
+            const std::size_t end = std::min(c.controllers.find(',', at), c.controllers.size());
+            if (c.controllers.compare(at, end - at, "cpu") == 0) return c.path;
+            at = end + 1;
+        }
+    return {};
+}
+
 double share(nanoseconds part, nanoseconds whole) {
     return whole.count() > 0
                ? std::clamp(static_cast<double>(part.count()) / static_cast<double>(whole.count()), 0.0, 1.0)
@@ -52,6 +68,7 @@ struct kept_process {
     std::uint64_t start_ticks = 0;
     std::optional<process_resources> last;  // the last read of its resources
     std::string command;
+    std::string cgroup;  // read with the command line, once
     bool command_read = false;
     std::uint64_t seen = 0;  // the frame that last listed it
 };
@@ -73,6 +90,7 @@ public:
             started_ = true;
             auto records = frames::build_records(prev_, nullptr, lo_.threads, lo_.only_uid, users_);
             fill(f, prev_, records, nullptr);
+            if (machine_prev_) apply_machine(f, *machine_prev_);
             return f;
         }
         sources_.sleep_until(prev_.since_boot + interval);
@@ -107,6 +125,11 @@ public:
                 f.busy_per_cpu.push_back(share(busy, all));
             }
         }
+        if (!ledger && !f.busy_per_cpu.empty()) {
+            double sum = 0;
+            for (double b : f.busy_per_cpu) sum += b;
+            f.busy = sum / static_cast<double>(f.busy_per_cpu.size());
+        }
         if (machine) apply_machine(f, *machine);
         machine_prev_ = std::move(machine);
         sources_.forget_until(cur_.since_boot);
@@ -121,6 +144,7 @@ private:
             machine_error_ = m.error().message();
             return std::nullopt;
         }
+        machine_error_.clear();
         return std::move(*m);
     }
 
@@ -134,9 +158,9 @@ private:
         return lo_.pids.empty() || std::find(lo_.pids.begin(), lo_.pids.end(), pid) != lo_.pids.end();
     }
 
-    // The resources of a live process: read again when it ran or is new,
-    // else the last read.
-    kept_process& resources_of(const snapshot_process& p, bool ran) {
+    // The row's resources: read again when the process ran or is new, else
+    // the last read (nothing of it moved: no I/O, no switches in the interval).
+    void add_resources(const snapshot_process& p, bool ran, top_row& row) {
         auto [it, fresh] = kept_.try_emplace(p.pid());
         kept_process& k = it->second;
         if (!fresh && k.start_ticks != p.identity.start_ticks) {
@@ -145,30 +169,41 @@ private:
         }
         k.start_ticks = p.identity.start_ticks;
         k.seen = number_;
-        if (!fresh && !ran && k.last && k.command_read) return k;
-        resource_options o;
-        o.families = resource_family::memory | resource_family::switches | resource_family::io;
-        if (!k.command_read) o.families |= resource_family::command_line;
-        o.proc_root = proc_root_;
-        o.start_ticks = p.identity.start_ticks;
-        const process_resources* previous = k.last ? &*k.last : nullptr;
-        o.previous = ran ? nullptr : previous;
-        auto r = read_process_resources(p.pid(), o);
-        if (r) {
-            if (!k.command_read) {
-                k.command = r->command_line ? joined_command(*r->command_line) : std::string();
-                k.command_read = true;
+        const std::optional<process_resources> before = k.last;
+        if (fresh || ran || !k.last || !k.command_read) {
+            resource_options o;
+            o.families = resource_family::memory | resource_family::switches | resource_family::io;
+            if (!k.command_read) o.families |= resource_family::command_line | resource_family::cgroups;
+            o.proc_root = proc_root_;
+            o.start_ticks = p.identity.start_ticks;
+            o.previous = ran || !k.last ? nullptr : &*k.last;
+            auto r = read_process_resources(p.pid(), o);
+            if (r) {
+                if (!k.command_read) {
+                    k.command = r->command_line ? joined_command(*r->command_line) : std::string();
+                    k.cgroup = cgroup_of(*r);
+                }
+                k.last = std::move(*r);
             }
-            // The interval's I/O and switches: what grew since the last read.
-            if (previous && r->io && previous->io) {
-                interval_read_ = r->io->read_bytes - std::min(r->io->read_bytes, previous->io->read_bytes);
-                interval_write_ = r->io->write_bytes - std::min(r->io->write_bytes, previous->io->write_bytes);
-            }
-            k.last = std::move(*r);
-        } else {
-            k.command_read = true;  // gone or refused: not asked again
+            k.command_read = true;  // read, or gone or refused: not asked again
         }
-        return k;
+        row.command = k.command;
+        row.cgroup = k.cgroup;
+        if (!k.last) return;
+        const process_resources& now = *k.last;
+        if (now.memory) row.rss_bytes = now.memory->resident_bytes;
+        // The interval's I/O and switches: what grew since the last read
+        // (none on the first frame that lists the process).
+        const auto grew = [](std::uint64_t a, std::uint64_t b) { return a - std::min(a, b); };
+        if (!before) return;
+        if (now.io && before->io) {
+            row.read_bytes = grew(now.io->read_bytes, before->io->read_bytes);
+            row.write_bytes = grew(now.io->write_bytes, before->io->write_bytes);
+        }
+        if (now.switches && before->switches) {
+            row.voluntary_switches = grew(now.switches->voluntary, before->switches->voluntary);
+            row.involuntary_switches = grew(now.switches->involuntary, before->switches->involuntary);
+        }
     }
 
     void fill(top_frame& f, const snapshot& s, std::vector<task_record>& records, const cpu_ledger* l) {
@@ -183,6 +218,7 @@ private:
         f.records_lost = sources_.lost_count();
         f.records_lost_any = sources_.lost();
         for (const auto& p : s.processes) f.tasks += static_cast<std::size_t>(std::max(p.thread_count, 0));
+        f.live_processes = s.processes.size();
         if (!machine_error_.empty()) f.warnings.push_back("machine status: " + machine_error_);
         if (!s.failures.empty())
             f.warnings.push_back(fmt::format("{} processes or threads could not be read", s.failures.size()));
@@ -192,38 +228,56 @@ private:
         for (const auto& t : sources_.exits())
             if (t.process_ended && t.pid != 0) end_of[t.pid] = &t;
         std::unordered_map<proctimes::pid_t, const ended_process*> ended_of;
-        if (l)
+        std::unordered_map<proctimes::pid_t, const children_account*> children_of;
+        if (l) {
             for (const auto& e : l->processes) ended_of[e.pid] = &e;
+            for (const auto& c : l->children) children_of[c.pid] = &c;
+        }
 
         f.rows.reserve(records.size());
         for (auto& r : records) {
             if (!wanted(r.pid)) continue;
             top_row row = row_of(r);
+            // The children columns: what the ledger counts of the children
+            // the process reaped (their CPU inside the interval, less what
+            // ended rows already show), split as the kernel's totals are, so
+            // that a frame's rows add up to the attributed CPU, each
+            // CPU-second once.
+            if (!row.ended) {
+                row.interval_children_kernel = nanoseconds{0};
+                row.interval_children_user = nanoseconds{0};
+                if (const auto it = children_of.find(r.pid); it != children_of.end()) {
+                    const children_account& c = *it->second;
+                    const auto all = c.kernel + c.user;
+                    const auto kernel =
+                        all.count() > 0 ? nanoseconds{static_cast<std::int64_t>(static_cast<double>(c.counted.count()) *
+                                                                                static_cast<double>(c.kernel.count()) /
+                                                                                static_cast<double>(all.count()))}
+                                        : nanoseconds{0};
+                    row.interval_children_kernel = kernel;
+                    row.interval_children_user = c.counted - kernel;
+                }
+            }
             if (row.ended) {
                 if (const auto it = end_of.find(r.pid); it != end_of.end() && it->second->status) {
-                    row.exit_code = it->second->status->code;
-                    if (it->second->status->signal) row.exit_signal = it->second->status->signal;
+                    const exit_status& st = *it->second->status;
+                    if (st.signaled()) {
+                        row.exit_signal = st.signal;
+                    } else {
+                        row.exit_code = st.code;
+                    }
                 }
                 if (const auto it = ended_of.find(r.pid); it != ended_of.end() && it->second->command_line)
                     row.command = joined_command(*it->second->command_line);
-                if (row.command.empty())
-                    if (const auto k = kept_.find(r.pid); k != kept_.end()) row.command = k->second.command;
+                if (const auto k = kept_.find(r.pid); k != kept_.end()) {
+                    if (row.command.empty()) row.command = k->second.command;
+                    row.cgroup = k->second.cgroup;
+                }
             } else if (const auto* p = s.find(r.pid)) {
                 row.threads = static_cast<std::uint32_t>(std::max(p->thread_count, 0));
                 const bool ran = !r.used || r.used->kernel.count() + r.used->user.count() > 0 ||
                                  r.used->basis != interval_basis::both;
-                interval_read_.reset();
-                interval_write_.reset();
-                const kept_process& k = resources_of(*p, ran);
-                row.command = k.command;
-                if (k.last && k.last->memory) row.rss_bytes = k.last->memory->resident_bytes;
-                if (ran) {
-                    row.read_bytes = interval_read_;
-                    row.write_bytes = interval_write_;
-                } else if (k.last && k.last->io) {
-                    row.read_bytes = 0;
-                    row.write_bytes = 0;
-                }
+                add_resources(*p, ran, row);
             }
             f.rows.push_back(std::move(row));
         }
@@ -273,7 +327,6 @@ private:
     std::optional<machine_status> machine_prev_;
     std::string machine_error_;
     std::unordered_map<proctimes::pid_t, kept_process> kept_;
-    std::optional<std::uint64_t> interval_read_, interval_write_;
     std::uint64_t number_ = 0;
     bool started_ = false;
 };
