@@ -3,8 +3,9 @@
 // processes, one with threads, one that ends each frame, names full of escape
 // sequences and invalid UTF-8), so the tmux tests can assert what the screen
 // draws independently of the machine, and make the feed fail on demand.
-//   top_screen_driver [--interval SECS] [--fail-after N] [--no-signals]
+//   top_screen_driver [--interval SECS] [--fail-after N] [--crash-after N] [--no-signals]
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -21,12 +22,14 @@ using proctimes::cli::top::top_row;
 
 class scripted_feed final : public proctimes::cli::top::frame_feed {
 public:
-    explicit scripted_feed(int fail_after) : fail_after_(fail_after) {}
+    scripted_feed(int fail_after, int crash_after) : fail_after_(fail_after), crash_after_(crash_after) {}
 
     proctimes::result<top_frame> next(std::chrono::nanoseconds interval) override {
         ++number_;
         if (fail_after_ > 0 && number_ > static_cast<std::uint64_t>(fail_after_))
             return std::make_error_code(std::errc::io_error);
+        // A fault, as a reader that crashes would make.
+        if (crash_after_ > 0 && number_ > static_cast<std::uint64_t>(crash_after_)) std::raise(SIGSEGV);
         top_frame f;
         f.number = number_;
         f.interval = number_ == 1 ? 0ns : interval;
@@ -90,6 +93,7 @@ private:
         return r;
     }
     int fail_after_;
+    int crash_after_;
     std::uint64_t number_ = 0;
 };
 
@@ -98,6 +102,7 @@ private:
 int main(int argc, char** argv) {
     proctimes::cli::top::screen_options opts;
     int fail_after = 0;
+    int crash_after = 0;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
         if (a == "--interval" && i + 1 < argc) {
@@ -105,13 +110,16 @@ int main(int argc, char** argv) {
                 std::chrono::duration<double>(std::strtod(argv[++i], nullptr)));
         } else if (a == "--fail-after" && i + 1 < argc) {
             fail_after = std::atoi(argv[++i]);
+        } else if (a == "--crash-after" && i + 1 < argc) {
+            crash_after = std::atoi(argv[++i]);
         } else if (a == "--no-signals") {
             opts.allow_signals = false;
         } else {
-            std::cerr << "usage: top_screen_driver [--interval SECS] [--fail-after N] [--no-signals]\n";
+            std::cerr
+                << "usage: top_screen_driver [--interval SECS] [--fail-after N] [--crash-after N] [--no-signals]\n";
             return 2;
         }
     }
-    scripted_feed feed(fail_after);
+    scripted_feed feed(fail_after, crash_after);
     return proctimes::cli::top::run_screen(feed, opts, std::cerr);
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // A process for the tests of `proctimes top` to find on the screen: it names
 // itself (any bytes, escape sequences included: PR_SET_NAME), optionally
-// burns CPU in its main thread, optionally starts threads that sleep, and
+// burns CPU, optionally starts more threads that burn or sleep likewise, and
 // ends by itself after a while so that a failed test leaves nothing behind.
 //   top_test_child [--name NAME] [--burn] [--threads N] [--seconds S]
 #include <sys/prctl.h>
@@ -36,19 +36,26 @@ int main(int argc, char** argv) {
     std::atomic<bool> stop{false};
     std::vector<std::thread> pool;
     pool.reserve(static_cast<std::size_t>(std::max(threads, 0)));
-    for (int t = 0; t < threads; ++t)
-        pool.emplace_back([&stop] {
-            while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        });
-    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-    volatile unsigned long sink = 0;
-    while (std::chrono::steady_clock::now() < end) {
-        if (burn) {
-            for (int k = 0; k < 1'000'000; ++k) sink = sink + static_cast<unsigned long>(k);
-        } else {
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    // Every thread burns or sleeps, the main one until the end, the others until it is reached.
+    const auto work = [burn](const std::atomic<bool>& done) {
+        volatile unsigned long sink = 0;
+        while (!done.load()) {
+            if (burn) {
+                for (int k = 0; k < 1'000'000; ++k) sink = sink + static_cast<unsigned long>(k);
+            } else {
+                std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            }
         }
-    }
+    };
+    for (int t = 0; t < threads; ++t) pool.emplace_back([&work, &stop] { work(stop); });
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    std::atomic<bool> main_done{false};
+    std::thread timer([&main_done, end] {
+        while (std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        main_done = true;
+    });
+    work(main_done);
+    timer.join();
     stop = true;
     for (auto& t : pool) t.join();
     return 0;

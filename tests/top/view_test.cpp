@@ -292,24 +292,26 @@ TEST(TopView, ScrollingKeepsTheCursorOnThePage) {
     EXPECT_FALSE(proctimes::cli::top::find_row(rows, "zzz", 0).has_value());
 }
 
-TEST(TopView, ReapedChildrenCountAsTheLedgerCountsThem) {
+TEST(TopView, ReapedChildrenCountOnTheirParentAndInItsSubtree) {
     top_frame f = sample();
-    f.rows[3].interval_children_user = 700ms;  // bash's children grew by 700 ms
+    f.rows[3].interval_children_user = 40ms;  // bash reaped children: 40 ms no row shows
     view_state s;
     s.filter = "bash";
-    // Without a ledger: the row's own children times.
-    EXPECT_EQ(arrange(f, s).at(0).cpu, 705ms);
-    // With one: only what it counts (the rest was counted among the ended rows).
-    proctimes::cpu_ledger l;
-    proctimes::children_account c;
-    c.pid = 100;
-    c.user = 700ms;
-    c.counted = 40ms;
-    l.children.push_back(c);
-    f.ledger = l;
-    EXPECT_EQ(arrange(f, s).at(0).cpu, 45ms);
-    s.filter = "vim";
-    EXPECT_EQ(arrange(f, s).at(0).cpu, 1ms);
+    const auto flat = arrange(f, s);
+    ASSERT_EQ(flat.size(), 1U);
+    EXPECT_EQ(flat[0].cpu, 45ms);
+    s.filter.clear();
+    s.mode = view_mode::tree;
+    const auto tree = arrange(f, s);
+    EXPECT_EQ(tree[0].cpu, 376ms);  // 336 + 40
+    EXPECT_EQ(tree[1].cpu, 366ms);
+    // A thread row carries no children of its own.
+    top_row t = f.rows[3];
+    t.tid = 100;
+    f.rows[3].thread_rows = {t};
+    s.mode = view_mode::threads;
+    s.thread_of = 100;
+    EXPECT_EQ(arrange(f, s).at(0).cpu, 5ms);
 }
 
 TEST(TopView, TwentyThousandProcessesInEveryView) {

@@ -93,6 +93,8 @@ std::string cell(const screen_state& s, const display_row& d, column c) {
         case column::user_time:
             return cpu_time_cell(d.user);
         case column::threads:
+            // A thread row counts none; an ended process has none left.
+            if (d.what == display_row::kind::thread || (r != nullptr && r->ended && d.threads == 0)) return "";
             return std::to_string(d.threads);
         case column::age:
             if (group) return "";
@@ -106,7 +108,8 @@ std::string cell(const screen_state& s, const display_row& d, column c) {
             if (d.what == display_row::kind::thread || r->command.empty()) {
                 text += safe_text(r->name, s.view.utf8);
             } else {
-                text += safe_text(without_directory(r->command), s.view.utf8);
+                // A line is a few hundred columns at most: no need to escape a long command line whole.
+                text += safe_text(without_directory(r->command).substr(0, 4096), s.view.utf8);
             }
             return text;
         }
@@ -187,9 +190,12 @@ std::string system_line(const screen_state& s) {
     const std::uint64_t used = f.memory_total > f.memory_available ? f.memory_total - f.memory_available : 0;
     const std::size_t ended =
         static_cast<std::size_t>(std::count_if(f.rows.begin(), f.rows.end(), [](const top_row& r) { return r.ended; }));
-    std::string t = fmt::format("load {:.2f} {:.2f} {:.2f}  mem {} of {} used  tasks {}  processes {} ({} ended)",
-                                f.load[0], f.load[1], f.load[2], bytes_cell(used), bytes_cell(f.memory_total), f.tasks,
-                                f.rows.size() - ended, ended);
+    // No memory total: the machine's status was not read for this frame (load and memory left out).
+    std::string t = f.memory_total == 0
+                        ? std::string()
+                        : fmt::format("load {:.2f} {:.2f} {:.2f}  mem {} of {} used  ", f.load[0], f.load[1], f.load[2],
+                                      bytes_cell(used), bytes_cell(f.memory_total));
+    t += fmt::format("tasks {}  processes {} ({} ended)", f.tasks, f.rows.size() - ended, ended);
     if (f.uptime.count() > 0) t += "  up " + age_cell(f.uptime);
     return t;
 }
@@ -342,6 +348,7 @@ int colour_attr(const screen_state& s, short pair, int mono) {
 }
 
 void rearrange(screen_state& s) {
+    if (s.view.mode == view_mode::grouped && s.view.group == grouping::cgroup) s.cgroups.fill(s.frame);
     s.rows = arrange(s.frame, s.view);
     place_cursor(s.view, s.rows, s.page, true);
 }

@@ -8,6 +8,7 @@
 #include <array>
 #include <chrono>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -65,15 +66,18 @@ std::vector<std::string> process_lines(const screen_state& s, const display_row&
     out.push_back(fmt::format("interval  kernel {}  user {}  reaped children {}  = {:.1f}%",
                               seconds_text(r.interval_kernel), seconds_text(r.interval_user),
                               seconds_text(r.interval_children_cpu()), cpu_percent(d.own_cpu, s.frame.interval)));
-    out.push_back("name      " + safe_text(r.name, u8));
-    if (!r.command.empty()) out.push_back("command   " + safe_text(r.command, u8));
-    std::string more = fmt::format("threads {}", r.threads);
-    if (r.rss_bytes) more += "  resident " + bytes_cell(*r.rss_bytes);
+    std::string name = "name      " + safe_text(r.name, u8) + fmt::format("   threads {}", r.threads);
+    if (r.rss_bytes) name += "  resident " + bytes_cell(*r.rss_bytes);
+    out.push_back(name);
+    if (!r.command.empty()) out.push_back("command   " + safe_text(std::string_view(r.command).substr(0, 4096), u8));
+    std::string io;
     if (r.read_bytes && r.write_bytes)
-        more += "  I/O read " + bytes_cell(*r.read_bytes) + " written " + bytes_cell(*r.write_bytes);
-    if (r.voluntary_switches && r.involuntary_switches)
-        more += fmt::format("  switches {} voluntary {} involuntary", *r.voluntary_switches, *r.involuntary_switches);
-    out.push_back(more);
+        io = "I/O read " + bytes_cell(*r.read_bytes) + " written " + bytes_cell(*r.write_bytes);
+    if (r.voluntary_switches && r.involuntary_switches) {
+        io += fmt::format("{}context switches {} voluntary {} involuntary", io.empty() ? "" : ", ",
+                          *r.voluntary_switches, *r.involuntary_switches);
+    }
+    if (!io.empty()) out.push_back("interval  " + io);
     if (!r.cgroup.empty()) out.push_back("cgroup    " + safe_text(r.cgroup, u8));
     return out;
 }

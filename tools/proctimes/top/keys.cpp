@@ -30,7 +30,8 @@ constexpr int key_escape = 27;
 // The refresh intervals + and - step through.
 constexpr std::array<std::int64_t, 10> interval_steps_ms{100, 200, 500, 1000, 2000, 3000, 5000, 10000, 30000, 60000};
 
-bool printable(int key) { return key >= 0x20 && key < 0x7F; }
+// ASCII, and the bytes of a UTF-8 character, which getch() gives one by one.
+bool printable(int key) { return (key >= 0x20 && key < 0x7F) || (key >= 0x80 && key <= 0xFF); }
 bool backspace(int key) { return key == KEY_BACKSPACE || key == 127 || key == 8; }
 bool enter(int key) { return key == '\n' || key == '\r' || key == KEY_ENTER; }
 

@@ -6,10 +6,13 @@
 #include "top/screen.hpp"
 
 #include <curses.h>
+#include <fcntl.h>
 #include <langinfo.h>
 #include <poll.h>
+#include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -17,9 +20,12 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <optional>
 #include <ostream>
 #include <string>
 
+#include "top/fatal.hpp"
 #include "top/screen_state.hpp"
 
 namespace proctimes::cli::top {
@@ -30,30 +36,68 @@ using std::chrono::nanoseconds;
 using clock_type = std::chrono::steady_clock;
 
 volatile std::sig_atomic_t ending_signal = 0;
+// The write end of the pipe the loop waits on: a signal taken by another
+// thread of the process (the feed's) wakes the loop too.
+volatile std::sig_atomic_t ending_pipe = -1;
 
-extern "C" void on_ending_signal(int sig) { ending_signal = sig; }
+extern "C" void on_ending_signal(int sig) {
+    ending_signal = sig;
+    const int saved = errno;
+    const char byte = 1;
+    if (ending_pipe >= 0 && ::write(ending_pipe, &byte, 1) < 0) {
+        // Full (a byte is already waiting) or closed: the flag says it all.
+    }
+    errno = saved;
+}
 
 // SIGTERM, SIGHUP and SIGINT end the run through the loop (which restores the
-// terminal); their previous handlers come back when it ends.
+// terminal). They are blocked but while the loop waits in ppoll(), so that
+// one arriving while a frame is read or drawn ends the wait at once instead
+// of slipping in before it. Their previous mask and handlers come back when
+// this ends (the mask first: one still pending is taken by the handler here).
 class ending_signals {
 public:
     ending_signals() {
         ending_signal = 0;
+        if (::pipe2(pipe_.data(), O_NONBLOCK | O_CLOEXEC) == 0) {
+            ending_pipe = pipe_[1];
+        } else {
+            pipe_ = {-1, -1};
+        }
         struct sigaction sa {};
         sa.sa_handler = on_ending_signal;
         sigemptyset(&sa.sa_mask);
-        sa.sa_flags = 0;  // no SA_RESTART: poll() returns EINTR
-        for (std::size_t i = 0; i < signals_.size(); ++i) ::sigaction(signals_[i], &sa, &old_[i]);
+        sa.sa_flags = 0;
+        sigset_t block;
+        sigemptyset(&block);
+        for (std::size_t i = 0; i < signals_.size(); ++i) {
+            ::sigaction(signals_[i], &sa, &old_[i]);
+            sigaddset(&block, signals_[i]);
+        }
+        ::pthread_sigmask(SIG_BLOCK, &block, &old_mask_);
+        wait_mask_ = old_mask_;
+        for (int sig : signals_) sigdelset(&wait_mask_, sig);
     }
     ~ending_signals() {
+        ::pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
         for (std::size_t i = 0; i < signals_.size(); ++i) ::sigaction(signals_[i], &old_[i], nullptr);
+        ending_pipe = -1;
+        for (int fd : pipe_)
+            if (fd >= 0) ::close(fd);
     }
     ending_signals(const ending_signals&) = delete;
     ending_signals& operator=(const ending_signals&) = delete;
+    /// The mask to wait with: the caller's, with these signals let through.
+    [[nodiscard]] const sigset_t* wait_mask() const { return &wait_mask_; }
+    /// Readable once one of them has been taken (-1: no pipe could be made).
+    [[nodiscard]] int wake_fd() const { return pipe_[0]; }
 
 private:
     static constexpr std::array<int, 3> signals_{SIGTERM, SIGHUP, SIGINT};
     std::array<struct sigaction, 3> old_{};
+    sigset_t old_mask_{};
+    sigset_t wait_mask_{};
+    std::array<int, 2> pipe_{-1, -1};
 };
 
 // The terminal in ncurses' hands while this lives.
@@ -113,11 +157,14 @@ void start_colours() {
     init_pair(pair_select, COLOR_BLACK, COLOR_CYAN);
 }
 
-int poll_ms(clock_type::time_point now, clock_type::time_point deadline, bool paused) {
-    if (paused) return -1;
-    if (deadline <= now) return 0;
-    const auto ms = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
-    return static_cast<int>(std::min<std::int64_t>(ms, 60'000));
+// How long ppoll() waits: until the next frame is due, or (paused) without end.
+std::optional<timespec> wait_for(clock_type::time_point now, clock_type::time_point deadline, bool paused) {
+    if (paused) return std::nullopt;
+    const auto left = deadline <= now ? nanoseconds{0} : std::chrono::duration_cast<nanoseconds>(deadline - now);
+    timespec ts{};
+    ts.tv_sec = static_cast<time_t>(left.count() / 1'000'000'000);
+    ts.tv_nsec = static_cast<long>(left.count() % 1'000'000'000);
+    return ts;
 }
 
 }  // namespace
@@ -146,11 +193,13 @@ int run_screen(frame_feed& feed, const screen_options& opts, std::ostream& err) 
     int status = 0;
     {
         const ending_signals signals;
+        fatal_signals faults;  // the terminal's settings taken before ncurses changes them
         const curses_terminal term(failure);
         if (!term.ok()) {
             err << "proctimes top: " << failure << "; use batch mode: proctimes top -b\n";
             return 2;
         }
+        faults.arm();
         s.colour = want_colour();
         if (s.colour) start_colours();
         draw_screen(s);
@@ -177,8 +226,18 @@ int run_screen(frame_feed& feed, const screen_options& opts, std::ostream& err) 
                 s.frame = std::move(*frame);
                 s.have_frame = true;
                 if (!s.frame.warnings.empty()) s.message = s.frame.warnings.front();
+                if (s.view.mode == view_mode::grouped && s.view.group == grouping::cgroup) s.cgroups.fill(s.frame);
                 s.rows = arrange(s.frame, s.view);
+                const auto followed = s.view.selected;
                 place_cursor(s.view, s.rows, s.page, s.follow);
+                if (s.follow && followed && std::none_of(s.rows.begin(), s.rows.end(), [&](const display_row& d) {
+                        return d.key == *followed;
+                    })) {
+                    // The followed process is no longer listed: following stops, and says so.
+                    s.follow = false;
+                    s.message = "process " + std::to_string(followed->tid.value_or(followed->pid)) +
+                                " is no longer listed; not following";
+                }
                 last_frame = asked;
                 deadline = last_frame + s.interval;
                 feed_woke = false;
@@ -186,23 +245,26 @@ int run_screen(frame_feed& feed, const screen_options& opts, std::ostream& err) 
                 // No `continue`: the keyboard is read before the next frame
                 // even when walks take longer than the interval.
             }
-            std::array<pollfd, 2> fds{};
+            std::array<pollfd, 3> fds{};
             fds[0] = {STDIN_FILENO, POLLIN, 0};
-            nfds_t n = 1;
+            fds[1] = {signals.wake_fd(), POLLIN, 0};  // ppoll ignores a negative descriptor
+            nfds_t n = 2;
             // The feed's descriptor wakes the loop once per frame: once it
             // has been readable, it is left out until the next frame is taken
             // (a descriptor that stays readable would spin the loop).
             if (feed.wait_handle() >= 0 && !feed_woke) {
-                fds[1] = {feed.wait_handle(), POLLIN, 0};
-                n = 2;
+                fds[2] = {feed.wait_handle(), POLLIN, 0};
+                n = 3;
             }
-            const int ready = ::poll(fds.data(), n, poll_ms(clock_type::now(), deadline, s.paused));
+            const auto wait = wait_for(clock_type::now(), deadline, s.paused);
+            const int ready = ::ppoll(fds.data(), n, wait ? &*wait : nullptr, signals.wait_mask());
             if (ready < 0 && errno != EINTR) {
-                failure = std::string("polling the terminal failed: ") + std::strerror(errno);
+                failure = std::string("waiting for the terminal failed: ") + std::strerror(errno);
                 status = 1;
                 break;
             }
-            if (ready > 0 && n == 2 && fds[1].revents != 0) feed_woke = true;
+            if (ready > 0 && n == 3 && fds[2].revents != 0) feed_woke = true;
+            if (ending_signal != 0) continue;  // the loop's top ends the run
             if (ready > 0 && (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) != 0) {
                 status = 129;  // the terminal is gone, as a hangup would say
                 break;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "top/cgroups.hpp"
 #include "top/frame.hpp"
 #include "top/view.hpp"
 
@@ -21,6 +22,7 @@ enum class input_mode : std::uint8_t { none, search, filter, interval, signal, c
 struct screen_state {
     top_frame frame;
     bool have_frame = false;
+    cgroup_names cgroups;           ///< read for the grouping by cgroup where the frame has none
     std::vector<display_row> rows;  ///< frame arranged by `view`
     view_state view;
     view_mode before_threads = view_mode::flat;  ///< where H goes back to

@@ -24,39 +24,16 @@ constexpr int max_drawn_depth = 24;
 
 std::string_view shown_command(const top_row& r) { return r.command.empty() ? std::string_view(r.name) : r.command; }
 
-// The CPU of the children each process reaped in the interval, as the
-// ledger counts it (children_account::counted): their growth less what was
-// counted before the interval or among the ended rows, so that no CPU-second
-// is shown twice. Without a ledger, the rows' own children times.
-class reaped_cpu {
-public:
-    reaped_cpu() = default;  // none
-    explicit reaped_cpu(const top_frame& f) {
-        if (!f.ledger) return;
-        from_ledger_ = true;
-        counted_.reserve(f.ledger->children.size());
-        for (const auto& c : f.ledger->children) counted_[c.pid] += c.counted;
-    }
-    [[nodiscard]] nanoseconds of(const top_row& r) const {
-        if (r.tid) return nanoseconds{0};
-        if (!from_ledger_) return r.interval_children_cpu();
-        if (r.ended) return nanoseconds{0};
-        const auto it = counted_.find(r.pid);
-        return it == counted_.end() ? nanoseconds{0} : it->second;
-    }
-
-private:
-    bool from_ledger_ = false;
-    std::unordered_map<proctimes::pid_t, nanoseconds> counted_;
-};
-
-display_row process_row(const top_row& r, const reaped_cpu& reaped) {
+// A row's CPU in the interval: its own, and for a process the part of the
+// children it reaped that the ledger counts (the frame's children columns),
+// so that no CPU-second is shown twice.
+display_row process_row(const top_row& r) {
     display_row d;
     d.what = r.tid ? display_row::kind::thread : display_row::kind::process;
     d.row = &r;
     d.key.pid = r.pid;
     d.key.tid = r.tid;
-    d.own_cpu = r.interval_cpu() + reaped.of(r);
+    d.own_cpu = r.interval_cpu() + (r.tid ? nanoseconds{0} : r.interval_children_cpu());
     d.cpu = d.own_cpu;
     d.kernel = r.kernel;
     d.user = user_time_of(r);
@@ -141,7 +118,7 @@ void append_threads(std::vector<display_row>& out, const top_row& r, const view_
     std::vector<display_row> threads;
     threads.reserve(r.thread_rows.size());
     for (const top_row& t : r.thread_rows) {
-        display_row d = process_row(t, reaped_cpu{});
+        display_row d = process_row(t);
         if (!d.key.tid) d.key.tid = t.pid;
         d.what = display_row::kind::thread;
         d.depth = depth;
@@ -151,11 +128,11 @@ void append_threads(std::vector<display_row>& out, const top_row& r, const view_
     for (auto& t : threads) out.push_back(std::move(t));
 }
 
-std::vector<display_row> flat_rows(const top_frame& f, const view_state& s, const reaped_cpu& reaped) {
+std::vector<display_row> flat_rows(const top_frame& f, const view_state& s) {
     std::vector<display_row> rows;
     rows.reserve(f.rows.size());
     for (const top_row& r : f.rows) {
-        display_row d = process_row(r, reaped);
+        display_row d = process_row(r);
         if (row_matches(d, s.filter)) rows.push_back(std::move(d));
     }
     std::stable_sort(rows.begin(), rows.end(), row_order{s.sort, s.descending});
@@ -173,14 +150,14 @@ std::vector<display_row> flat_rows(const top_frame& f, const view_state& s, cons
     return out;
 }
 
-std::vector<display_row> thread_view(const top_frame& f, const view_state& s, const reaped_cpu& reaped) {
+std::vector<display_row> thread_view(const top_frame& f, const view_state& s) {
     std::vector<display_row> out;
     const auto it =
         std::find_if(f.rows.begin(), f.rows.end(), [&](const top_row& r) { return r.pid == s.thread_of && !r.tid; });
     if (it == f.rows.end()) return out;
     if (it->thread_rows.empty()) {
         // The feed listed no thread: the process stands for its only (or unknown) threads.
-        display_row d = process_row(*it, reaped);
+        display_row d = process_row(*it);
         if (row_matches(d, s.filter)) out.push_back(std::move(d));
         return out;
     }
@@ -200,10 +177,10 @@ std::string group_key(const top_row& r, grouping g) {
     return {};
 }
 
-std::vector<display_row> grouped_rows(const top_frame& f, const view_state& s, const reaped_cpu& reaped) {
+std::vector<display_row> grouped_rows(const top_frame& f, const view_state& s) {
     std::map<std::string, display_row> groups;
     for (const top_row& r : f.rows) {
-        const display_row p = process_row(r, reaped);
+        const display_row p = process_row(r);
         if (!row_matches(p, s.filter)) continue;
         std::string key = group_key(r, s.group);
         auto [it, fresh] = groups.try_emplace(key);
@@ -229,7 +206,7 @@ std::vector<display_row> grouped_rows(const top_frame& f, const view_state& s, c
     return rows;
 }
 
-std::vector<display_row> tree_rows(const top_frame& f, const view_state& s, const reaped_cpu& reaped) {
+std::vector<display_row> tree_rows(const top_frame& f, const view_state& s) {
     const std::size_t n = f.rows.size();
     std::unordered_map<proctimes::pid_t, std::size_t> index;
     index.reserve(n);
@@ -252,7 +229,7 @@ std::vector<display_row> tree_rows(const top_frame& f, const view_state& s, cons
     // Pre-order from the roots; a cycle of parents (never from a consistent
     // reading) is reached from none of them and is listed as roots.
     std::vector<display_row> node(n);
-    for (std::size_t i = 0; i < n; ++i) node[i] = process_row(f.rows[i], reaped);
+    for (std::size_t i = 0; i < n; ++i) node[i] = process_row(f.rows[i]);
     std::vector<std::size_t> order;
     order.reserve(n);
     std::vector<char> seen(n, 0);
@@ -393,16 +370,15 @@ bool row_matches(const display_row& d, std::string_view needle) {
 }
 
 std::vector<display_row> arrange(const top_frame& frame, const view_state& state) {
-    const reaped_cpu reaped(frame);
     switch (state.mode) {
         case view_mode::flat:
-            return flat_rows(frame, state, reaped);
+            return flat_rows(frame, state);
         case view_mode::tree:
-            return tree_rows(frame, state, reaped);
+            return tree_rows(frame, state);
         case view_mode::grouped:
-            return grouped_rows(frame, state, reaped);
+            return grouped_rows(frame, state);
         case view_mode::threads:
-            return thread_view(frame, state, reaped);
+            return thread_view(frame, state);
     }
     return {};
 }
