@@ -24,15 +24,12 @@ seconds). The first frame of top and of atop (since their start, since boot)
 is not counted.
 
 CPU shown by a proctimes frame = the sum over its "processes" (live and
-ended rows) of interval_kernel_ns + interval_user_ns, plus the children the
-processes reaped in the interval as the view counts them, which is as the
-ledger does: its reaped_children_ns, the growth of their children times
-less what ended rows or earlier frames already hold. (The rows'
-interval_children_kernel_ns and interval_children_user_ns are the raw
-growth, which repeats the ended rows' CPU and, when a long-lived parent
-reaps a whole build, many earlier frames' CPU: their sum is printed beside,
-with no goal.) The frame's own ledger busy_ns, read from /proc/stat for the
-same interval exactly, is the second denominator.
+ended rows) of interval_kernel_ns + interval_user_ns +
+interval_children_kernel_ns + interval_children_user_ns, the children
+columns holding the CPU of the children a process reaped in the interval
+that no row shows (the ledger's counted part: the script checks that they
+add up to its reaped_children_ns). The frame's own ledger busy_ns, read
+from /proc/stat for the same interval exactly, is the second denominator.
 
 Goals (issue 37), for proctimes as root >= 99 %, unprivileged >= 95 %:
   - every frame against its ledger's busy CPU, to within the resolution of
@@ -204,17 +201,16 @@ class ProctimesMonitor(Monitor):
         if fr.get("record", "frame") != "frame":
             return
         self.lines.append(line)
-        own = raw_children = ended = 0
+        own = children = ended = 0
         for p in fr.get("processes") or []:
             own += int(p.get("interval_kernel_ns") or 0) + int(p.get("interval_user_ns") or 0)
-            raw_children += int(p.get("interval_children_kernel_ns") or 0) + int(p.get("interval_children_user_ns") or 0)
+            children += int(p.get("interval_children_kernel_ns") or 0) + int(p.get("interval_children_user_ns") or 0)
             ended += 1 if p.get("ended") else 0
         led = fr.get("ledger") or None
-        counted = int(led.get("reaped_children_ns") or 0) if led else 0
-        f = {"t": t, "shown_ns": own + counted, "own_ns": own, "raw_sum_ns": own + raw_children, "ended_rows": ended,
+        f = {"t": t, "shown_ns": own + children, "own_ns": own, "children_ns": children, "ended_rows": ended,
              "ledger_busy_ns": int(led.get("busy_ns") or 0) if led else None,
              "ledger_live_ended_ns": (int(led.get("live_ns") or 0) + int(led.get("ended_ns") or 0)) if led else None,
-             "ledger_unattributed_ns": int(led.get("unattributed_ns") or 0) if led else None,
+             "ledger_children_ns": int(led.get("reaped_children_ns") or 0) if led else None,
              "records_lost": int(led.get("records_lost_count") or 0) if led else 0,
              "ended_source": fr.get("ended_source", "")}
         f["end"] = parse_time(fr.get("taken_time"))
@@ -483,8 +479,9 @@ def main():
         if m.label.startswith("proctimes"):
             f = m.frames[-1]
             tick = 1e9 / HZ
-            raw = [pct(f["raw_sum_ns"], f["ledger_busy_ns"]) for f in m.frames if f.get("ledger_busy_ns")]
             own = [pct(f["own_ns"], f["ledger_live_ended_ns"]) for f in m.frames if f.get("ledger_live_ended_ns")]
+            kids = [(f["children_ns"], f["ledger_children_ns"]) for f in m.frames if f.get("ledger_children_ns") is not None]
+            kids_off = max((abs(c - lc) for c, lc in kids), default=0) / 1e6
             raw_led = [pct(f["shown_ns"], f["ledger_busy_ns"]) for f in m.frames if f.get("ledger_busy_ns")]
             target = 95.0 if "nobody" in m.label else 99.0
             under = sum(1 for v in raw_led if v is not None and v < target)
@@ -499,10 +496,9 @@ def main():
                 if x.get("ledger_busy_ns") and x["shown_ns"] > a.ceiling / 100.0 * x["ledger_busy_ns"]:
                     print(f"  frame {m.frames.index(x) + 1}: {pct(x['shown_ns'], x['ledger_busy_ns']):.1f} %: "
                           f"rows' own CPU {pct(x['own_ns'], x['ledger_busy_ns']):.1f} %, reaped children "
-                          f"{pct(x['shown_ns'] - x['own_ns'], x['ledger_busy_ns']):.1f} %, "
+                          f"{pct(x['children_ns'], x['ledger_busy_ns']):.1f} %, "
                           f"{x['records_lost']} exit records lost")
-            print(f"  the rows' raw children fields summed instead of the ledger's reaped children: median "
-                  f"{summary(raw)[1]} %, max {summary(raw)[2]} % of busy (CPU counted twice)")
+            print(f"  rows' children columns and the ledger's reaped children: at most {kids_off:.1f} ms apart in a frame")
         if m.label.startswith("atop"):
             ex = sum(f["exited"] for f in m.frames)
             ext = sum(f["exited_ticks"] for f in m.frames)
