@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -28,6 +29,7 @@
 #include "burn.hpp"
 #include "proctimes/ledger.hpp"
 #include "run_cli.hpp"
+#include "top/live_feed.hpp"
 
 namespace {
 
@@ -497,4 +499,51 @@ TEST(TopBatch, AProcessThatEndedInsideTheIntervalIsOnItsParentsChildrenColumnsUn
         << parent->dump();
     EXPECT_GE(ns(f.frame["ledger"]["reaped_children_ns"]), 50'000'000);
     expect_closes(f.frame["ledger"]);
+}
+
+// A caller that waits on its own (the screen): it polls wait_handle(), calls
+// pump() when records come, and then asks next() for a frame whose interval
+// is over; the process that ended while it waited is in that frame.
+TEST(TopLiveFeed, AnEventLoopPumpsExitRecordsAndTakesTheFrameItself) {
+    if (::geteuid() != 0) GTEST_SKIP() << "exit records need root";
+    if (auto s = proctimes::exit_stream::open(); !s)
+        GTEST_SKIP() << "the exit stream cannot open here: " << s.error().message();
+    auto feed = proctimes::cli::top::open_live_feed({});
+    ASSERT_TRUE(feed) << feed.error().message();
+    auto first = (*feed)->next(0ms);
+    ASSERT_TRUE(first) << first.error().message();
+    EXPECT_EQ(first->number, 1u);
+    EXPECT_EQ(first->interval.count(), 0);
+    EXPECT_FALSE(first->ledger);
+    const int handle = (*feed)->wait_handle();
+    ASSERT_GE(handle, 0) << "the exit stream's descriptor";
+
+    const pid_t child = ::fork();
+    if (child == 0) {
+        ::prctl(PR_SET_NAME, "pt_top_pumped");
+        ::_exit(3);
+    }
+    ASSERT_GT(child, 0);
+    ::waitpid(child, nullptr, 0);
+    bool readable = false;
+    for (int i = 0; i < 50 && !readable; ++i) {
+        pollfd p{handle, POLLIN, 0};
+        readable = ::poll(&p, 1, 100) == 1;
+        (*feed)->pump();
+    }
+    EXPECT_TRUE(readable) << "records came within 5 s";
+    std::this_thread::sleep_for(200ms);
+    auto f = (*feed)->next(100ms);  // over already: no wait
+    ASSERT_TRUE(f) << f.error().message();
+    EXPECT_EQ(f->number, 2u);
+    EXPECT_GE(f->interval, 200ms);
+    ASSERT_TRUE(f->ledger);
+    const proctimes::cli::top::top_row* row = nullptr;
+    for (const auto& r : f->rows)
+        if (r.pid == child) row = &r;
+    ASSERT_NE(row, nullptr) << "the child that ended while the loop waited";
+    EXPECT_TRUE(row->ended);
+    EXPECT_EQ(row->name, "pt_top_pumped");
+    EXPECT_EQ(row->exit_code, 3);
+    EXPECT_EQ(row->state, 'X');
 }

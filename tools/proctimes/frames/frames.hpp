@@ -42,6 +42,12 @@ public:
     /// Sleeps until CLOCK_BOOTTIME reaches `deadline`, reading exit records
     /// as they come (the socket's buffer holds only so many).
     void sleep_until(std::chrono::nanoseconds deadline);
+    /// Reads the exit records that have come, without waiting: for a caller
+    /// that waits on its own (an event loop polling exit_handle()).
+    void pump() { drain(); }
+    /// A descriptor readable when exit records have come (the exit stream's
+    /// native_handle()); -1 without an exit stream.
+    [[nodiscard]] int exit_handle() const noexcept { return stream_ ? stream_->native_handle() : -1; }
     /// Reads /proc/stat; call right after each snapshot.
     void read_stat(const std::string& proc_root);
     /// The ledger of the interval between `before` and `after` (the last

@@ -109,6 +109,11 @@ public:
     /// A descriptor readable while the feed waits (-1: none); the screen
     /// polls it beside the terminal.
     [[nodiscard]] virtual int wait_handle() const noexcept { return -1; }
+    /// Reads what the feed must read while it waits (the exit stream's
+    /// records), without making a frame: call it when wait_handle() is
+    /// readable, for a caller that waits on its own and then asks next() for
+    /// a frame whose interval is already over.
+    virtual void pump() {}
     /// Whether frames are of the live machine (false: a recording).
     [[nodiscard]] virtual bool live() const noexcept { return true; }
 };

@@ -137,6 +137,9 @@ public:
         return f;
     }
 
+    [[nodiscard]] int wait_handle() const noexcept override { return sources_.exit_handle(); }
+    void pump() override { sources_.pump(); }
+
 private:
     std::optional<machine_status> read_machine() {
         auto m = read_machine_status(machine_part::all, proc_root_);
