@@ -118,14 +118,17 @@ TEST(ServeHttpListen, ScrapesAlternatingFormatsShareACollection) {
     ASSERT_NE(serve.port, 0) << read_text(serve.log);
     const int port = serve.port;
     const std::string om = "Accept: application/openmetrics-text; version=1.0.0\r\n";
-    // Pairs of scrapes, text then OpenMetrics: when the whole pair took less
-    // than 90 ms, both must show the same collection.
+    // Pairs of scrapes, text then OpenMetrics, the second sent as soon as
+    // the first is answered: when it was answered within 90 ms of the
+    // first's answer, it reached the server less than 100 ms after the
+    // first's collection ended (the window runs from there, however long
+    // the collection took), and both must show the same collection.
     int quick = 0, shared = 0;
     for (int i = 0; i < 40; ++i) {
-        const auto t0 = std::chrono::steady_clock::now();
         const http_answer a = http_get(port, "/metrics", 20s);
+        const auto answered = std::chrono::steady_clock::now();
         const http_answer b = http_get(port, "/metrics", 20s, "127.0.0.1", om);
-        const auto took = std::chrono::steady_clock::now() - t0;
+        const auto second = std::chrono::steady_clock::now() - answered;
         ASSERT_EQ(a.status, 200);
         ASSERT_EQ(b.status, 200);
         ASSERT_NE(b.body.find("# EOF"), std::string::npos) << "not OpenMetrics";
@@ -133,11 +136,11 @@ TEST(ServeHttpListen, ScrapesAlternatingFormatsShareACollection) {
         // Whatever this pair took, the next one starts a new collection: a
         // pair's first scrape must not reuse the collection of the last one.
         std::this_thread::sleep_for(150ms);
-        if (took >= 90ms) continue;
+        if (second >= 90ms) continue;
         ++quick;
         if (collections_in(a.body) == collections_in(b.body)) ++shared;
     }
-    std::cout << quick << " pairs within 90 ms, " << shared << " of them shared one collection\n";
+    std::cout << quick << " pairs answered within 90 ms, " << shared << " of them shared one collection\n";
     ASSERT_GE(quick, 5) << "too few quick pairs to judge on this machine";
     EXPECT_EQ(shared, quick);
 }

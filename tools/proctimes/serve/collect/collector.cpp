@@ -99,10 +99,11 @@ void collector::collect() {
 
 std::string collector::scrape(format f) {
     std::lock_guard lk(mu_);
-    const auto now = std::chrono::steady_clock::now();
-    if (!cache_.serves(now)) {
+    if (!cache_.serves(std::chrono::steady_clock::now())) {
         collect();
-        cache_.collected(now);
+        // The window runs from the collection's end, so that a scrape sent
+        // right after another shares it however long the collection took.
+        cache_.collected(std::chrono::steady_clock::now());
     }
     return cache_.exposition(f, [this](format g) { return render(families(), g); });
 }

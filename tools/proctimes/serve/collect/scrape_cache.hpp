@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The scrape cache, what one collection leaves for the scrapes after it: a
-// scrape that comes within 100 ms of the last collection is served that
+// scrape that comes within 100 ms of the end of the last collection is served that
 // collection's exposition (rendered once per format, when first asked for)
 // rather than collecting again; and the account of the collections made
 // (how many, how many failed, the last one's duration and size), which the
@@ -34,10 +34,10 @@ public:
     static constexpr std::chrono::milliseconds shared_for{100};
 
     /// Whether a scrape at `now` is served from the last collection: one
-    /// has read a snapshot, and the last collection began less than
+    /// has read a snapshot, and the last collection ended less than
     /// shared_for before `now`.
     [[nodiscard]] bool serves(clock::time_point now) const noexcept;
-    /// A collection began at `now`: the expositions of the one before are dropped.
+    /// A collection ended at `now`: the expositions of the one before are dropped.
     void collected(clock::time_point now);
     /// The last collection's exposition in format `f`; `render(f)` makes it
     /// the first time it is asked for.
