@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // proctimes top [-d SECS] [-p PID] [-H] [-u USER]          the full-screen view
+// proctimes top --replay [--store PATH] [--at TIME]             a recording
 // proctimes top -b [-n N] [-d SECS] [--format table|json] [-H] [-p PID]
 //               [-u USER] [--top N] [--utc]              frames for scripts
 //
@@ -19,6 +20,8 @@
 #include "cli.hpp"
 #include "commands.hpp"
 #include "numbers.hpp"
+#include "record/replay.hpp"
+#include "record/when.hpp"
 #include "system.hpp"
 #include "top/batch.hpp"
 #include "top/live_feed.hpp"
@@ -39,9 +42,46 @@ struct top_options {
     std::vector<std::string> pids;
     std::optional<std::string> user;
     bool utc = false;
+    bool replay = false;
+    std::optional<std::string> store;
+    std::optional<std::string> at;
 };
 
+int run_replay(const top_options& opts, std::ostream& err) {
+    std::optional<instant> at;
+    if (opts.at) {
+        const instant now = std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now());
+        const auto t = record::parse_instant(*opts.at, now);
+        if (!t.ok()) {
+            err << fmt::format("proctimes top: --at: {}\n", t.why());
+            return exit_usage;
+        }
+        at = t.value();
+    }
+    auto feed = record::replay_feed::open(opts.store.value_or(record::default_store_path), at);
+    if (!feed) {
+        err << fmt::format("proctimes top: {}\n", feed.error().message);
+        return exit_failure;
+    }
+    top::screen_options so;
+    so.interval = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(opts.delay));
+    so.allow_signals = false;
+    return top::run_screen(**feed, so, err);
+}
+
 int run_top(const top_options& opts, std::ostream& out, std::ostream& err) {
+    if (opts.replay) {
+        if (opts.batch) {
+            err << "proctimes top: --replay is the full-screen view; for a recorded window in text, JSON or CSV use "
+                   "proctimes report\n";
+            return exit_usage;
+        }
+        if (!sys::terminal_of(out)) {
+            err << "proctimes top: standard output is not a terminal; the replay is a full-screen view\n";
+            return exit_usage;
+        }
+        return run_replay(opts, err);
+    }
     if (!opts.batch && !sys::terminal_of(out)) {
         err << "proctimes top: standard output is not a terminal; use -b for batch frames\n";
         return exit_usage;
@@ -119,6 +159,18 @@ subcommand add_top(CLI::App& root) {
         ->type_name("PID");
     add_optional(app, "-u,--user", opts->user, "Only processes whose effective user is USER (a name or a uid)")
         ->type_name("USER");
+    auto* replay = app->add_flag("--replay", opts->replay,
+                                 "Show a recording (proctimes record) instead of the live machine: [ ] or Left/Right "
+                                 "step an interval, j jumps to a time");
+    add_optional(app, "--store", opts->store,
+                 fmt::format("With --replay: the store (default {})", record::default_store_path))
+        ->needs(replay)
+        ->type_name("PATH");
+    add_optional(app, "--at", opts->at,
+                 "With --replay: start at the interval covering TIME (2026-11-28T03:00:00Z, -1h, 'today 03:00'; "
+                 "default: the first recorded)")
+        ->needs(replay)
+        ->type_name("TIME");
     app->add_flag("--utc", opts->utc, "Table: the frame's time in UTC rather than local time");
     app->footer(
         "JSON (-b --format json): one object per frame on one line. Its rows have the fields of\n"
