@@ -113,7 +113,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
                     : sub->get_name() == "top" ? "the live view is built for Linux's terminals and exit stream"
                     : sub->get_name() == "record" || sub->get_name() == "report"
                         ? "recording reads the live machine through Linux's exit stream"
-                                               : "it reports on Linux's eBPF source")
+                        : "it reports on Linux's eBPF source")
                 << "\n";
             return exit_usage;
         }

@@ -105,10 +105,10 @@ int run_record(const record_options& opts, std::ostream& out, std::ostream& err)
         deadline = sys::since_boot_now() + opts.interval;
         if (!f) {
             ++lost;
-            err << fmt::format("proctimes record: the interval ending {} was not recorded: {}\n",
-                               record::describe(std::chrono::time_point_cast<nanoseconds>(
-                                   std::chrono::system_clock::now())),
-                               f.error().message());
+            err << fmt::format(
+                "proctimes record: the interval ending {} was not recorded: {}\n",
+                record::describe(std::chrono::time_point_cast<nanoseconds>(std::chrono::system_clock::now())),
+                f.error().message());
             continue;
         }
         if (auto w = s->write_interval(*f); !w) {
@@ -151,8 +151,7 @@ subcommand add_record(CLI::App& root) {
         "Record what uses the CPU: every interval's ledger (every process that used CPU, ended ones included, "
         "with its identity) written to a SQLite store, for 'report' and 'top --replay'.");
     app->add_option_function<std::string>(
-           "-i,--interval",
-           [opts](const std::string& t) { opts->interval = record::parse_duration(t, true).value(); },
+           "-i,--interval", [opts](const std::string& t) { opts->interval = record::parse_duration(t, true).value(); },
            "Time between intervals (default 10s; 100ms to 1d): 500ms, 10s, 5m; a bare number is seconds")
         ->check(strict([](const std::string& t) { return record::parse_duration(t, true); }, "DURATION"))
         ->check(CLI::Validator(

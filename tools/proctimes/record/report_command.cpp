@@ -55,15 +55,14 @@ void write_table(const record::report& r, const report_options& o, instant from,
     const std::string head = std::string(word_of(o.by));
     std::size_t w = std::max<std::size_t>(head.size(), 7);
     for (const auto& row : r.rows) w = std::min<std::size_t>(std::max(w, escape_for_table(row.key).size()), 48);
-    out << fmt::format("{:<{}}  {:>11} {:>6} {:>11} {:>11} {:>11} {:>6} {:>6}\n", fmt::format("{:s}", head), w,
-                       "CPU s", "BUSY%", "KERNEL s", "USER s", "CHILDREN s", "PROCS", "ENDED");
+    out << fmt::format("{:<{}}  {:>11} {:>6} {:>11} {:>11} {:>11} {:>6} {:>6}\n", fmt::format("{:s}", head), w, "CPU s",
+                       "BUSY%", "KERNEL s", "USER s", "CHILDREN s", "PROCS", "ENDED");
     for (const auto& row : r.rows) {
         std::string key = escape_for_table(row.key);
         if (key.empty()) key = "-";
         out << fmt::format("{:<{}}  {:>11.3f} {:>6.1f} {:>11.3f} {:>11.3f} {:>11.3f} {:>6} {:>6}\n", key, w,
-                           seconds(row.cpu()), 100.0 * share(row.cpu(), r.busy), seconds(row.kernel),
-                           seconds(row.user), seconds(row.children_kernel + row.children_user), row.processes,
-                           row.ended);
+                           seconds(row.cpu()), 100.0 * share(row.cpu(), r.busy), seconds(row.kernel), seconds(row.user),
+                           seconds(row.children_kernel + row.children_user), row.processes, row.ended);
     }
 }
 
@@ -110,7 +109,8 @@ int run_report(const report_options& o, std::ostream& out, std::ostream& err) {
     const auto from = record::parse_instant(o.from, now);
     const auto to = record::parse_instant(o.to, now);
     if (!from.ok() || !to.ok()) {
-        err << fmt::format("proctimes report: --{}: {}\n", from.ok() ? "to" : "from", from.ok() ? to.why() : from.why());
+        err << fmt::format("proctimes report: --{}: {}\n", from.ok() ? "to" : "from",
+                           from.ok() ? to.why() : from.why());
         return exit_usage;
     }
     if (to.value() < from.value()) {
@@ -130,9 +130,15 @@ int run_report(const report_options& o, std::ostream& out, std::ostream& err) {
         return exit_failure;
     }
     switch (o.format) {
-        case output_format::json: write_json(*r, o, from.value(), to.value(), out); break;
-        case output_format::csv: write_csv(*r, o, out); break;
-        case output_format::table: write_table(*r, o, from.value(), to.value(), out); break;
+        case output_format::json:
+            write_json(*r, o, from.value(), to.value(), out);
+            break;
+        case output_format::csv:
+            write_csv(*r, o, out);
+            break;
+        case output_format::table:
+            write_table(*r, o, from.value(), to.value(), out);
+            break;
     }
     return finish_output(out, err, false);
 }

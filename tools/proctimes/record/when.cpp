@@ -192,8 +192,8 @@ std::optional<instant> read_iso(std::string_view s) {
         c = *ct;
     }
     const auto day_part = std::chrono::sys_days{ymd};
-    const nanoseconds of_day = std::chrono::hours{c.hour} + std::chrono::minutes{c.minute} +
-                               std::chrono::seconds{c.second} + c.fraction;
+    const nanoseconds of_day =
+        std::chrono::hours{c.hour} + std::chrono::minutes{c.minute} + std::chrono::seconds{c.second} + c.fraction;
     if (s.empty()) {
         std::tm f{};
         f.tm_year = *y - 1900;
@@ -235,8 +235,8 @@ std::optional<instant> read_day_clock(std::string_view s, instant now) {
     }
     const auto c = take_clock(s);
     if (!c || !s.empty()) return std::nullopt;
-    const std::time_t t = std::chrono::system_clock::to_time_t(
-        std::chrono::time_point_cast<std::chrono::system_clock::duration>(now));
+    const std::time_t t =
+        std::chrono::system_clock::to_time_t(std::chrono::time_point_cast<std::chrono::system_clock::duration>(now));
     std::tm f{};
     if (localtime_r(&t, &f) == nullptr) return std::nullopt;
     f.tm_mday -= days_back;
@@ -256,8 +256,8 @@ parsed<std::chrono::nanoseconds> parse_duration(std::string_view text, bool bare
 
 parsed<std::uint64_t> parse_size(std::string_view text) {
     if (auto b = read_size(text)) return {*b};
-    return {fmt::format("'{}' is not a size: expected a number and a unit, as in 800K, 500M, 2G (powers of 1024)",
-                        text)};
+    return {
+        fmt::format("'{}' is not a size: expected a number and a unit, as in 800K, 500M, 2G (powers of 1024)", text)};
 }
 
 parsed<retention> parse_retention(std::string_view text) {
@@ -298,10 +298,10 @@ parsed<instant> parse_instant(std::string_view text, instant now) {
     } else if (auto i = read_iso(text)) {
         return {*i};
     }
-    return {fmt::format(
-        "'{}' is not a time: expected ISO 8601 (2026-11-28T03:00:00Z, or 2026-11-28 03:00 in local time), "
-        "a time before now (-1h, -30m, -1h30m), 'today 03:00', 'yesterday 23:30', 'now' or @SECONDS",
-        text)};
+    return {
+        fmt::format("'{}' is not a time: expected ISO 8601 (2026-11-28T03:00:00Z, or 2026-11-28 03:00 in local time), "
+                    "a time before now (-1h, -30m, -1h30m), 'today 03:00', 'yesterday 23:30', 'now' or @SECONDS",
+                    text)};
 }
 
 std::string describe_duration(std::chrono::nanoseconds d) {

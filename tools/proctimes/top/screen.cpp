@@ -177,9 +177,8 @@ void show_frame(screen_state& s, top_frame frame) {
     s.rows = arrange(s.frame, s.view);
     const auto followed = s.view.selected;
     place_cursor(s.view, s.rows, s.page, s.follow);
-    if (s.follow && followed && std::none_of(s.rows.begin(), s.rows.end(), [&](const display_row& d) {
-            return d.key == *followed;
-        })) {
+    if (s.follow && followed &&
+        std::none_of(s.rows.begin(), s.rows.end(), [&](const display_row& d) { return d.key == *followed; })) {
         // The followed process is no longer listed: following stops, and says so.
         s.follow = false;
         s.message =
