@@ -168,6 +168,16 @@ def main():
               f"{grew / intervals:12.0f} {grew * per_day / 2**20:9.1f} {final:12d}")
     print("(CPU per interval from /proc ticks, 10 ms; 'CPU all' includes the start; bytes per day extrapolated "
           "from the steady-state growth)")
+    try:
+        db = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=5)
+        n_int = db.execute("SELECT count(*) FROM interval").fetchone()[0]
+        n_smp = db.execute("SELECT count(*) FROM sample").fetchone()[0]
+        n_pro = db.execute("SELECT count(*) FROM process").fetchone()[0]
+        db.close()
+        print(f"the store: {n_int} intervals, {n_smp} samples ({n_smp / max(n_int, 1):.0f} processes with CPU "
+              f"an interval), {n_pro} identities")
+    except sqlite3.Error as e:
+        print(f"the store could not be read: {e}")
     shutil.rmtree(work, ignore_errors=True)
     return 0
 

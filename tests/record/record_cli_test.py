@@ -149,6 +149,59 @@ def case_second_recorder(program, child, work):
         rec.kill()
 
 
+def case_full_disk(program, child, work):
+    """A store on a small tmpfs: once it fills, each lost interval is said on
+    standard error and recording goes on; when space returns, intervals are
+    written again, and every one written reads back."""
+    if os.geteuid() != 0:
+        raise Skip("mounting a tmpfs needs root")
+    mnt = os.path.join(work, "mnt")
+    os.mkdir(mnt)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mnt], capture_output=True).returncode != 0:
+        raise Skip("cannot mount a tmpfs here")
+    errlog = os.path.join(work, "stderr")
+    rec = None
+    try:
+        store = os.path.join(mnt, "r.db")
+        with open(errlog, "w") as e:
+            rec = subprocess.Popen([program, "record", "--quiet", "--store", store, "--interval", "0.2s"],
+                                   stdout=subprocess.DEVNULL, stderr=e, start_new_session=True)
+        probe = Recorder.__new__(Recorder)
+        probe.program, probe.store, probe.p = program, store, rec
+        probe.wait_intervals(2, 10)
+        filler = os.path.join(mnt, "filler")
+        with open(filler, "wb") as f:
+            try:
+                while True:
+                    f.write(b"\0" * 65536)
+                    f.flush()
+            except OSError:
+                pass
+        end = time.monotonic() + 10
+        while "was not written" not in open(errlog).read():
+            if time.monotonic() > end or rec.poll() is not None:
+                raise Failure(f"no lost interval said on a full disk: {open(errlog).read()!r}")
+            time.sleep(0.1)
+        if rec.poll() is not None:
+            raise Failure("the recorder ended on a full disk")
+        before = probe.intervals()
+        os.unlink(filler)
+        probe.wait_intervals(before + 3, 10)
+        os.killpg(rec.pid, signal.SIGINT)
+        if rec.wait(timeout=10) != 0:
+            raise Failure(f"SIGINT after a full disk: status {rec.returncode}")
+        rep = report_json(program, store)
+        if rep["intervals"] < before + 3:
+            raise Failure(f"{rep['intervals']} intervals read back, {before + 3} written")
+        print(f"full disk: {open(errlog).read().count('was not written')} intervals lost and said, "
+              f"{rep['intervals']} written")
+    finally:
+        if rec is not None and rec.poll() is None:
+            os.killpg(rec.pid, signal.SIGKILL)
+            rec.wait(timeout=5)
+        subprocess.run(["umount", mnt], capture_output=True)
+
+
 def case_formats(program, child, work):
     """report's table, JSON and CSV agree; --group-by user; --top limits rows."""
     store = os.path.join(work, "r.db")
