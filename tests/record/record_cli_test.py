@@ -236,6 +236,13 @@ def case_formats(program, child, work):
     w = run(program, "report", "--store", store, "--from", iso, "--to", "now", "--format", "json")
     if w.returncode != 0 or json.loads(w.stdout)["intervals"] != j["intervals"]:
         raise Failure(f"--from ISO: {w.stdout!r} {w.stderr!r}")
+    b = run(program, "top", "-b", "--replay", "--store", store, "--format", "json", "--from", "-1h")
+    frames = [json.loads(x) for x in b.stdout.strip().split("\n")] if b.returncode == 0 else []
+    if len(frames) != j["intervals"] or not all("processes" in f and "ledger" in f for f in frames):
+        raise Failure(f"top -b --replay gave {len(frames)} frames for {j['intervals']} intervals: {b.stderr!r}")
+    two = run(program, "top", "-b", "--replay", "--store", store, "-n", "2")
+    if two.returncode != 0 or two.stdout.count("proctimes top - ") != 2:
+        raise Failure(f"top -b --replay -n 2: {two.stdout!r} {two.stderr!r}")
     empty = run(program, "report", "--store", store, "--from", "2001-01-01T00:00:00Z", "--to", "2001-01-02",
                 "--format", "json")
     if empty.returncode != 0 or json.loads(empty.stdout)["intervals"] != 0:
@@ -261,6 +268,7 @@ def case_bad_values(program, child, work):
         (["report", "--store", os.path.join(work, "none.db")], 1, "none.db"),
         (["top", "--replay", "--store", store, "--at", "tomorrow"], 2, ""),
         (["top", "--at", "-1h"], 2, "--replay"),
+        (["top", "-b", "--replay", "--store", store, "--from", "xx"], 2, "not a time"),
     ]
     for args, want, text in cases:
         r = run(program, *args)
