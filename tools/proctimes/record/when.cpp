@@ -246,6 +246,27 @@ std::optional<instant> read_day_clock(std::string_view s, instant now) {
     return local_instant(f, c->fraction);
 }
 
+/// "1795867200" or "1795867200.25": seconds since the Unix epoch, exact to the nanosecond.
+std::optional<instant> read_epoch(std::string_view s) {
+    const std::size_t point = s.find('.');
+    const std::string_view whole = s.substr(0, point);
+    std::int64_t secs = 0;
+    const auto [end, ec] = std::from_chars(whole.data(), whole.data() + whole.size(), secs);
+    if (whole.empty() || ec != std::errc{} || end != whole.data() + whole.size() || secs < 0 || secs > 99'999'999'999)
+        return std::nullopt;
+    std::int64_t ns = 0;
+    if (point != std::string_view::npos) {
+        const std::string_view frac = s.substr(point + 1);
+        if (frac.empty() || frac.size() > 9) return std::nullopt;
+        for (const char c : frac) {
+            if (std::isdigit(static_cast<unsigned char>(c)) == 0) return std::nullopt;
+            ns = ns * 10 + (c - '0');
+        }
+        for (std::size_t i = frac.size(); i < 9; ++i) ns *= 10;
+    }
+    return instant{std::chrono::seconds{secs} + nanoseconds{ns}};
+}
+
 }  // namespace
 
 parsed<std::chrono::nanoseconds> parse_duration(std::string_view text, bool bare_seconds) {
@@ -290,9 +311,7 @@ parsed<instant> parse_instant(std::string_view text, instant now) {
     if (text.starts_with('-') && text.size() > 1) {
         if (auto d = read_duration(text.substr(1), false)) return {now - *d};
     } else if (text.starts_with('@')) {
-        std::string_view s = text.substr(1);
-        if (auto v = take_number(s); v && s.empty() && *v < 1e11)
-            return {instant{nanoseconds{static_cast<std::int64_t>(std::llround(*v * 1e9))}}};
+        if (auto t = read_epoch(text.substr(1))) return {*t};
     } else if (auto t = read_day_clock(text, now)) {
         return {*t};
     } else if (auto i = read_iso(text)) {
