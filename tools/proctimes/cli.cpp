@@ -67,6 +67,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         subcommands.push_back(add_watch(app));
 #ifndef _WIN32
         subcommands.push_back(add_top(app));
+        subcommands.push_back(add_record(app));
+        subcommands.push_back(add_report(app));
 #endif
 #if PROCTIMES_BUILT_EXPORTER
         subcommands.push_back(add_serve(app));
@@ -76,7 +78,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         // The exporter, the eBPF report and the live view are Linux's: a usage error that
         // says so, whatever follows (hidden from --help).
         std::vector<CLI::App*> linux_only;
-        for (const char* name : {"serve", "doctor", "top"}) {
+        for (const char* name : {"serve", "doctor", "top", "record", "report"}) {
             CLI::App* sub = app.add_subcommand(name, "Linux only");
             sub->group("");
             sub->set_help_flag();
@@ -109,7 +111,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
             err << "proctimes: " << sub->get_name() << " is not available on Windows: "
                 << (sub->get_name() == "serve" ? "the exporter reads Linux's /proc, cgroups and eBPF"
                     : sub->get_name() == "top" ? "the live view is built for Linux's terminals and exit stream"
-                                               : "it reports on Linux's eBPF source")
+                    : sub->get_name() == "record" || sub->get_name() == "report"
+                        ? "recording reads the live machine through Linux's exit stream"
+                        : "it reports on Linux's eBPF source")
                 << "\n";
             return exit_usage;
         }

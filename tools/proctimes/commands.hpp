@@ -165,6 +165,14 @@ namespace proctimes::cli {
 /// for scripts (top/batch.hpp), both of the live feed (top/live_feed.hpp).
 subcommand add_top(CLI::App& root);
 
+// ---- record, report (record/) ------------------------------------------------
+
+/// `proctimes record`: the live feed's frames written to a store
+/// (record/store.hpp) every interval.
+subcommand add_record(CLI::App& root);
+/// `proctimes report`: what used the CPU in a window of a store.
+subcommand add_report(CLI::App& root);
+
 // ---- run -----------------------------------------------------------------------
 
 struct run_options {

@@ -39,7 +39,19 @@ result<top::top_frame> replay_feed::next(std::chrono::nanoseconds) {
         pending_.reset();
         return f;
     }
-    auto f = step_forward();
+    return as_result(step_forward());
+}
+
+std::optional<result<top::top_frame>> replay_feed::step(int by) {
+    if (by == 0) return as_result(store_.interval_at(shown_));
+    outcome<top::top_frame> f = by < 0 ? step_back() : step_forward();
+    for (int i = by < 0 ? -by : by; i > 1 && f; --i) f = by < 0 ? step_back() : step_forward();
+    return as_result(std::move(f));
+}
+
+std::optional<result<top::top_frame>> replay_feed::seek(instant t) { return as_result(jump(t)); }
+
+result<top::top_frame> replay_feed::as_result(outcome<top::top_frame> f) {
     if (f) return std::move(*f);
     last_error_ = f.error().message;
     if (f.error().kind == error_kind::corrupt) return errc::malformed_data;

@@ -35,6 +35,11 @@ public:
     /// last_error() says it in words.
     result<top::top_frame> next(std::chrono::nanoseconds interval) override;
     [[nodiscard]] bool live() const noexcept override { return false; }
+    /// The screen's keys: step_back() / step_forward() for `by` -1 / 1 (more
+    /// steps for larger values), jump() for seek().
+    std::optional<result<top::top_frame>> step(int by) override;
+    std::optional<result<top::top_frame>> seek(instant t) override;
+    [[nodiscard]] std::string failure_text() const override { return last_error_; }
 
     /// The interval before (after) the one shown last; at an end, that end's
     /// interval with a warning. jump(): the interval covering `t`.
@@ -49,6 +54,7 @@ public:
     explicit replay_feed(store s, top::top_frame first);
 
 private:
+    result<top::top_frame> as_result(outcome<top::top_frame> f);
     outcome<top::top_frame> show(outcome<top::top_frame> f, const char* at_end);
 
     store store_;

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 // proctimes top [-d SECS] [-p PID] [-H] [-u USER]          the full-screen view
+// proctimes top --replay [--store PATH] [--at TIME]             a recording
+// proctimes top -b --replay [--from T1] [--to T2] [-n N] ...    its frames for scripts
 // proctimes top -b [-n N] [-d SECS] [--format table|json] [-H] [-p PID]
 //               [-u USER] [--top N] [--utc]              frames for scripts
 //
@@ -19,6 +21,8 @@
 #include "cli.hpp"
 #include "commands.hpp"
 #include "numbers.hpp"
+#include "record/replay.hpp"
+#include "record/when.hpp"
 #include "system.hpp"
 #include "top/batch.hpp"
 #include "top/live_feed.hpp"
@@ -39,9 +43,91 @@ struct top_options {
     std::vector<std::string> pids;
     std::optional<std::string> user;
     bool utc = false;
+    bool replay = false;
+    std::optional<std::string> store;
+    std::optional<std::string> at;
+    std::optional<std::string> from, to;
 };
 
+std::optional<instant> time_option(const std::optional<std::string>& text, const char* name, std::ostream& err,
+                                   bool& bad) {
+    if (!text) return std::nullopt;
+    const instant now = std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now());
+    const auto t = record::parse_instant(*text, now);
+    if (t.ok()) return t.value();
+    err << fmt::format("proctimes top: --{}: {}\n", name, t.why());
+    bad = true;
+    return std::nullopt;
+}
+
+// `top -b --replay`: the recorded intervals taken in [--from, --to] (or
+// from --at), written as the batch mode writes live frames, one read at a time.
+int run_replay_batch(const top_options& opts, std::ostream& out, std::ostream& err) {
+    bool bad = false;
+    const auto at = time_option(opts.at, "at", err, bad);
+    const auto from = time_option(opts.from, "from", err, bad);
+    const auto to = time_option(opts.to, "to", err, bad);
+    if (bad) return exit_usage;
+    auto s = record::store::open_reader(opts.store.value_or(record::default_store_path));
+    if (!s) {
+        err << fmt::format("proctimes top: {}\n", s.error().message);
+        return exit_failure;
+    }
+    top::batch_options bo;
+    bo.format = opts.format;
+    bo.top = opts.top;
+    bo.threads = opts.threads;
+    bo.utc = opts.utc;
+    const instant start = from.value_or(at.value_or(instant{}));
+    auto f = s->interval_at(start);
+    for (unsigned n = 0; f && f->taken >= start && (!to || f->taken <= *to) && (!opts.count || n < *opts.count); ++n) {
+        if (opts.format == output_format::json) {
+            out << top::frame_json(*f, bo) << '\n';
+        } else {
+            if (n > 0) out << '\n';
+            out << top::frame_table(*f, bo);
+        }
+        if (!out) break;
+        f = s->next(f->taken);
+    }
+    if (!f && f.error().kind != record::error_kind::not_found) {
+        err << fmt::format("proctimes top: {}\n", f.error().message);
+        return finish_output(out, err, true);
+    }
+    return finish_output(out, err, false);
+}
+
+int run_replay(const top_options& opts, std::ostream& err) {
+    std::optional<instant> at;
+    if (opts.at) {
+        const instant now = std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now());
+        const auto t = record::parse_instant(*opts.at, now);
+        if (!t.ok()) {
+            err << fmt::format("proctimes top: --at: {}\n", t.why());
+            return exit_usage;
+        }
+        at = t.value();
+    }
+    auto feed = record::replay_feed::open(opts.store.value_or(record::default_store_path), at);
+    if (!feed) {
+        err << fmt::format("proctimes top: {}\n", feed.error().message);
+        return exit_failure;
+    }
+    top::screen_options so;
+    so.interval = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(opts.delay));
+    so.allow_signals = false;
+    return top::run_screen(**feed, so, err);
+}
+
 int run_top(const top_options& opts, std::ostream& out, std::ostream& err) {
+    if (opts.replay) {
+        if (opts.batch) return run_replay_batch(opts, out, err);
+        if (!sys::terminal_of(out)) {
+            err << "proctimes top: standard output is not a terminal; the replay is a full-screen view\n";
+            return exit_usage;
+        }
+        return run_replay(opts, err);
+    }
     if (!opts.batch && !sys::terminal_of(out)) {
         err << "proctimes top: standard output is not a terminal; use -b for batch frames\n";
         return exit_usage;
@@ -119,6 +205,26 @@ subcommand add_top(CLI::App& root) {
         ->type_name("PID");
     add_optional(app, "-u,--user", opts->user, "Only processes whose effective user is USER (a name or a uid)")
         ->type_name("USER");
+    auto* replay = app->add_flag("--replay", opts->replay,
+                                 "Show a recording (proctimes record) instead of the live machine: [ ] or Left/Right "
+                                 "step an interval, j jumps to a time");
+    add_optional(app, "--store", opts->store,
+                 fmt::format("With --replay: the store (default {})", record::default_store_path))
+        ->needs(replay)
+        ->type_name("PATH");
+    add_optional(app, "--at", opts->at,
+                 "With --replay: start at the interval covering TIME (2026-11-28T03:00:00Z, -1h, 'today 03:00'; "
+                 "default: the first recorded)")
+        ->needs(replay)
+        ->type_name("TIME");
+    add_optional(app, "--from", opts->from, "With -b --replay: the first interval taken at or after TIME")
+        ->needs(replay)
+        ->needs(batch)
+        ->type_name("TIME");
+    add_optional(app, "--to", opts->to, "With -b --replay: the last interval taken at or before TIME")
+        ->needs(replay)
+        ->needs(batch)
+        ->type_name("TIME");
     app->add_flag("--utc", opts->utc, "Table: the frame's time in UTC rather than local time");
     app->footer(
         "JSON (-b --format json): one object per frame on one line. Its rows have the fields of\n"

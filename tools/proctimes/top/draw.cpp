@@ -135,10 +135,11 @@ void draw_bar(const screen_state& s, int y, int x, int width, const std::string&
 
 std::string title_line(const screen_state& s) {
     const top_frame& f = s.frame;
-    std::string t = "proctimes top";
+    std::string t = s.replay ? "proctimes top  REPLAY" : "proctimes top";
     if (s.have_frame) {
+        // A recording's interval is named by its date too.
         const std::string when = table_time(f.taken, false);
-        t += "  " + when.substr(std::min<std::size_t>(11, when.size()), 8);
+        t += "  " + (s.replay ? when : when.substr(std::min<std::size_t>(11, when.size()), 8));
     }
     t += fmt::format("  every {:g} s", std::chrono::duration<double>(s.interval).count());
     if (s.have_frame && f.interval.count() > 0)
@@ -313,10 +314,15 @@ std::string bottom_line(const screen_state& s) {
                    safe_text(s.typed, s.view.utf8);
         case input_mode::confirm_signal:
             return fmt::format("Send SIG{} to {} ({})? y/n", signal_name(s.signal_chosen), s.signal_pid, s.signal_name);
+        case input_mode::jump:
+            return "Jump to (2026-11-28 03:00, today 03:00, -1h): " + safe_text(s.typed, s.view.utf8);
         case input_mode::none:
             break;
     }
     if (!s.message.empty()) return s.message;
+    if (s.replay)
+        return "REPLAY  [ ] or Left/Right step an interval  j jump to a time  p play/pause  F1/? help  / search  "
+               "t tree  g group  q quit";
     return "F1/? help  Enter detail  / search  \\ filter  t tree  g group  H threads  < > sort  I invert  p pause  "
            "+ - interval  F follow  k kill  q quit";
 }

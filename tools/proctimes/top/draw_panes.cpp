@@ -110,7 +110,7 @@ void draw_detail(const screen_state& s, int top, int height) {
 }
 
 void draw_help(const screen_state& s, int top, int height) {
-    static constexpr std::array<const char*, 22> lines{
+    static constexpr std::array<const char*, 23> lines{
         "proctimes top: every process that used CPU in the interval, those that ended in it included",
         "",
         "Up/Down PgUp/PgDn Home/End  move the selection (mouse: click a row, a heading sorts)",
@@ -122,7 +122,8 @@ void draw_help(const screen_state& s, int top, int height) {
         "g                group by program, user, cgroup, then none",
         "H                threads of the selected process (again: back)",
         "F                follow the selected process as rows move",
-        "space p          pause / resume",
+        "space p          pause / resume (a replay plays its intervals at the refresh rate)",
+        "[ ] Left Right   replay: the interval before / after;  j  jump to a time",
         "+ -  d           faster / slower refresh; d types the interval",
         "k                send a signal to the selected process (asks first)",
         "Esc              close the pane, the threads view or the filter",

@@ -116,6 +116,21 @@ public:
     virtual void pump() {}
     /// Whether frames are of the live machine (false: a recording).
     [[nodiscard]] virtual bool live() const noexcept { return true; }
+    /// A recording moves through its intervals (top --replay): the frame
+    /// `by` intervals from the one given last (-1 the one before, 1 the one
+    /// after), or the one covering `t`; next() then goes on from there.
+    /// Empty for a feed that cannot move (the live machine).
+    virtual std::optional<result<top_frame>> step(int by) {
+        (void)by;
+        return std::nullopt;
+    }
+    virtual std::optional<result<top_frame>> seek(instant t) {
+        (void)t;
+        return std::nullopt;
+    }
+    /// The message of the last failure of next(), step() or seek(), where the
+    /// feed has one in better words than its error code ("": none).
+    [[nodiscard]] virtual std::string failure_text() const { return {}; }
 };
 
 }  // namespace proctimes::cli::top

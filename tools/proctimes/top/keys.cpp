@@ -112,6 +112,9 @@ void text_key(screen_state& s, int key) {
                 }
                 break;
             }
+            case input_mode::jump:
+                if (!s.typed.empty()) s.replay_jump = s.typed;
+                break;
             case input_mode::signal: {
                 s.signal_chosen = parse_signal(s.typed);
                 if (s.signal_chosen == 0) {
@@ -361,6 +364,24 @@ void handle_key(screen_state& s, int key) {
             break;
         case KEY_MOUSE:
             mouse_key(s);
+            break;
+        case '[':
+        case ']':
+        case KEY_LEFT:
+        case KEY_RIGHT:
+            if (s.replay) {
+                s.replay_step += key == '[' || key == KEY_LEFT ? -1 : 1;
+            } else if (key == '[' || key == ']') {
+                s.message = "[ and ] step through a recording: proctimes top --replay";
+            }
+            break;
+        case 'j':
+            if (s.replay) {
+                s.input = input_mode::jump;
+                s.typed.clear();
+            } else {
+                s.message = "j jumps to a time of a recording: proctimes top --replay";
+            }
             break;
         default:
             break;

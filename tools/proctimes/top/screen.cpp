@@ -25,6 +25,7 @@
 #include <ostream>
 #include <string>
 
+#include "record/when.hpp"
 #include "top/fatal.hpp"
 #include "top/screen_state.hpp"
 
@@ -167,6 +168,50 @@ std::optional<timespec> wait_for(clock_type::time_point now, clock_type::time_po
     return ts;
 }
 
+// A new frame on the screen: arranged by the view, the cursor kept.
+void show_frame(screen_state& s, top_frame frame) {
+    s.frame = std::move(frame);
+    s.have_frame = true;
+    if (!s.frame.warnings.empty()) s.message = s.frame.warnings.front();
+    if (s.view.mode == view_mode::grouped && s.view.group == grouping::cgroup) s.cgroups.fill(s.frame);
+    s.rows = arrange(s.frame, s.view);
+    const auto followed = s.view.selected;
+    place_cursor(s.view, s.rows, s.page, s.follow);
+    if (s.follow && followed &&
+        std::none_of(s.rows.begin(), s.rows.end(), [&](const display_row& d) { return d.key == *followed; })) {
+        // The followed process is no longer listed: following stops, and says so.
+        s.follow = false;
+        s.message =
+            "process " + std::to_string(followed->tid.value_or(followed->pid)) + " is no longer listed; not following";
+    }
+}
+
+// The keys' request to move through a recording: a step or a jump. A failure
+// is said on the bottom line; the interval shown stays.
+void move_replay(screen_state& s, frame_feed& feed) {
+    std::optional<result<top_frame>> moved;
+    if (s.replay_jump) {
+        const instant now = std::chrono::time_point_cast<nanoseconds>(std::chrono::system_clock::now());
+        const auto t = record::parse_instant(*s.replay_jump, now);
+        if (!t.ok()) {
+            s.message = t.why();
+        } else {
+            moved = feed.seek(t.value());
+        }
+    } else {
+        moved = feed.step(s.replay_step);
+    }
+    s.replay_step = 0;
+    s.replay_jump.reset();
+    if (!moved) return;
+    if (!*moved) {
+        const std::string why = feed.failure_text();
+        s.message = why.empty() ? moved->error().message() : why;
+        return;
+    }
+    show_frame(s, std::move(**moved));
+}
+
 }  // namespace
 
 int run_screen(frame_feed& feed, const screen_options& opts, std::ostream& err) {
@@ -181,7 +226,8 @@ int run_screen(frame_feed& feed, const screen_options& opts, std::ostream& err) 
 
     screen_state s;
     s.interval = opts.interval;
-    s.allow_signals = opts.allow_signals;
+    s.allow_signals = opts.allow_signals && feed.live();
+    s.replay = !feed.live();
     s.view.utf8 = utf8;
     s.view.all_threads = opts.threads;
     if (opts.follow) {
@@ -207,6 +253,7 @@ int run_screen(frame_feed& feed, const screen_options& opts, std::ostream& err) 
         auto last_frame = clock_type::now();
         auto deadline = last_frame;  // the first frame at once
         bool feed_woke = false;
+        bool replay_started = false;
         while (!s.quit) {
             if (ending_signal != 0) {
                 status = 128 + static_cast<int>(ending_signal);
@@ -219,25 +266,15 @@ int run_screen(frame_feed& feed, const screen_options& opts, std::ostream& err) 
                 const auto asked = clock_type::now();
                 auto frame = feed.next(s.interval);
                 if (!frame) {
-                    failure = "the frame feed failed: " + frame.error().message();
+                    const std::string why = feed.failure_text();
+                    failure = "the frame feed failed: " + (why.empty() ? frame.error().message() : why);
                     status = 1;
                     break;
                 }
-                s.frame = std::move(*frame);
-                s.have_frame = true;
-                if (!s.frame.warnings.empty()) s.message = s.frame.warnings.front();
-                if (s.view.mode == view_mode::grouped && s.view.group == grouping::cgroup) s.cgroups.fill(s.frame);
-                s.rows = arrange(s.frame, s.view);
-                const auto followed = s.view.selected;
-                place_cursor(s.view, s.rows, s.page, s.follow);
-                if (s.follow && followed && std::none_of(s.rows.begin(), s.rows.end(), [&](const display_row& d) {
-                        return d.key == *followed;
-                    })) {
-                    // The followed process is no longer listed: following stops, and says so.
-                    s.follow = false;
-                    s.message = "process " + std::to_string(followed->tid.value_or(followed->pid)) +
-                                " is no longer listed; not following";
-                }
+                show_frame(s, std::move(*frame));
+                // A recording opens paused on its first interval: the keys step through it.
+                if (s.replay && !replay_started) s.paused = true;
+                replay_started = true;
                 last_frame = asked;
                 deadline = last_frame + s.interval;
                 feed_woke = false;
@@ -282,6 +319,12 @@ int run_screen(frame_feed& feed, const screen_options& opts, std::ostream& err) 
                 handle_key(s, key);
                 changed = true;
                 if (s.quit) break;
+            }
+            if (s.replay_step != 0 || s.replay_jump) {
+                move_replay(s, feed);
+                changed = true;
+                last_frame = clock_type::now();
+                deadline = last_frame + s.interval;
             }
             if (s.interval != before) deadline = last_frame + s.interval;
             // Resuming after a pause: a frame at once, over the whole pause.

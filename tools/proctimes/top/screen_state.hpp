@@ -17,7 +17,7 @@
 namespace proctimes::cli::top {
 
 /// What the bottom line is reading from the keyboard.
-enum class input_mode : std::uint8_t { none, search, filter, interval, signal, confirm_signal };
+enum class input_mode : std::uint8_t { none, search, filter, interval, signal, confirm_signal, jump };
 
 struct screen_state {
     top_frame frame;
@@ -34,6 +34,12 @@ struct screen_state {
     bool quit = false;
     bool colour = false;
     bool allow_signals = true;
+    /// A recording (top --replay): the header says REPLAY, and the keys ask
+    /// the loop to move through it (step: -1 back, 1 forward; jump: the
+    /// time typed after `j`).
+    bool replay = false;
+    int replay_step = 0;
+    std::optional<std::string> replay_jump;
     input_mode input = input_mode::none;
     std::string typed;    ///< what the bottom line has read so far
     std::string search;   ///< the last search, for `n`
