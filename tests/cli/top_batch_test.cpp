@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -116,6 +117,15 @@ pid_t start_burner(const char* name) {
     return pid;
 }
 
+// Under ThreadSanitizer (scripts/sanitize.sh sets PROCTIMES_SANITIZER), a
+// child forked from this test carries the runtime's own thread beside its
+// own, and the exit records of such a child name no exit status: the
+// thread counts and exit statuses below are exact only without it.
+bool tsan_children() {
+    const char* s = std::getenv("PROCTIMES_SANITIZER");
+    return s != nullptr && std::string_view(s) == "tsan";
+}
+
 }  // namespace
 
 TEST(TopBatch, JsonFramesOneALineAndAsManyAsAsked) {
@@ -215,7 +225,7 @@ TEST(TopBatch, ABurningChildShowsItsIntervalCpu) {
         EXPECT_EQ(p["pid"], child);
         EXPECT_EQ(p["name"], "pt_top_burn");
         EXPECT_FALSE(p["ended"].get<bool>());
-        EXPECT_EQ(p["thread_count"], 1);
+        EXPECT_EQ(p["thread_count"], tsan_children() ? 2 : 1);
         EXPECT_GT(p["rss_bytes"].get<std::uint64_t>(), 0u);
         // Read since the frame before (the first walk's read), as I/O.
         EXPECT_TRUE(p["interval_voluntary_switches"].is_number()) << p.dump();
@@ -457,16 +467,20 @@ TEST(TopBatch, AProcessThatEndedInsideTheIntervalIsARowWithItsExitStatusAsRoot) 
     EXPECT_TRUE((*job)["ended"].get<bool>());
     EXPECT_EQ((*job)["proc_state"], "X");
     EXPECT_EQ((*job)["basis"], "ended");
-    EXPECT_EQ((*job)["exit_code"], 7);
-    EXPECT_TRUE((*job)["exit_signal"].is_null());
+    if (!tsan_children()) {
+        EXPECT_EQ((*job)["exit_code"], 7);
+        EXPECT_TRUE((*job)["exit_signal"].is_null());
+    }
     EXPECT_GE(ns((*job)["interval_kernel_ns"]) + ns((*job)["interval_user_ns"]), 60'000'000) << job->dump();
     const json* killed = nullptr;
     for (const auto& p : f.frame["processes"])
         if (p["name"] == "pt_top_killed" && p["ppid"] == f.parent) killed = &p;
     ASSERT_NE(killed, nullptr);
     EXPECT_TRUE((*killed)["ended"].get<bool>());
-    EXPECT_EQ((*killed)["exit_signal"], SIGTERM);
-    EXPECT_TRUE((*killed)["exit_code"].is_null());
+    if (!tsan_children()) {
+        EXPECT_EQ((*killed)["exit_signal"], SIGTERM);
+        EXPECT_TRUE((*killed)["exit_code"].is_null());
+    }
     expect_closes(f.frame["ledger"]);
 }
 
