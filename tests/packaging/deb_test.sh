@@ -42,8 +42,8 @@ soname=$(readelf -d "$work/build/libproctimes.so.$version" | sed -n 's/.*Library
 [ "$soname" = "libproctimes.so.$(cut -d. -f1,2 <<<"$version")" ] || fail "SONAME is '$soname'"
 for f in /usr/bin/proctimes "$lib/$soname" "$lib/libproctimes.so.$version" /usr/share/man/man1/proctimes.1.gz \
          /usr/share/bash-completion/completions/proctimes /usr/share/doc/proctimes/copyright \
-         /usr/share/doc/proctimes/changelog.gz /lib/systemd/system/proctimes-serve.service \
-         /lib/systemd/system/proctimes-record.service; do
+         /usr/share/doc/proctimes/changelog.gz /usr/lib/systemd/system/proctimes-serve.service \
+         /usr/lib/systemd/system/proctimes-record.service; do
   grep -qxF "$f" "$work/runtime.list" || fail "proctimes package lacks $f"
 done
 for f in /usr/include/proctimes/proctimes.hpp /usr/include/proctimes/version.hpp /usr/include/proctimes/windows.h \
