@@ -7,6 +7,7 @@
 // ended and the children columns (ledger.cpp, exits.cpp).
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -113,6 +114,14 @@ private:
 /// that ended.
 void add_ledger_records(std::vector<task_record>& records, const cpu_ledger& l, const ledger_sources& src,
                         const snapshot& after, bool threads, std::optional<user_id> only_uid, user_names& users);
+
+/// One term of a ledger, named as its JSON and CSV fields are (NAME_ns, NAME_percent).
+struct ledger_term {
+    const char* name;
+    std::chrono::nanoseconds value;
+};
+/// The ledger's terms in the order its JSON and CSV records list them.
+std::array<ledger_term, 9> ledger_terms(const cpu_ledger& l);
 
 /// The ledger record of a frame (`--ledger --format json`): the ledger's
 /// terms in ns and in % of the capacity, or `error` when `l` is null, then

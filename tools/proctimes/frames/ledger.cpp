@@ -26,12 +26,19 @@ using std::chrono::nanoseconds;
 
 double seconds(nanoseconds d) { return std::chrono::duration<double>(d).count(); }
 
-struct term {
-    const char* name;
-    nanoseconds value;
-};
-
 }  // namespace
+
+std::array<ledger_term, 9> ledger_terms(const cpu_ledger& l) {
+    return {{{"busy", l.busy},
+             {"live", l.live},
+             {"ended", l.ended},
+             {"reaped_children", l.reaped_children},
+             {"irq", l.irq},
+             {"softirq", l.softirq},
+             {"steal", l.steal},
+             {"guest", l.guest},
+             {"unattributed", l.unattributed}}};
+}
 
 void ledger_sources::open(const std::string& proc_root) {
     // Exit records describe this system's tasks: they match only snapshots
@@ -215,15 +222,7 @@ nlohmann::ordered_json ledger_record(const cpu_ledger* l, const std::string& err
     if (!l) {
         j["error"] = error;
     } else {
-        const term terms[] = {{"busy", l->busy},
-                              {"live", l->live},
-                              {"ended", l->ended},
-                              {"reaped_children", l->reaped_children},
-                              {"irq", l->irq},
-                              {"softirq", l->softirq},
-                              {"steal", l->steal},
-                              {"guest", l->guest},
-                              {"unattributed", l->unattributed}};
+        const auto terms = ledger_terms(*l);
         j["interval_ns"] = l->interval.count();
         j["stat_interval_ns"] = l->stat_interval.count();
         j["cpus"] = l->cpus;

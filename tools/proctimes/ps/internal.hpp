@@ -44,6 +44,7 @@ using frames::add_ledger_records;
 using frames::build_records;
 using frames::ledger_record;
 using frames::ledger_sources;
+using frames::ledger_terms;
 using frames::used_of;
 
 /// The ledger after a frame's records: lines of at most 80 columns (table),

@@ -23,11 +23,6 @@ using std::chrono::nanoseconds;
 
 double seconds(nanoseconds d) { return std::chrono::duration<double>(d).count(); }
 
-struct term {
-    const char* name;
-    nanoseconds value;
-};
-
 }  // namespace
 
 void write_ledger(std::ostream& out, const result<cpu_ledger>& l, const ledger_sources& src, output_format format) {
@@ -70,17 +65,6 @@ void write_ledger(std::ostream& out, const result<cpu_ledger>& l, const ledger_s
     }
     const double capacity_s = l ? seconds(l->stat_interval) * std::max(l->cpus, 1) : 0.0;
     const auto pct = [&](nanoseconds v) { return capacity_s > 0 ? 100.0 * seconds(v) / capacity_s : 0.0; };
-    std::vector<term> terms;
-    if (l)
-        terms = {{"busy", l->busy},
-                 {"live", l->live},
-                 {"ended", l->ended},
-                 {"reaped_children", l->reaped_children},
-                 {"irq", l->irq},
-                 {"softirq", l->softirq},
-                 {"steal", l->steal},
-                 {"guest", l->guest},
-                 {"unattributed", l->unattributed}};
     if (format == output_format::json) {
         const auto j =
             ledger_record(l ? &*l : nullptr, l ? std::string() : l.error().message(),
@@ -98,12 +82,11 @@ void write_ledger(std::ostream& out, const result<cpu_ledger>& l, const ledger_s
     col("stat_interval_ns", l ? std::to_string(l->stat_interval.count()) : "");
     col("cpus", l ? std::to_string(l->cpus) : "");
     col("capacity_ns", l ? std::to_string(static_cast<std::int64_t>(capacity_s * 1e9)) : "");
-    static const char* names[] = {"busy",    "live",  "ended", "reaped_children", "irq",
-                                  "softirq", "steal", "guest", "unattributed"};
-    for (std::size_t i = 0; i < std::size(names); ++i)
-        col(std::string(names[i]) + "_ns", l ? std::to_string(terms[i].value.count()) : "");
-    for (std::size_t i = 0; i < std::size(names); ++i)
-        col(std::string(names[i]) + "_percent", l ? fmt::format("{:.3f}", pct(terms[i].value)) : "");
+    // The terms' names whether or not there is a ledger: an empty one names them.
+    const auto terms = ledger_terms(l ? *l : cpu_ledger{});
+    for (const auto& term : terms) col(std::string(term.name) + "_ns", l ? std::to_string(term.value.count()) : "");
+    for (const auto& term : terms)
+        col(std::string(term.name) + "_percent", l ? fmt::format("{:.3f}", pct(term.value)) : "");
     col("ended_processes", l ? std::to_string(l->processes.size()) : "");
     col("ended_without_record", l ? std::to_string(l->ended_without_record) : "");
     col("children_unknown", l ? std::to_string(l->children_unknown) : "");
