@@ -127,7 +127,11 @@ struct PROCTIMES_API ended_task {
     /// taskstats.
     std::uint64_t start_ticks = 0;
     /// For a process's end (process_ended): what wait(2) reported for the
-    /// process; for a thread, its own exit code. Empty from taskstats.
+    /// process; for a thread, its own exit code. From taskstats, a process's
+    /// is its last thread's exit code, which is wait(2)'s whenever the process
+    /// ended in a group exit (exit(3), a return from main, a fatal signal); it
+    /// differs only where a thread left by the bare exit system call with a
+    /// code of its own.
     std::optional<exit_status> status;
     /// For a process's end from eBPF (process_ended && exact): the whole
     /// process's final CPU time, every thread included (the kernel's

@@ -31,6 +31,7 @@ bool read_stats(std::string_view v, exit_task_record& e) noexcept {
     e.elapsed_us = load<std::uint64_t>(v, offsetof(taskstats, ac_etime));
     e.utime_us = load<std::uint64_t>(v, offsetof(taskstats, ac_utime));
     e.stime_us = load<std::uint64_t>(v, offsetof(taskstats, ac_stime));
+    e.exit_code = load<std::uint32_t>(v, offsetof(taskstats, ac_exitcode));
     const auto version = load<std::uint16_t>(v, offsetof(taskstats, version));
     if (version >= 12 && v.size() >= tgid_end) e.tgid = load<std::uint32_t>(v, offsetof(taskstats, ac_tgid));
     return true;

@@ -28,6 +28,11 @@ struct exit_task_record {
     std::uint64_t utime_us = 0;    ///< ac_utime, tick-sampled
     std::uint64_t stime_us = 0;    ///< ac_stime, tick-sampled
     std::uint64_t elapsed_us = 0;  ///< ac_etime: start to exit
+    /// ac_exitcode: the task's exit code in wait(2)'s form (the code in bits
+    /// 8-15, or the signal in bits 0-6 and the core-dump flag in bit 7). Every
+    /// thread that ends in a group exit (exit_group(2), a fatal signal) has the
+    /// group's.
+    std::uint32_t exit_code = 0;
 };
 
 /// The exit records of one datagram from a taskstats listener whose family id

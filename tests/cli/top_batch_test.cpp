@@ -119,8 +119,7 @@ pid_t start_burner(const char* name) {
 
 // Under ThreadSanitizer (scripts/sanitize.sh sets PROCTIMES_SANITIZER), a
 // child forked from this test carries the runtime's own thread beside its
-// own, and the exit records of such a child name no exit status: the
-// thread counts and exit statuses below are exact only without it.
+// own: the thread counts below are exact only without it.
 bool tsan_children() {
     const char* s = std::getenv("PROCTIMES_SANITIZER");
     return s != nullptr && std::string_view(s) == "tsan";
@@ -467,20 +466,16 @@ TEST(TopBatch, AProcessThatEndedInsideTheIntervalIsARowWithItsExitStatusAsRoot) 
     EXPECT_TRUE((*job)["ended"].get<bool>());
     EXPECT_EQ((*job)["proc_state"], "X");
     EXPECT_EQ((*job)["basis"], "ended");
-    if (!tsan_children()) {
-        EXPECT_EQ((*job)["exit_code"], 7);
-        EXPECT_TRUE((*job)["exit_signal"].is_null());
-    }
+    EXPECT_EQ((*job)["exit_code"], 7);
+    EXPECT_TRUE((*job)["exit_signal"].is_null());
     EXPECT_GE(ns((*job)["interval_kernel_ns"]) + ns((*job)["interval_user_ns"]), 60'000'000) << job->dump();
     const json* killed = nullptr;
     for (const auto& p : f.frame["processes"])
         if (p["name"] == "pt_top_killed" && p["ppid"] == f.parent) killed = &p;
     ASSERT_NE(killed, nullptr);
     EXPECT_TRUE((*killed)["ended"].get<bool>());
-    if (!tsan_children()) {
-        EXPECT_EQ((*killed)["exit_signal"], SIGTERM);
-        EXPECT_TRUE((*killed)["exit_code"].is_null());
-    }
+    EXPECT_EQ((*killed)["exit_signal"], SIGTERM);
+    EXPECT_TRUE((*killed)["exit_code"].is_null());
     expect_closes(f.frame["ledger"]);
 }
 

@@ -70,8 +70,9 @@ TEST(ProcStatCpu, TheCapturedFixture) {
 // A taskstats exit datagram as the kernel builds it: AGGR_PID { PID, STATS }.
 std::string exit_datagram(std::uint16_t family, std::uint32_t tid, std::uint32_t tgid, const char* comm,
                           std::uint64_t run_ns, bool group_dead, std::uint16_t version = TASKSTATS_VERSION,
-                          std::uint8_t more_flags = 0) {
+                          std::uint8_t more_flags = 0, std::uint32_t exit_code = 0) {
     taskstats ts{};
+    ts.ac_exitcode = exit_code;
     ts.version = version;
     ts.ac_pid = tid;
     ts.ac_tgid = tgid;
@@ -120,6 +121,11 @@ TEST(ExitTask, KeepsWhoTheTaskWas) {
     EXPECT_FALSE(out[0].group_record);
     EXPECT_FALSE(out[0].forked_no_exec);
     EXPECT_EQ(out[0].elapsed_us, 25000u);
+    EXPECT_EQ(out[0].exit_code, 0u);
+    // ac_exitcode in wait(2)'s form, as the kernel sends it.
+    out.clear();
+    ASSERT_EQ(parse::parse_exit_tasks(exit_datagram(27, 8, 8, "x", 1, true, TASKSTATS_VERSION, 0, 3u << 8), 27, out), 1u);
+    EXPECT_EQ(out[0].exit_code, 0x300u);
     // AFORK (0x01): forked and never exec'd; AGROUP is read apart from it.
     out.clear();
     ASSERT_EQ(parse::parse_exit_tasks(exit_datagram(27, 9, 9, "sh", 1, false, TASKSTATS_VERSION, 0x01), 27, out), 1u);

@@ -7,14 +7,18 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <string>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -303,6 +307,94 @@ TEST_F(ExitRecords, WithoutCapNetAdminTheListenerIsRefusedAndHandlesStillWork) {
     const int status = c.reap();
     ASSERT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// The taskstats exit stream gives a process's end the status wait(2)
+// reports, whichever of its threads ends last: the leader itself, another
+// thread after the leader left, or the thread a fatal signal takes last.
+TEST(ExitStreamTaskstats, AProcessEndsWithItsStatusWhicheverThreadEndsLast) {
+    SKIP_IF_CHILDREN_CANNOT_START_THREADS();
+    int go[2];
+    ASSERT_EQ(::pipe2(go, O_CLOEXEC), 0);
+    // Each child waits for the stream to be open, then ends.
+    auto child = [&](auto&& body) {
+        const pid_t pid = ::fork();
+        if (pid == 0) {
+            ::close(go[1]);
+            char ch;
+            (void)!::read(go[0], &ch, 1);
+            body();
+            ::_exit(99);
+        }
+        return pid;
+    };
+    const pid_t alone = child([] { ::_exit(5); });
+    const pid_t leader_left = child([] {
+        // The leader leaves first (its own code, 0); the other thread then
+        // ends the process with exit_group(2), so the last record is its.
+        pthread_t t;
+        ::pthread_create(
+            &t, nullptr,
+            [](void*) -> void* {
+                ::usleep(50'000);
+                ::_exit(3);
+            },
+            nullptr);
+        ::syscall(SYS_exit, 0);  // this thread only, without unwinding the test's frames
+    });
+    const pid_t signalled = child([] {
+        pthread_t t;
+        ::pthread_create(
+            &t, nullptr,
+            [](void*) -> void* {
+                for (;;) ::pause();
+            },
+            nullptr);
+        ::usleep(50'000);
+        ::raise(SIGTERM);
+    });
+    ::close(go[0]);
+    ASSERT_GT(alone, 0);
+    ASSERT_GT(leader_left, 0);
+    ASSERT_GT(signalled, 0);
+    auto s = exit_stream::open(exit_stream_source::taskstats);
+    if (!s) {
+        ::close(go[1]);
+        for (pid_t p : {alone, leader_left, signalled}) ::waitpid(p, nullptr, 0);
+        GTEST_SKIP() << "the taskstats exit stream cannot open here: " << s.error().message();
+    }
+    ::close(go[1]);  // every child goes
+    std::map<pid_t, int> waited;
+    for (pid_t p : {alone, leader_left, signalled}) {
+        int st = 0;
+        ASSERT_EQ(::waitpid(p, &st, 0), p);
+        waited[p] = st;
+    }
+    std::map<pid_t, ended_task> ends;
+    std::vector<ended_task> got;
+    for (int i = 0; i < 50 && ends.size() < 3; ++i) {
+        (void)s->wait(100ms);
+        got.clear();
+        ASSERT_TRUE(s->read(got));
+        for (auto& t : got)
+            if (t.process_ended && waited.count(t.pid) != 0) ends[t.pid] = t;
+    }
+    ASSERT_EQ(ends.size(), 3u) << "every end came within 5 s";
+    for (const auto& [pid, st] : waited) {
+        const auto& t = ends[pid];
+        ASSERT_TRUE(t.status) << "pid " << pid;
+        if (WIFEXITED(st)) {
+            EXPECT_EQ(t.status->code, WEXITSTATUS(st)) << "pid " << pid;
+            EXPECT_FALSE(t.status->signaled());
+        } else {
+            ASSERT_TRUE(WIFSIGNALED(st));
+            EXPECT_EQ(t.status->signal, WTERMSIG(st)) << "pid " << pid;
+        }
+    }
+    EXPECT_EQ(WEXITSTATUS(waited[alone]), 5);
+    EXPECT_EQ(WEXITSTATUS(waited[leader_left]), 3);
+    EXPECT_EQ(WTERMSIG(waited[signalled]), SIGTERM);
+    EXPECT_NE(ends[leader_left].tid, leader_left) << "the last thread was not the leader";
 }
 
 TEST(ExitRecordsOff, StatusSaysNotSupportedWhenNotEnabled) {

@@ -19,6 +19,7 @@
 #include "linux/exit/taskstats.hpp"
 #include "linux/sys.hpp"
 #include "parse/exit_task.hpp"
+#include "parse/procfs.hpp"
 #include "proctimes/error.hpp"
 
 namespace proctimes::inline v1 {
@@ -54,6 +55,10 @@ ended_task to_ended(const parse::exit_task_record& r, nanoseconds received) noex
     e.elapsed = std::chrono::microseconds(static_cast<std::int64_t>(r.elapsed_us));
     e.received_since_boot = received;
     e.process_ended = r.group_dead;
+    // The task's own exit code. For the last thread it is the process's: in
+    // a group exit (exit_group(2), a fatal signal) every thread carries the
+    // group's code, the one wait(2) reports.
+    e.status = parse::decode_wait_status(r.exit_code);
     e.whole_process = r.group_dead && !r.group_record;
     e.forked_no_exec = r.forked_no_exec;
     if (e.pid == 0 && e.whole_process) e.pid = e.tid;  // one thread: it was the leader
