@@ -75,11 +75,18 @@ result<cpu_ledger> compute_ledger(const snapshot& before, const snapshot& after,
             if (auto* acc = reaper(parent)) acc->counted = clamp0(acc->counted - amount);
         };
         // Used before the interval (counted then, as `live`): what `before`
-        // read of each process that is gone, with its own reaped children.
+        // read of each process that is gone, with its own reaped children,
+        // charged to the parent that reaped it: its exit record's (an orphan
+        // goes to init or a subreaper), else the one `before` saw.
+        std::unordered_map<pid_t, pid_t> reaped_by;
+        for (const auto& e : l.processes)
+            if (e.parent_pid > 0) reaped_by.try_emplace(e.pid, e.parent_pid);  // the first life: the one `before` saw
         for (const auto& b : before.processes) {
             if (!gone(b)) continue;
-            charge(b.parent_pid, b.times.kernel + b.times.user + b.children_kernel.value_or(nanoseconds{0}) +
-                                     b.children_user.value_or(nanoseconds{0}));
+            const auto r = reaped_by.find(b.pid());
+            charge(r != reaped_by.end() ? r->second : b.parent_pid,
+                   b.times.kernel + b.times.user + b.children_kernel.value_or(nanoseconds{0}) +
+                       b.children_user.value_or(nanoseconds{0}));
         }
         // Counted in `ended` from its records: its CPU inside the interval.
         for (const auto& e : l.processes) charge(e.parent_pid, e.cpu());

@@ -139,6 +139,25 @@ TEST(LedgerChildren, GrandchildrenReachTheNearestLiveAncestor) {
     expect_closes(*l);
 }
 
+TEST(LedgerChildren, AnOrphanIsChargedToItsReaperNotItsFormerParent) {
+    // make (10) ran sh (30), which ran cc (31) and ended without waiting for
+    // it: cc, an orphan, was reaped by init (1). make's growth holds sh only;
+    // init's holds cc whole, of which `before` had read 40 ms (counted then)
+    // and its record the rest. Nothing is counted twice, nothing dropped.
+    const auto b = snap(100s, {proc(1, 0, 10, 1s, 0s, 0s), proc(10, 1, 1000, 1s, 0s, 0s),
+                               proc(30, 10, 2000, 5ms, 0s, 0s), proc(31, 30, 2001, 40ms, 0s, 0s)});
+    const auto a = snap(102s, {proc(1, 0, 10, 1s, 0s, 100ms), proc(10, 1, 1000, 1s, 0s, 10ms)});
+    const std::vector<ended_task> exits = {record(30, 10, 10ms, 100500ms, 2s), record(31, 1, 100ms, 101s, 2s)};
+    auto l = compute_ledger(b, a, exits, stat_at(100s, 0s), stat_at(102s, 65ms), children_from_snapshots);
+    ASSERT_TRUE(l) << l.error().message();
+    EXPECT_EQ(l->ended, 65ms) << "sh's last 5 ms, cc's last 60 ms";
+    ASSERT_EQ(l->children.size(), 2u);
+    for (const auto& c : l->children) EXPECT_EQ(c.counted, 0ns) << "pid " << c.pid;
+    EXPECT_EQ(l->reaped_children, 0ns);
+    EXPECT_EQ(l->unattributed, 0ns);
+    expect_closes(*l);
+}
+
 TEST(LedgerChildren, AParentBornInTheIntervalCountsAllItsChildren) {
     const auto b = snap(100s, {});
     const auto a = snap(102s, {proc(40, 1, 10050, 10ms, 20ms, 180ms)});
