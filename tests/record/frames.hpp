@@ -107,6 +107,7 @@ inline top::top_frame made_frame(std::uint64_t n, int processes = 30, std::size_
     f.memory_total = 8ULL << 30;
     f.memory_available = (3ULL << 30) + n;
     f.tasks = 300 + n;
+    f.live_processes = 200 + n;
     for (int p = 0; p < processes; ++p) f.rows.push_back(made_row(n, p, command_bytes));
     if (n % 5 == 0) f.warnings = {"first warning", "second"};
     return f;
@@ -188,6 +189,7 @@ inline void expect_frame_stored(const top::top_frame& want, const top::top_frame
     EXPECT_EQ(got.memory_total, want.memory_total);
     EXPECT_EQ(got.memory_available, want.memory_available);
     EXPECT_EQ(got.tasks, want.tasks);
+    EXPECT_EQ(got.live_processes, want.live_processes);
     EXPECT_EQ(got.warnings, want.warnings);
     auto rows = kept_rows(want);
     ASSERT_EQ(got.rows.size(), rows.size()) << "frame " << want.number;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <thread>
@@ -440,6 +441,46 @@ TEST(Store, AKilledWritersLockDoesNotBlockTheNext) {
     ::waitpid(child, &status, 0);
     auto after = store::open_writer(path);
     ASSERT_TRUE(after) << after.error().message;
+}
+
+TEST(Store, AVersionOneStoreIsReadAndAWriterUpgradesIt) {
+    temp_dir dir;
+    const auto path = dir.file("v1.db");
+    {
+        auto w = store::open_writer(path);
+        ASSERT_TRUE(w);
+        ASSERT_TRUE(w->write_interval(made_frame(1)));
+    }
+    // What version 1 wrote: no live_processes column.
+    query(path, "ALTER TABLE interval DROP COLUMN live_processes");
+    query(path, "PRAGMA user_version = 1");
+    const auto first = made_frame(1);
+    const auto kept = kept_rows(first);
+    const auto live_rows =
+        static_cast<std::size_t>(std::count_if(kept.begin(), kept.end(), [](const top::top_row& r) { return !r.ended; }));
+    {
+        auto r = store::open_reader(path);
+        ASSERT_TRUE(r) << r.error().message;
+        auto frames = r->read_intervals(taken_of(0), taken_of(100));
+        ASSERT_TRUE(frames) << frames.error().message;
+        ASSERT_EQ(frames->size(), 1u);
+        EXPECT_EQ(frames->front().tasks, first.tasks);
+        EXPECT_EQ(frames->front().live_processes, live_rows) << "version 1 kept no count: the processes kept";
+        EXPECT_EQ(count(path, "PRAGMA user_version"), 1) << "a reader changes nothing";
+    }
+    {
+        auto w = store::open_writer(path);
+        ASSERT_TRUE(w) << w.error().message;
+        ASSERT_TRUE(w->write_interval(made_frame(2)));
+    }
+    EXPECT_EQ(count(path, "PRAGMA user_version"), schema_version);
+    auto r = store::open_reader(path);
+    ASSERT_TRUE(r);
+    auto frames = r->read_intervals(taken_of(0), taken_of(100));
+    ASSERT_TRUE(frames) << frames.error().message;
+    ASSERT_EQ(frames->size(), 2u);
+    EXPECT_EQ(frames->at(0).live_processes, live_rows);
+    expect_frame_stored(made_frame(2), frames->at(1));
 }
 
 TEST(Store, RefusesANewerSchemaAndForeignDatabases) {

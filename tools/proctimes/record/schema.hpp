@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// tools/proctimes/record/schema.hpp — the tables of a store, version 1
-// (record::schema_version). docs/STORE.md describes each column.
+// tools/proctimes/record/schema.hpp — the tables of a store, version 2
+// (record::schema_version; version 1 lacked interval.live_processes, which
+// a writer adds to a version 1 store). docs/STORE.md describes each column.
 //
 // Units: instants are nanoseconds since 1970-01-01 UTC (taken_ns, creation_ns,
 // exit_ns); durations and CPU times are nanoseconds (…_ns); memory and I/O
@@ -60,7 +61,8 @@ CREATE TABLE interval (
   unattributed_ns       INTEGER,
   ended_without_record  INTEGER,
   ended_processes       INTEGER,
-  children_unknown      INTEGER
+  children_unknown      INTEGER,
+  live_processes        INTEGER
 );
 
 CREATE TABLE sample (
@@ -98,5 +100,9 @@ CREATE VIEW usage AS
          s.interval_kernel_ns + s.interval_user_ns + s.children_kernel_ns + s.children_user_ns AS cpu_ns
   FROM sample s JOIN interval i ON i.id = s.interval_id JOIN process p ON p.id = s.process_id;
 )sql";
+
+/// What a writer runs on a version 1 store to make it version 2: the one
+/// column version 2 added (NULL in the intervals written before).
+inline constexpr const char* upgrade_from_1_sql = "ALTER TABLE interval ADD COLUMN live_processes INTEGER";
 
 }  // namespace proctimes::cli::record

@@ -35,8 +35,9 @@
 namespace proctimes::cli::record {
 
 /// The schema this build writes and reads (PRAGMA user_version). A store with
-/// a higher version is refused, for reading and for writing.
-inline constexpr int schema_version = 1;
+/// a higher version is refused, for reading and for writing; a version 1
+/// store is read as it is, and a writer upgrades it in place.
+inline constexpr int schema_version = 2;
 /// PRAGMA application_id of a proctimes store ("PTRS").
 inline constexpr std::int32_t application_id = 0x50545253;
 

@@ -156,7 +156,19 @@ status check_or_create_schema(store::impl& s) {
                                               std::to_string(schema_version) + ")");
     if (*tables > 0 && *version < 1)
         return s.fail(error_kind::schema, "the store " + s.path + " has no schema version: not a proctimes store");
-    if (*tables > 0) return ok();
+    if (*tables > 0) {
+        s.version = static_cast<int>(*version);
+        if (s.version == 1 && s.writer) {
+            sql::transaction t(s.db.get());
+            if (int rc = t.begin(); rc != SQLITE_OK) return s.fail(rc, "cannot upgrade the store to schema version 2");
+            const std::string upgrade = std::string(upgrade_from_1_sql) + "; PRAGMA user_version = 2";
+            if (int rc = sql::exec(s.db.get(), upgrade.c_str()); rc != SQLITE_OK)
+                return s.fail(rc, "cannot upgrade the store to schema version 2");
+            if (int rc = t.commit(); rc != SQLITE_OK) return s.fail(rc, "cannot upgrade the store to schema version 2");
+            s.version = 2;
+        }
+        return ok();
+    }
     if (!s.writer) return s.fail(error_kind::not_found, "the store " + s.path + " holds no intervals yet");
 
     // A new store: incremental auto-vacuum must be chosen before the first

@@ -2,6 +2,7 @@
 // Reading intervals back as frames: each interval's row, and its samples
 // joined with their identities, in one read transaction (one snapshot of the
 // store, whatever the writer and retain() do meanwhile).
+#include <algorithm>
 #include <cstdlib>
 #include <limits>
 
@@ -15,7 +16,7 @@ constexpr const char* interval_columns =
     " memory_available, tasks, ended_source, records_lost, warnings, ledger_error, ledger_interval_ns,"
     " stat_interval_ns, ledger_cpus, busy_ns, live_ns, ended_ns, reaped_children_ns, irq_ns, softirq_ns, steal_ns,"
     " guest_ns, unattributed_ns, ended_without_record, children_unknown, ended_source_note, exit_stream,"
-    " records_lost_any, uptime_ns FROM interval";
+    " records_lost_any, uptime_ns";
 
 constexpr const char* select_samples_sql =
     "SELECT p.pid, p.creation_ns, p.ppid, p.name, p.command, p.uid, p.user, p.cgroup, s.state, s.ended,"
@@ -85,6 +86,9 @@ top::top_frame frame_of(const sql::statement& st) {
     f.exit_stream = st.int64(32) != 0;
     f.records_lost_any = st.int64(33) != 0;
     f.uptime = dur(st, 34);
+    // NULL where a version 1 store wrote the interval: then the processes
+    // kept for it (those that used CPU) are what is known (frames()).
+    if (!st.null(35)) f.live_processes = static_cast<std::size_t>(st.int64(35));
     if (!st.null(17)) {
         cpu_ledger l;
         l.interval = dur(st, 17);
@@ -155,7 +159,9 @@ top::top_row row_of(const sql::statement& st, std::int64_t taken_ns) {
 outcome<std::vector<top::top_frame>> store::impl::frames(std::int64_t from, std::int64_t to, bool descending,
                                                          std::size_t limit) {
     const char* what = "cannot read the store's intervals";
-    std::string text = std::string(interval_columns) + " WHERE taken_ns BETWEEN ?1 AND ?2 ORDER BY taken_ns" +
+    // A version 1 store has no live_processes column: NULL in its place.
+    std::string text = std::string(interval_columns) + (version >= 2 ? ", live_processes" : ", NULL") +
+                       " FROM interval WHERE taken_ns BETWEEN ?1 AND ?2 ORDER BY taken_ns" +
                        (descending ? " DESC" : "") + (limit ? " LIMIT " + std::to_string(limit) : "");
     sql::statement intervals;
     if (int rc = sql::statement::prepare(db.get(), text, intervals); rc != SQLITE_OK) return fail(rc, what);
@@ -176,6 +182,9 @@ outcome<std::vector<top::top_frame>> store::impl::frames(std::int64_t from, std:
             src = SQLITE_OK;
         }
         if (src != SQLITE_DONE) return fail(src, what);
+        if (intervals.null(35))
+            f.live_processes = static_cast<std::size_t>(
+                std::count_if(f.rows.begin(), f.rows.end(), [](const top::top_row& r) { return !r.ended; }));
         out.push_back(std::move(f));
         rc = SQLITE_OK;
     }

@@ -14,9 +14,9 @@ constexpr const char* insert_interval_sql =
     " memory_available, tasks, processes, ended_source, records_lost, warnings, ledger_error, ledger_interval_ns,"
     " stat_interval_ns, ledger_cpus, busy_ns, live_ns, ended_ns, reaped_children_ns, irq_ns, softirq_ns, steal_ns,"
     " guest_ns, unattributed_ns, ended_without_record, ended_processes, children_unknown, ended_source_note,"
-    " exit_stream, records_lost_any, uptime_ns)"
+    " exit_stream, records_lost_any, uptime_ns, live_processes)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,"
-    " ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36)";
+    " ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37)";
 constexpr const char* insert_sample_sql =
     "INSERT OR IGNORE INTO sample (interval_id, process_id, state, ended, exit_code, exit_signal, exit_ns, exit_source,"
     " interval_kernel_ns, interval_user_ns, children_kernel_ns, children_user_ns, kernel_ns, user_ns, resolution_ns,"
@@ -107,6 +107,7 @@ int bind_interval(sql::statement& st, const top::top_frame& f, std::size_t kept)
     b(34, std::int64_t{f.exit_stream ? 1 : 0});
     b(35, std::int64_t{f.records_lost_any ? 1 : 0});
     b(36, ns(f.uptime));
+    b(37, static_cast<std::int64_t>(f.live_processes));
     if (f.ledger) {
         const auto& l = *f.ledger;
         b(18, ns(l.interval));

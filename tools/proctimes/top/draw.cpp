@@ -196,7 +196,7 @@ std::string system_line(const screen_state& s) {
                         ? std::string()
                         : fmt::format("load {:.2f} {:.2f} {:.2f}  mem {} of {} used  ", f.load[0], f.load[1], f.load[2],
                                       bytes_cell(used), bytes_cell(f.memory_total));
-    t += fmt::format("tasks {}  processes {} ({} ended)", f.tasks, f.rows.size() - ended, ended);
+    t += fmt::format("tasks {}  processes {} ({} ended)", f.tasks, f.live_processes, ended);
     if (f.uptime.count() > 0) t += "  up " + age_cell(f.uptime);
     return t;
 }
