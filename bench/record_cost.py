@@ -18,6 +18,13 @@ every process; top_test_child processes with sleeping threads), then runs
 
     sudo bench/record_cost.py --cli build/bin/proctimes --child build/bin/top_test_child
     sudo bench/record_cost.py --quick ...      # 1 s intervals for 20 s
+    sudo bench/record_cost.py --build 300 ...  # a busy build host: make -j2 of
+                                               # 300 generated files, over and over
+
+With --build N, a shell cleans and builds a generated C project of N files
+(tests/fixtures/make_c_project.py) with `make -j2` in a loop for the whole
+run: thousands of short compiler processes, each a new identity in the
+store and an exited process in atop's log.
 
 Root: the recorder's exit stream and atop's process accounting need it.
 """
@@ -96,6 +103,8 @@ def main():
     ap.add_argument("--interval", type=float, default=10.0)
     ap.add_argument("--seconds", type=float, default=120.0)
     ap.add_argument("--quick", action="store_true", help="1 s intervals for 20 s")
+    ap.add_argument("--build", type=int, default=0, metavar="N",
+                    help="make -j2 of N generated C files in a loop during the run")
     args = ap.parse_args()
     if args.quick:
         args.interval, args.seconds = 1.0, 20.0
@@ -110,6 +119,17 @@ def main():
     store_files = [store, store + "-wal", store + "-shm"]
     raw = os.path.join(work, "atop.raw")
     idle = fill_tasks(args.child, args.tasks)
+    build = None
+    if args.build:
+        if shutil.which("make") is None or shutil.which("cc") is None:
+            print("record_cost.py: --build needs make and cc", file=sys.stderr)
+            return 2
+        project = os.path.join(work, "project")
+        generator = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures",
+                                 "make_c_project.py")
+        subprocess.run([sys.executable, generator, project, str(args.build)], check=True, stdout=subprocess.DEVNULL)
+        build = subprocess.Popen(["sh", "-c", f"while :; do make -s -C {project} clean; make -s -j2 -C {project}; done"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     tasks = machine_tasks()
     interval = f"{args.interval:g}"
     rec = atop = None
@@ -143,6 +163,9 @@ def main():
         rec.returncode = atop.returncode = 0
         rec_final = files_size(store_files)
     finally:
+        if build is not None:
+            os.killpg(build.pid, signal.SIGKILL)
+            build.wait()
         for p in (rec, atop):
             if p is not None and p.poll() is None:
                 p.kill()
@@ -159,6 +182,8 @@ def main():
          rec_final),
         ("atop -w", atop_ru.ru_utime + atop_ru.ru_stime, atop_cpu_end - atop_cpu_base, atop_end - atop_base, atop_end),
     ]
+    if args.build:
+        print(f"load: make -j2 of {args.build} generated C files, cleaned and rebuilt in a loop")
     print(f"{tasks} tasks on the machine, {os.cpu_count()} CPUs; interval {interval} s; "
           f"steady state measured over {span:.1f} s ({intervals:.1f} intervals) after the first")
     print(f"{'':18} {'CPU all':>9} {'CPU/intvl':>10} {'% of 1 CPU':>10} {'bytes/intvl':>12} {'MiB/day':>9} "
