@@ -84,9 +84,9 @@ result<cpu_ledger> compute_ledger(const snapshot& before, const snapshot& after,
         for (const auto& b : before.processes) {
             if (!gone(b)) continue;
             const auto r = reaped_by.find(b.pid());
-            charge(r != reaped_by.end() ? r->second : b.parent_pid,
-                   b.times.kernel + b.times.user + b.children_kernel.value_or(nanoseconds{0}) +
-                       b.children_user.value_or(nanoseconds{0}));
+            charge(r != reaped_by.end() ? r->second : b.parent_pid, b.times.kernel + b.times.user +
+                                                                        b.children_kernel.value_or(nanoseconds{0}) +
+                                                                        b.children_user.value_or(nanoseconds{0}));
         }
         // Counted in `ended` from its records: its CPU inside the interval.
         for (const auto& e : l.processes) charge(e.parent_pid, e.cpu());

@@ -456,8 +456,8 @@ TEST(Store, AVersionOneStoreIsReadAndAWriterUpgradesIt) {
     query(path, "PRAGMA user_version = 1");
     const auto first = made_frame(1);
     const auto kept = kept_rows(first);
-    const auto live_rows =
-        static_cast<std::size_t>(std::count_if(kept.begin(), kept.end(), [](const top::top_row& r) { return !r.ended; }));
+    const auto live_rows = static_cast<std::size_t>(
+        std::count_if(kept.begin(), kept.end(), [](const top::top_row& r) { return !r.ended; }));
     {
         auto r = store::open_reader(path);
         ASSERT_TRUE(r) << r.error().message;

@@ -124,7 +124,8 @@ TEST(ExitTask, KeepsWhoTheTaskWas) {
     EXPECT_EQ(out[0].exit_code, 0u);
     // ac_exitcode in wait(2)'s form, as the kernel sends it.
     out.clear();
-    ASSERT_EQ(parse::parse_exit_tasks(exit_datagram(27, 8, 8, "x", 1, true, TASKSTATS_VERSION, 0, 3u << 8), 27, out), 1u);
+    ASSERT_EQ(parse::parse_exit_tasks(exit_datagram(27, 8, 8, "x", 1, true, TASKSTATS_VERSION, 0, 3u << 8), 27, out),
+              1u);
     EXPECT_EQ(out[0].exit_code, 0x300u);
     // AFORK (0x01): forked and never exec'd; AGROUP is read apart from it.
     out.clear();

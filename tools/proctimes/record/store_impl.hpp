@@ -27,7 +27,7 @@ struct store::impl {
     std::string path;
     bool writer = false;
     sql::connection db;
-    int lock_fd = -1;  ///< the writer's lock on PATH-lock; -1 for a reader
+    int lock_fd = -1;              ///< the writer's lock on PATH-lock; -1 for a reader
     int version = schema_version;  ///< the store's schema version (PRAGMA user_version)
 
     // The writer's statements, prepared once.
