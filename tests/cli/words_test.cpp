@@ -5,12 +5,14 @@
 // refuses are said once per command, and by doctor.
 #include <unistd.h>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/run_cli.hpp"
 #include "commands.hpp"
@@ -23,6 +25,10 @@
 #include "proctimes/words.hpp"
 #if PROCTIMES_BUILT_EXPORTER
 #include "serve/serve.hpp"
+#endif
+#ifndef _WIN32
+#include "record/store.hpp"
+#include "record/words.hpp"
 #endif
 
 namespace {
@@ -65,6 +71,9 @@ std::vector<documented_set> every_set() {
             set_of("end_choice", "CLI.md", cli::end_choice_words),
 #if PROCTIMES_BUILT_EXPORTER
             set_of("group_by", "CLI.md", cli::group_by_words),
+#endif
+#ifndef _WIN32
+            set_of("report group_by", "CLI.md", cli::record::group_by_words),
 #endif
     };
 }
@@ -136,6 +145,70 @@ TEST(Words, OlderSpellingsStillWorkOnTheCommandLine) {
     EXPECT_EQ(run_cli({"run", "--tree", "--tree-source", "none", "--", "true"}).code, 2)
         << "none is a tree source printed, never asked for";
 }
+
+#ifndef _WIN32
+// report --group-by (record/words.hpp): each word reads back as its value and
+// prints as itself, in the report's group_by field too; any other word is a
+// usage error that lists the words.
+TEST(Words, ReportGroupingWordsReadBackAndPrintAsThemselves) {
+    using cli::record::group_by;
+    ASSERT_EQ(cli::record::group_by_words.size(), 3U);
+    for (const auto& row : cli::record::group_by_words) {
+        EXPECT_EQ(word_value<group_by>(row.word), row.value) << row.word;
+        EXPECT_EQ(word_of(row.value), row.word);
+        EXPECT_TRUE(row.alias.empty()) << row.word << " has no older spelling";
+    }
+    EXPECT_EQ(word_of(group_by::program), "program");
+    EXPECT_EQ(word_of(group_by::user), "user");
+    EXPECT_EQ(word_of(group_by::cgroup), "cgroup");
+    EXPECT_EQ(word_value<group_by>("cgroup"), group_by::cgroup);
+    for (const char* other : {"name", "exe", "Program", "USER", "program ", "", "comm"})
+        EXPECT_EQ(word_value<group_by>(other), std::nullopt) << "'" << other << "'";
+    // Out of the table: the fallback, not a neighbour's word.
+    EXPECT_EQ(word_of(static_cast<group_by>(200)), "unknown");
+}
+
+TEST(Words, ReportTakesEachGroupingWordAndRefusesOthers) {
+    namespace fs = std::filesystem;
+    char dir_template[] = "/tmp/proctimes-words-XXXXXX";
+    ASSERT_NE(::mkdtemp(dir_template), nullptr);
+    const fs::path dir = dir_template;
+    const std::string path = (dir / "empty.db").string();
+    {
+        auto s = cli::record::store::open_writer(path);
+        ASSERT_TRUE(s) << s.error().message;
+    }
+    for (const auto& row : cli::record::group_by_words) {
+        const std::string word(row.word);
+        for (const char* option : {"--group-by", "-g"}) {
+            const auto r = run_cli({"report", "--store", path, option, word, "--format", "json"});
+            ASSERT_EQ(r.code, 0) << option << ' ' << word << ": " << r.err;
+            const auto j = nlohmann::json::parse(r.out, nullptr, false);
+            ASSERT_FALSE(j.is_discarded()) << r.out;
+            EXPECT_EQ(j.value("group_by", std::string()), word) << r.out;
+            EXPECT_EQ(j.value("intervals", -1), 0) << r.out;
+        }
+    }
+    const auto plain = run_cli({"report", "--store", path, "--format", "json"});
+    ASSERT_EQ(plain.code, 0) << plain.err;
+    const auto plain_json = nlohmann::json::parse(plain.out, nullptr, false);
+    ASSERT_FALSE(plain_json.is_discarded()) << plain.out;
+    EXPECT_EQ(plain_json.value("group_by", std::string()), "program") << "the default: " << plain.out;
+
+    for (const char* bad : {"name", "Program", "exe", ""}) {
+        const auto r = run_cli({"report", "--store", path, "--group-by", bad});
+        EXPECT_EQ(r.code, 2) << "'" << bad << "': " << r.out;
+        EXPECT_NE(r.err.find(std::string("--group-by: ") + bad + " not in {program,user,cgroup}"), std::string::npos)
+            << "'" << bad << "': " << r.err;
+        EXPECT_TRUE(r.out.empty()) << r.out;
+    }
+    const auto help = run_cli({"report", "--help"});
+    EXPECT_NE(help.out.find("-g,--group-by GROUP:{program,user,cgroup}"), std::string::npos) << help.out;
+
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+}
+#endif
 
 class SettingWarnings : public ::testing::Test {
 protected:

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: MIT
 # The bash completion (packaging/bash-completion/proctimes) against the built
 # command: every word it offers for an option is an option the command accepts
-# (a flag's help text such as "--no-exit-records{false}" is not), and options
-# complete for every subcommand.
+# (a flag's help text such as "--no-exit-records{false}" is not), options
+# complete for every subcommand, also after a flag, and the values of top's,
+# record's and report's options complete: their formats and group-by words,
+# files for --store, user names for --user, pids for --pid.
 #   completion_test.sh COMPLETION_FILE PROCTIMES_BINARY
 set -euo pipefail
 completion=$1
@@ -40,6 +42,47 @@ for flag in --tree --threads; do
 done
 [ "$(complete_words proctimes run --tree --tra)" = "--trace" ] \
   || fail "proctimes run --tree --tra<Tab> offers: $(complete_words proctimes run --tree --tra)"
+# A flag's description is no value: the options complete after a flag.
+for words in "top -b" "top --replay" "report --all" "record -q" "ps --threads"; do
+  offered=$(complete_words proctimes $words --)
+  grep -qx -- --help <<<"$offered" || fail "proctimes $words --<Tab> offers: $offered"
+done
+[ "$(complete_words proctimes top --replay --st)" = "--store" ] \
+  || fail "proctimes top --replay --st<Tab> offers: $(complete_words proctimes top --replay --st)"
+# top, record, report: the values of their options.
+expect_words() {  # expect_words "WORD..." ARGS...: Tab offers exactly these words (any order)
+  local want=$1 got
+  shift
+  got=$(complete_words proctimes "$@" | sort | xargs)
+  [ "$got" = "$(printf '%s\n' $want | sort | xargs)" ] || fail "proctimes $*<Tab> offers '$got', not '$want'"
+}
+expect_words "table json" top --format ""
+expect_words "json" top -f j
+expect_words "table json csv" report --format ""
+expect_words "program user cgroup" report --group-by ""
+expect_words "cgroup" report -g c
+expect_words "user" report --group-by = u
+touch "$dir/store.db" "$dir/store-old.db"
+expect_words "$dir/store.db $dir/store-old.db" record --store "$dir/sto"
+expect_words "$dir/store.db $dir/store-old.db" record -s "$dir/sto"
+expect_words "$dir/store.db" report -s "$dir/store."
+expect_words "$dir/store-old.db" top --replay --store "$dir/store-"
+expect_words "root" top --user roo
+expect_words "root" top -u roo
+# A free-form value (a time, a duration, a size) offers nothing, not options.
+expect_words "" report --from ""
+expect_words "" record --interval ""
+expect_words "" record --retain ""
+# top --pid: the pids that start with the digits typed, also after PID,PID,
+sleep 30 >/dev/null 2>&1 &
+sleeper=$!
+trap 'kill "$sleeper" 2>/dev/null || true; rm -rf "$dir"' EXIT
+offered=$(complete_words proctimes top --pid "$sleeper")
+grep -qE "^$sleeper( \(.*\))?$" <<<"$offered" || fail "proctimes top --pid $sleeper<Tab> offers: $offered"
+offered=$(complete_words proctimes top -p "1,$sleeper")
+grep -qE "^1,$sleeper( \(.*\))?$" <<<"$offered" || fail "proctimes top -p 1,$sleeper<Tab> offers: $offered"
+kill "$sleeper"
+wait "$sleeper" 2>/dev/null || true
 rc=0
 "$bin" run --tree --top 3 --trace "$dir/t.json" --svg "$dir/t.svg" -- true 2>/dev/null || rc=$?
 [ $rc -ne 2 ] || fail "run --tree --top --trace --svg is refused as a usage error"
