@@ -151,6 +151,7 @@ result<cpu_ledger> compute_ledger(const snapshot& before, const snapshot& after,
                 p.start_ticks = start > nanoseconds{0} ? static_cast<std::uint64_t>(start / tick) : 0;
                 p.uid = dated->uid;
                 p.name = dated->name;
+                p.end_name = dated->name;
                 p.parent_pid = lf.end->parent_pid != 0 ? lf.end->parent_pid : dated->parent_pid;
                 p.ended_since_boot = lf.end->received_since_boot;
                 p.creation = dated->creation;

@@ -260,6 +260,10 @@ struct PROCTIMES_API ended_process {
     std::uint64_t start_ticks = 0;
     user_id uid = 0;
     task_name name;  ///< as `before` saw it, else the leader's (or last thread's) record
+    /// The name it had when it ended: its leader's (or last thread's)
+    /// record's. Differs from `name` for a process that ran another program
+    /// (exec) or renamed itself after `before` saw it.
+    task_name end_name;
     /// CPU it used inside the interval (after `before` read it, or since it
     /// started when `before` did not see it), by mode.
     std::chrono::nanoseconds kernel{}, user{};

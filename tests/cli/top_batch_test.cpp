@@ -556,3 +556,101 @@ TEST(TopLiveFeed, AnEventLoopPumpsExitRecordsAndTakesTheFrameItself) {
     EXPECT_EQ(row->exit_code, 3);
     EXPECT_EQ(row->state, 'X');
 }
+
+// A process first listed between its fork and its exec shows its parent's
+// command line then; once it runs its own program (a new name), its row
+// carries that program's command line, read again.
+TEST(TopLiveFeed, ACommandLineReadBeforeAnExecIsReadAgainAfterIt) {
+    int go[2];
+    ASSERT_EQ(::pipe2(go, O_CLOEXEC), 0);
+    const pid_t child = ::fork();
+    if (child == 0) {
+        ::close(go[1]);
+        char ch;
+        (void)!::read(go[0], &ch, 1);
+        ::execl("/bin/sleep", "sleep", "30.5", static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    ASSERT_GT(child, 0);
+    ::close(go[0]);
+    struct reap {
+        pid_t pid;
+        ~reap() {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, nullptr, 0);
+        }
+    } guard{child};
+    auto feed = proctimes::cli::top::open_live_feed({});
+    ASSERT_TRUE(feed) << feed.error().message();
+    auto row_of = [&](const proctimes::cli::top::top_frame& f) -> const proctimes::cli::top::top_row* {
+        for (const auto& r : f.rows)
+            if (r.pid == child) return &r;
+        return nullptr;
+    };
+    auto first = (*feed)->next(0ms);
+    ASSERT_TRUE(first) << first.error().message();
+    auto second = (*feed)->next(100ms);  // the first frame with rows' resources
+    ASSERT_TRUE(second) << second.error().message();
+    const auto* before = row_of(*second);
+    ASSERT_NE(before, nullptr);
+    EXPECT_EQ(before->command.find("sleep 30.5"), std::string::npos) << "not exec'd yet: " << before->command;
+    (void)!::write(go[1], "g", 1);
+    ::close(go[1]);
+    bool execd = false;
+    for (int i = 0; i < 100 && !execd; ++i) {
+        std::this_thread::sleep_for(20ms);
+        std::ifstream comm("/proc/" + std::to_string(child) + "/comm");
+        std::string name;
+        execd = std::getline(comm, name) && name == "sleep";
+    }
+    ASSERT_TRUE(execd) << "the child ran sleep within 2 s";
+    auto third = (*feed)->next(100ms);
+    ASSERT_TRUE(third) << third.error().message();
+    const auto* after = row_of(*third);
+    ASSERT_NE(after, nullptr);
+    EXPECT_EQ(after->name, "sleep");
+    EXPECT_EQ(after->command, "sleep 30.5");
+}
+
+// A process that gave itself another name after it was listed, then ended in
+// the interval: its ended row names it as it was at its end.
+TEST(TopLiveFeed, AnEndedRowCarriesTheNameTheProcessEndedWith) {
+    if (::geteuid() != 0) GTEST_SKIP() << "exit records need root";
+    if (auto s = proctimes::exit_stream::open(); !s)
+        GTEST_SKIP() << "the exit stream cannot open here: " << s.error().message();
+    int go[2];
+    ASSERT_EQ(::pipe2(go, O_CLOEXEC), 0);
+    const pid_t child = ::fork();
+    if (child == 0) {
+        ::close(go[1]);
+        ::prctl(PR_SET_NAME, "pt_old_name");
+        char ch;
+        (void)!::read(go[0], &ch, 1);
+        ::prctl(PR_SET_NAME, "pt_new_name");
+        ::_exit(4);
+    }
+    ASSERT_GT(child, 0);
+    ::close(go[0]);
+    auto feed = proctimes::cli::top::open_live_feed({});
+    ASSERT_TRUE(feed) << feed.error().message();
+    auto first = (*feed)->next(0ms);
+    ASSERT_TRUE(first) << first.error().message();
+    auto second = (*feed)->next(100ms);
+    ASSERT_TRUE(second) << second.error().message();
+    bool listed = false;
+    for (const auto& r : second->rows) listed = listed || (r.pid == child && r.name == "pt_old_name");
+    (void)!::write(go[1], "g", 1);
+    ::close(go[1]);
+    ::waitpid(child, nullptr, 0);
+    ASSERT_TRUE(listed) << "the child was listed under its first name";
+    std::this_thread::sleep_for(200ms);
+    auto third = (*feed)->next(100ms);
+    ASSERT_TRUE(third) << third.error().message();
+    const proctimes::cli::top::top_row* row = nullptr;
+    for (const auto& r : third->rows)
+        if (r.pid == child) row = &r;
+    ASSERT_NE(row, nullptr);
+    EXPECT_TRUE(row->ended);
+    EXPECT_EQ(row->name, "pt_new_name");
+    EXPECT_EQ(row->exit_code, 4);
+}

@@ -110,6 +110,19 @@ TEST(LedgerChildren, ChildrenWithExitRecordsCountOnce) {
     for (const auto& p : l->processes) EXPECT_EQ(p.parent_pid, 10);
 }
 
+TEST(LedgerChildren, AnEndedProcessKeepsTheNameBeforeSawAndTheNameItEndedWith) {
+    // Job 20 was "p20" when `before` read it; it ran another program (its
+    // record's name, "job") before it ended.
+    const std::vector<ended_task> exits = {record(20, 10, 50ms, 101s, 3s), record(21, 10, 100ms, 102s, 200ms)};
+    auto l = compute_ledger(before, after, exits, stat_at(100s, 0s), stat_at(105s, 500ms), children_from_snapshots);
+    ASSERT_TRUE(l) << l.error().message();
+    ASSERT_EQ(l->processes.size(), 2u);
+    for (const auto& p : l->processes) {
+        EXPECT_EQ(p.end_name.str(), "job") << p.pid;
+        EXPECT_EQ(p.name.str(), p.pid == 20 ? "p20" : "job") << "as `before` saw it, else its record's";
+    }
+}
+
 TEST(LedgerChildren, SomeRecordsMissingCountTheRestFromTheGrowth) {
     // Records for two of the new jobs only (the socket overflowed): the third
     // job's 130 ms stays in the shell's counted growth.

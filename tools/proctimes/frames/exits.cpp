@@ -119,7 +119,7 @@ void ledger_sources::assign(const snapshot& before, const snapshot& after) {
                                     ? e.start_ticks
                                     : static_cast<std::uint64_t>(std::max(start_of(e), nanoseconds{0}) / tick);
                 p.uid = e.uid;
-                p.name = e.name;
+                p.name = p.end_name = e.name;
                 p.final_kernel = e.exact ? e.process_kernel : e.kernel;
                 p.final_user = e.exact ? e.process_user : e.user;
                 p.ended_since_boot = e.received_since_boot;

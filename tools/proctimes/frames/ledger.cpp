@@ -162,7 +162,9 @@ void add_ledger_records(std::vector<task_record>& records, const cpu_ledger& l, 
         if (only_uid && e.uid != *only_uid) return;
         task_record r;
         r.pid = e.pid;
-        r.name = e.name.str();
+        // What it was at its end: the program an exec in its last interval
+        // ran, or the name it gave itself, not the one `before` read.
+        r.name = (e.end_name.empty() ? e.name : e.end_name).str();
         std::optional<instant> estimated;
         if (auto c = instant_from_start_ticks(e.start_ticks)) estimated = *c;
         set_instants(r, e.creation, estimated, e.exit, at(e.ended_since_boot));

@@ -68,7 +68,8 @@ struct kept_process {
     std::uint64_t start_ticks = 0;
     std::optional<process_resources> last;  // the last read of its resources
     std::string command;
-    std::string cgroup;  // read with the command line, once
+    std::string cgroup;  // read with the command line
+    std::string name;    // the name it had when its command line was read
     bool command_read = false;
     std::uint64_t seen = 0;  // the frame that last listed it
 };
@@ -172,6 +173,9 @@ private:
         }
         k.start_ticks = p.identity.start_ticks;
         k.seen = number_;
+        // A new name is a new program (an exec, most often: the command line
+        // read between fork and exec was the parent's): read it again.
+        if (k.command_read && p.name.str() != k.name) k.command_read = false;
         const std::optional<process_resources> before = k.last;
         if (fresh || ran || !k.last || !k.command_read) {
             resource_options o;
@@ -188,7 +192,8 @@ private:
                 }
                 k.last = std::move(*r);
             }
-            k.command_read = true;  // read, or gone or refused: not asked again
+            if (!k.command_read) k.name = p.name.str();
+            k.command_read = true;  // read, or gone or refused: not asked again while its name stays
         }
         row.command = k.command;
         row.cgroup = k.cgroup;
