@@ -112,8 +112,9 @@ def case_workload(program, child, work):
         got = row(rep, "ptrecburn")["cpu_ns"] / 1e9
         if abs(got - truth) > max(0.01 * truth, 0.01):
             raise Failure(f"the burner used {truth:.4f} s (rusage), the report says {got:.4f} s")
-        # One process, ended: or, where a sanitizer's runtime re-executes the
-        # program at start-up, one identity per image, each ended.
+        # One process, ended: or, under AddressSanitizer, two: LeakSanitizer's
+        # check at exit runs in a short process of its own (a clone of the
+        # program, under its name), ended too.
         b = row(rep, "ptrecburn")
         if b["ended"] < 1 or b["ended"] != b["processes"] or b["processes"] > 2:
             raise Failure(f"the burner's end is not counted: {row(rep, 'ptrecburn')}")
@@ -121,7 +122,7 @@ def case_workload(program, child, work):
             raise Failure(f"busy {rep['busy_ns']} attributed share {rep['attributed_share']}")
         if os.geteuid() == 0:
             short = row(rep, "ptrecshort")
-            images = b["processes"]  # identities per process: 1, or 2 where the runtime re-executes
+            images = b["processes"]  # processes per child: 1, or 2 with the leak checker's
             if short["processes"] != 5 * images or short["ended"] != 5 * images:
                 raise Failure(f"five short children expected: {short}")
             if abs(short["cpu_ns"] / 1e9 - truth_short) > max(0.05 * truth_short, 0.02):
