@@ -271,7 +271,9 @@ bool watch_name_try(const std::string& name, std::string& why) {
         EXPECT_EQ(e["source"], bpf ? "bpf_exit" : "exit_record") << e;
         EXPECT_EQ(e["exit_source"], bpf ? "bpf_exit" : "observed") << e;
         EXPECT_EQ(e["exit_code"], 3) << "from either stream: " << e;
-        if (bpf) EXPECT_EQ(e["exit_resolution_ns"], 0) << "the instant it ran do_exit(): " << e;
+        if (bpf) {
+            EXPECT_EQ(e["exit_resolution_ns"], 0) << "the instant it ran do_exit(): " << e;
+        }
         EXPECT_GE(cpu_of(e), burn_ns) << e;
         EXPECT_EQ(e["uid"], 0) << e;
         EXPECT_EQ(e["ppid"], ::getpid()) << e;
