@@ -24,6 +24,7 @@
 
 #include "commands.hpp"
 #include "frames/frames.hpp"
+#include "proctimes/boot.hpp"
 #include "proctimes/machine.hpp"
 #include "proctimes/resources.hpp"
 #include "proctimes/snapshot.hpp"
@@ -70,6 +71,7 @@ struct kept_process {
     std::string command;
     std::string cgroup;  // read with the command line
     std::string name;    // the name it had when its command line was read
+    instant creation{};  // as the walk that listed it gave it
     bool command_read = false;
     std::uint64_t seen = 0;  // the frame that last listed it
 };
@@ -173,6 +175,7 @@ private:
         }
         k.start_ticks = p.identity.start_ticks;
         k.seen = number_;
+        k.creation = p.times.creation;
         // A new name is a new program (an exec, most often: the command line
         // read between fork and exec was the parent's): read it again.
         if (k.command_read && p.name.str() != k.name) k.command_read = false;
@@ -280,6 +283,12 @@ private:
                 if (const auto k = kept_.find(r.pid); k != kept_.end()) {
                     if (row.command.empty()) row.command = k->second.command;
                     row.cgroup = k->second.cgroup;
+                    // Its creation as its live rows gave it (the walk's, to
+                    // the ns where it reads start_boottime), where the end's
+                    // is only its start tick's (taskstats): one process, one
+                    // creation instant.
+                    const auto apart = row.creation - k->second.creation;
+                    if (apart >= -tick_ && apart <= tick_) row.creation = k->second.creation;
                 }
             } else if (const auto* p = s.find(r.pid)) {
                 row.threads = static_cast<std::uint32_t>(std::max(p->thread_count, 0));
@@ -328,6 +337,9 @@ private:
 
     live_options lo_;
     std::string proc_root_;
+    /// One clock tick: how far a start tick's instant lies from the ns one.
+    std::chrono::nanoseconds tick_{
+        proctimes::clock_ticks_per_second() > 0 ? 1'000'000'000 / proctimes::clock_ticks_per_second() : 10'000'000};
     snapshotter taker_;
     frames::ledger_sources sources_;
     user_names users_;
