@@ -135,12 +135,15 @@ def main():
             " FROM sample s JOIN process p ON p.id = s.process_id WHERE " + where, params).fetchone()
         return row[0], row[1]
 
+    def within_1_percent(what, got, truth):
+        good = abs(got - truth) <= 0.01 * truth
+        print(f"{what}: recorded {got / 1e9:.4f} s, its rusage {truth / 1e9:.4f} s "
+              f"({pct(got, truth):.2f} %): {'within 1 %' if good else 'MISSED (1 %)'}")
+        return good
+
     for pid, truth in sorted(burned.items()):
         got, _ = recorded("p.pid = ? AND p.creation_ns >= ?", (pid, int((t0 - 5) * 1e9)))
-        good = abs(got - truth) <= 0.01 * truth
-        ok &= good
-        print(f"burner {pid}: recorded {got / 1e9:.4f} s, its rusage {truth / 1e9:.4f} s "
-              f"({pct(got, truth):.2f} %): {'within 1 %' if good else 'MISSED (1 %)'}")
+        ok &= within_1_percent(f"burner {pid}", got, truth)
 
     # The shell and every descendant: identities whose parent chain reaches it.
     ids = db.execute(
@@ -151,10 +154,7 @@ def main():
         " SELECT id FROM tree", (build.pid, int((t0 - 5) * 1e9))).fetchall()
     id_list = ",".join(str(i[0]) for i in ids) or "NULL"
     got, n_ids = recorded(f"p.id IN ({id_list})", ())
-    good = abs(got - build_ns) <= 0.01 * build_ns
-    ok &= good
-    print(f"build: recorded {got / 1e9:.3f} s in {n_ids} processes, the shell's rusage {build_ns / 1e9:.3f} s "
-          f"({pct(got, build_ns):.2f} %): {'within 1 %' if good else 'MISSED (1 %)'}")
+    ok &= within_1_percent(f"build ({n_ids} processes, the shell's rusage)", got, build_ns)
 
     rows = db.execute(
         "SELECT i.number, i.taken_ns, i.interval_ns, i.busy_ns, i.ledger_cpus, i.records_lost_any,"

@@ -443,14 +443,17 @@ TEST(Store, AKilledWritersLockDoesNotBlockTheNext) {
     ASSERT_TRUE(after) << after.error().message;
 }
 
+/// A new store at `path` holding made_frame(1).
+void write_first_interval(const std::string& path) {
+    auto w = store::open_writer(path);
+    ASSERT_TRUE(w) << w.error().message;
+    ASSERT_TRUE(w->write_interval(made_frame(1)));
+}
+
 TEST(Store, AVersionOneStoreIsReadAndAWriterUpgradesIt) {
     temp_dir dir;
     const auto path = dir.file("v1.db");
-    {
-        auto w = store::open_writer(path);
-        ASSERT_TRUE(w);
-        ASSERT_TRUE(w->write_interval(made_frame(1)));
-    }
+    ASSERT_NO_FATAL_FAILURE(write_first_interval(path));
     // What version 1 wrote: no live_processes column.
     query(path, "ALTER TABLE interval DROP COLUMN live_processes");
     query(path, "PRAGMA user_version = 1");
@@ -486,11 +489,7 @@ TEST(Store, AVersionOneStoreIsReadAndAWriterUpgradesIt) {
 TEST(Store, RefusesANewerSchemaAndForeignDatabases) {
     temp_dir dir;
     const auto path = dir.file("a.db");
-    {
-        auto w = store::open_writer(path);
-        ASSERT_TRUE(w);
-        ASSERT_TRUE(w->write_interval(made_frame(1)));
-    }
+    ASSERT_NO_FATAL_FAILURE(write_first_interval(path));
     EXPECT_EQ(count(path, "PRAGMA user_version"), schema_version);
     EXPECT_EQ(count(path, "PRAGMA application_id"), application_id);
     query(path, "PRAGMA user_version = " + std::to_string(schema_version + 1));
