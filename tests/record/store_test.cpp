@@ -278,6 +278,63 @@ TEST(Store, ReportsCpuPerGroup) {
     EXPECT_TRUE(none->rows.empty());
 }
 
+// One process is its pid and creation, however many sets of attributes it was
+// stored with: a command line that read empty while it was exiting and came
+// whole with its end record, an exec to another program.
+TEST(Store, ReportCountsAProcessOnceWhateverItWasSeenAs) {
+    temp_dir dir;
+    const auto path = dir.file("a.db");
+    auto w = store::open_writer(path);
+    ASSERT_TRUE(w);
+    auto f1 = made_frame(1, 0);
+    auto f2 = made_frame(2, 0);
+    auto f3 = made_frame(3, 0);
+    top::top_row a = made_row(1, 0);
+    a.name = "short";
+    a.command.clear();  // read while it exited
+    a.ended = false;
+    a.state = 'R';
+    a.exit_code.reset();
+    a.exit_signal.reset();
+    a.basis = "both";
+    f1.rows.push_back(a);
+    a.command = "/usr/bin/short --run";
+    a.ended = true;
+    a.state = 'X';
+    a.exit_code = 0;
+    a.basis = "ended";
+    f2.rows.push_back(a);
+    // Another process that ran a shell, then exec'd make, and ended.
+    top::top_row b = made_row(1, 1);
+    b.name = "sh";
+    b.uid = a.uid;
+    b.user_name = a.user_name;
+    b.ended = false;
+    b.basis = "both";
+    f1.rows.push_back(b);
+    f2.rows.push_back(b);
+    b.name = "make";
+    b.command = "make -j2";
+    b.ended = true;
+    b.basis = "ended";
+    f3.rows.push_back(b);
+    for (const auto* f : {&f1, &f2, &f3}) ASSERT_TRUE(w->write_interval(*f));
+    EXPECT_EQ(count(path, "SELECT count(*) FROM process"), 4);
+
+    auto rep = w->report(taken_of(0), taken_of(10), group_by::program, 0);
+    ASSERT_TRUE(rep) << rep.error().message;
+    std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> got;
+    for (const auto& r : rep->rows) got[r.key] = {r.processes, r.ended};
+    EXPECT_EQ(got["short"], std::pair(std::uint64_t{1}, std::uint64_t{1}));
+    EXPECT_EQ(got["sh"], std::pair(std::uint64_t{1}, std::uint64_t{0}));
+    EXPECT_EQ(got["make"], std::pair(std::uint64_t{1}, std::uint64_t{1}));
+    auto by_user = w->report(taken_of(0), taken_of(10), group_by::user, 0);
+    ASSERT_TRUE(by_user);
+    ASSERT_EQ(by_user->rows.size(), 1U);
+    EXPECT_EQ(by_user->rows[0].processes, 2U);
+    EXPECT_EQ(by_user->rows[0].ended, 2U);
+}
+
 /// A reader that reads the newest intervals in a loop until told to stop:
 /// every read succeeds and every interval it gets is whole.
 struct busy_reader {

@@ -164,10 +164,13 @@ outcome<record::report> store::report(instant from, instant to, group_by by, std
         out.span = std::chrono::nanoseconds(st.int64(3));
         out.busy = std::chrono::nanoseconds(st.int64(4));
     }
+    // A process is its pid and creation: the store keeps a row for each set
+    // of attributes it was seen with (an exec, a command line read only from
+    // its end record), and counts it once.
     std::string text = std::string("SELECT ") + key +
                        " AS k, sum(s.interval_kernel_ns), sum(s.interval_user_ns), sum(s.children_kernel_ns),"
-                       " sum(s.children_user_ns), count(DISTINCT s.process_id),"
-                       " count(DISTINCT CASE WHEN s.ended THEN s.process_id END),"
+                       " sum(s.children_user_ns), count(DISTINCT p.pid || ':' || p.creation_ns),"
+                       " count(DISTINCT CASE WHEN s.ended THEN p.pid || ':' || p.creation_ns END),"
                        " sum(s.interval_kernel_ns + s.interval_user_ns + s.children_kernel_ns + s.children_user_ns)"
                        " AS cpu FROM interval i JOIN sample s ON s.interval_id = i.id"
                        " JOIN process p ON p.id = s.process_id WHERE i.taken_ns BETWEEN ?1 AND ?2"
