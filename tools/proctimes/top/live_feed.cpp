@@ -72,6 +72,7 @@ struct kept_process {
     std::string cgroup;  // read with the command line
     std::string name;    // the name it had when its command line was read
     instant creation{};  // as the walk that listed it gave it
+    instant listed{};    // when the last walk that listed it was taken
     bool command_read = false;
     std::uint64_t seen = 0;  // the frame that last listed it
 };
@@ -176,6 +177,7 @@ private:
         k.start_ticks = p.identity.start_ticks;
         k.seen = number_;
         k.creation = p.times.creation;
+        k.listed = taken_;
         // A new name is a new program (an exec, most often: the command line
         // read between fork and exec was the parent's): read it again.
         if (k.command_read && p.name.str() != k.name) k.command_read = false;
@@ -219,6 +221,7 @@ private:
 
     void fill(top_frame& f, const snapshot& s, std::vector<task_record>& records, const cpu_ledger* l) {
         f.taken = s.taken;
+        taken_ = s.taken;
         f.uptime = s.since_boot;
         f.cpus = l ? static_cast<unsigned>(std::max(l->cpus, 1)) : std::max(1U, std::thread::hardware_concurrency());
         f.exit_stream = sources_.source() == ps_ended_source::exit_stream;
@@ -284,11 +287,18 @@ private:
                     if (row.command.empty()) row.command = k->second.command;
                     row.cgroup = k->second.cgroup;
                     // Its creation as its live rows gave it (the walk's, to
-                    // the ns where it reads start_boottime), where the end's
-                    // is only its start tick's (taskstats): one process, one
-                    // creation instant.
+                    // the ns where it reads start_boottime): one process, one
+                    // creation instant. The end's is eBPF's exact one, or
+                    // (taskstats) a start tick estimated from a record, never
+                    // earlier than the truth: that of its last thread, when
+                    // its leader's record came in an earlier interval. An
+                    // estimate no later than the walk that listed the pid is
+                    // the process that walk saw (another process could take
+                    // the pid only after it), and so is one within a tick of
+                    // its creation.
                     const auto apart = row.creation - k->second.creation;
-                    if (apart >= -tick_ && apart <= tick_) row.creation = k->second.creation;
+                    if ((apart >= -tick_ && apart <= tick_) || (apart > tick_ && row.creation <= k->second.listed))
+                        row.creation = k->second.creation;
                 }
             } else if (const auto* p = s.find(r.pid)) {
                 row.threads = static_cast<std::uint32_t>(std::max(p->thread_count, 0));
@@ -337,6 +347,7 @@ private:
 
     live_options lo_;
     std::string proc_root_;
+    instant taken_{};  // when the walk of the frame being filled was taken
     /// One clock tick: how far a start tick's instant lies from the ns one.
     std::chrono::nanoseconds tick_{
         proctimes::clock_ticks_per_second() > 0 ? 1'000'000'000 / proctimes::clock_ticks_per_second() : 10'000'000};
