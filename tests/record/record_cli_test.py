@@ -124,22 +124,14 @@ def case_workload(program, child, work):
         # check at exit runs in a short process of its own (a clone of the
         # program, under its name), ended too.
         b = row(rep, "ptrecburn")
-        tsan = os.environ.get("PROCTIMES_SANITIZER") == "tsan"
-        # Known: under ThreadSanitizer (taskstats, a two-threaded burner) the
-        # ended row's estimated creation can lie ticks from the walk's, and
-        # the store then holds the burner twice, one of them ended.
-        if b["ended"] < 1 or (b["ended"] != b["processes"] and not tsan) or b["processes"] > 2:
+        if b["ended"] < 1 or b["ended"] != b["processes"] or b["processes"] > 2:
             raise Failure(f"the burner's end is not counted: {row(rep, 'ptrecburn')}")
         if rep["busy_ns"] <= 0 or not 0.5 <= rep["attributed_share"] <= 1.1:
             raise Failure(f"busy {rep['busy_ns']} attributed share {rep['attributed_share']}")
         if os.geteuid() == 0:
             short = row(rep, "ptrecshort")
             images = b["processes"]  # processes per child: 1, or 2 with the leak checker's
-            if tsan:
-                # The same known split as the burner's: every child listed.
-                if short["processes"] < 5:
-                    raise Failure(f"five short children expected: {short}")
-            elif short["processes"] != 5 * images or short["ended"] != 5 * images:
+            if short["processes"] != 5 * images or short["ended"] != 5 * images:
                 raise Failure(f"five short children expected: {short}")
             if abs(short["cpu_ns"] / 1e9 - truth_short) > max(0.05 * truth_short, 0.02):
                 raise Failure(f"the short children used {truth_short:.4f} s, the report says {short['cpu_ns'] / 1e9}")
