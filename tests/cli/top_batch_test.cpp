@@ -29,6 +29,7 @@
 
 #include "burn.hpp"
 #include "proctimes/ledger.hpp"
+#include "proctimes/snapshot.hpp"
 #include "run_cli.hpp"
 #include "top/live_feed.hpp"
 
@@ -653,4 +654,34 @@ TEST(TopLiveFeed, AnEndedRowCarriesTheNameTheProcessEndedWith) {
     EXPECT_TRUE(row->ended);
     EXPECT_EQ(row->name, "pt_new_name");
     EXPECT_EQ(row->exit_code, 4);
+}
+
+// With threads, the view reads every task through the eBPF walk where it can
+// be used: one pass, 1 ns totals for threads too; the /proc walk's copy of
+// idle threads would keep it on /proc at more than twice the cost.
+TEST(TopLiveFeed, ThreadsComeFromTheEbpfWalkWhereItCanBeUsed) {
+    if (const auto st = proctimes::bpf_snapshot_status(); !st.usable)
+        GTEST_SKIP() << "the eBPF walk cannot be used here: " << st.reason;
+    std::atomic<bool> stop{false};
+    std::thread worker([&] {
+        while (!stop) std::this_thread::sleep_for(1ms);
+    });
+    proctimes::cli::top::live_options lo;
+    lo.threads = true;
+    lo.pids = {::getpid()};
+    auto feed = proctimes::cli::top::open_live_feed(lo);
+    ASSERT_TRUE(feed) << feed.error().message();
+    for (int n = 0; n < 3; ++n) {
+        auto f = (*feed)->next(n == 0 ? 0ms : 50ms);
+        ASSERT_TRUE(f) << f.error().message();
+        ASSERT_EQ(f->rows.size(), 1u) << "frame " << f->number;
+        const auto& me = f->rows[0];
+        EXPECT_EQ(me.source, proctimes::cpu_source::bpf_task) << "frame " << f->number;
+        EXPECT_GE(me.thread_rows.size(), 2u) << "frame " << f->number;
+        for (const auto& t : me.thread_rows)
+            EXPECT_EQ(t.source, proctimes::cpu_source::bpf_task)
+                << "thread " << t.tid.value_or(0) << ", frame " << f->number;
+    }
+    stop = true;
+    worker.join();
 }

@@ -365,16 +365,26 @@ private:
 }  // namespace
 
 result<std::unique_ptr<frame_feed>> open_live_feed(const live_options& lo) {
-    // As `ps --interval` takes its snapshots: nanosecond totals for
-    // processes; threads of a process that did not run are copied from the
-    // previous frame, every thread read again at least every 10 s.
+    // As `ps --interval` takes its snapshots: the eBPF walk where it can be
+    // used (every task in one pass, 1 ns totals), else /proc with nanosecond
+    // totals for processes. With threads from /proc, those of a process that
+    // did not run are copied from the previous frame, every thread read again
+    // at least every 10 s: a third of a whole walk's cost, but still more
+    // than twice the eBPF walk's (docs/PERFORMANCE.md), and the copy keeps a
+    // snapshotter on /proc, so it is asked for only where eBPF is not used.
     snapshot_options so;
     so.threads = lo.threads;
     if (!lo.proc_root.empty()) so.proc_root = lo.proc_root;
     so.cpu = snapshot_cpu::precise_processes;
-    if (lo.threads) so.reuse_idle_threads_for = std::chrono::seconds{10};
     auto taker = snapshotter::open(so);
     if (!taker) return taker.error();
+    // The snapshotter holds the eBPF program where it loaded it, so asking
+    // loads nothing again.
+    if (lo.threads && (so.proc_root != "/proc" || !bpf_snapshot_status().usable)) {
+        so.reuse_idle_threads_for = std::chrono::seconds{10};
+        taker = snapshotter::open(so);
+        if (!taker) return taker.error();
+    }
     std::unique_ptr<frame_feed> feed = std::make_unique<live_feed>(lo, so.proc_root, std::move(*taker));
     return feed;
 }
