@@ -92,13 +92,21 @@ void ledger_sources::await_gone(const snapshot& before, const snapshot& after, n
     }
 }
 
-void ledger_sources::assign(const snapshot& before, const snapshot& after) {
+placed_ends place_ends(std::vector<ended_task>& pending, const snapshot& before, const snapshot& after,
+                       bool first_frame) {
     const nanoseconds tick = tick_length();
     const nanoseconds from = before.since_boot, to = after.since_boot;
-    frame_.clear();
-    earlier_.clear();
+    placed_ends out;
     std::vector<ended_task> keep;
-    for (auto& e : pending_) {
+    for (auto& e : pending) {
+        // Begun after the second walk was stamped, so not listed by it: it
+        // ran after the interval, and its end came while the frame waited
+        // for late ends (up to gone_wait, the whole of it when an end was
+        // lost). The next frame's, where all its CPU was used.
+        if (start_of(e) > to && !listed(after, e, tick)) {
+            keep.push_back(e);
+            continue;
+        }
         if (e.process_ended && process_of(e) != 0) {
             // Still listed by the second walk (it ended after the walk passed
             // it): the next frame's, where `after` is its reading.
@@ -111,7 +119,7 @@ void ledger_sources::assign(const snapshot& before, const snapshot& after) {
             // came too late for that frame). Listed here with nothing used in
             // this interval; before the first frame, not at all.
             if (!listed(before, e, tick) && start_of(e) < from) {
-                if (first_frame_) continue;
+                if (first_frame) continue;
                 ended_process p;
                 p.pid = process_of(e);
                 p.parent_pid = e.parent_pid;
@@ -126,7 +134,7 @@ void ledger_sources::assign(const snapshot& before, const snapshot& after) {
                 p.exit = e.exit;
                 p.creation = e.creation;
                 p.exact = e.exact || e.whole_process;
-                earlier_.push_back(p);
+                out.earlier.push_back(p);
                 continue;
             }
         }
@@ -136,9 +144,16 @@ void ledger_sources::assign(const snapshot& before, const snapshot& after) {
             std::clamp(e.received_since_boot, from + nanoseconds{1}, std::max(to, from + nanoseconds{1}));
         e.elapsed += at - e.received_since_boot;
         e.received_since_boot = at;
-        frame_.push_back(e);
+        out.frame.push_back(e);
     }
-    pending_ = std::move(keep);
+    pending = std::move(keep);
+    return out;
+}
+
+void ledger_sources::assign(const snapshot& before, const snapshot& after) {
+    auto placed = place_ends(pending_, before, after, first_frame_);
+    frame_ = std::move(placed.frame);
+    earlier_ = std::move(placed.earlier);
     first_frame_ = false;
 }
 

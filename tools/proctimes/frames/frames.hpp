@@ -33,6 +33,20 @@ interval_values used_of(const cpu_delta& d, std::chrono::nanoseconds interval);
 std::vector<task_record> build_records(const snapshot& s, const snapshot_delta* delta, bool threads,
                                        std::optional<user_id> only_uid, user_names& users);
 
+/// The ends of one frame, as ledger_sources places them.
+struct placed_ends {
+    std::vector<ended_task> frame;       ///< this frame's, their arrival moved inside the interval
+    std::vector<ended_process> earlier;  ///< ended_earlier(): ends that came too late for their frame
+};
+
+/// Places the ends read so far (`pending`) between the frame of the interval
+/// from `before` to `after` and the next ones, by what the two walks saw of
+/// each process (docs/CLI.md, "The ledger"); `pending` keeps the ends of
+/// later frames: of a process `after` still lists, or begun after `after`
+/// was taken. `first_frame`: no frame was written before this one.
+placed_ends place_ends(std::vector<ended_task>& pending, const snapshot& before, const snapshot& after,
+                       bool first_frame);
+
 /// What --interval keeps between frames to account for every CPU-second: the
 /// exit stream (where permitted) and the /proc/stat reading of the last frame.
 class ledger_sources {
