@@ -35,9 +35,15 @@ void account(const life& l, const snapshot& before, const snapshot_process* seen
         rec_k += r->kernel;
         rec_u += r->user;
     }
+    // eBPF's end of a process carries the whole process's final totals (its
+    // signal_struct's, every thread included, 1 ns): exact, where its
+    // threads' records alone miss the threads that ended in earlier
+    // intervals.
+    const bool totals =
+        l.end->exact && l.end->process_ended && (l.end->process_kernel + l.end->process_user) > nanoseconds{0};
     if (!seen) {
-        out.kernel = out.final_kernel = rec_k;
-        out.user = out.final_user = rec_u;
+        out.kernel = out.final_kernel = totals ? l.end->process_kernel : rec_k;
+        out.user = out.final_user = totals ? l.end->process_user : rec_u;
         return;
     }
     out.seen_before = true;
@@ -61,6 +67,12 @@ void account(const life& l, const snapshot& before, const snapshot_process* seen
             out.kernel += k;
             out.user += used - k;
         }
+    } else if (totals) {
+        const nanoseconds used =
+            clamp0(l.end->process_kernel + l.end->process_user - seen->times.kernel - seen->times.user);
+        const nanoseconds k = std::min(clamp0(l.end->process_kernel - seen->times.kernel), used);
+        out.kernel = k;
+        out.user = used - k;
     } else if (l.end->whole_process && l.records.size() == 1) {
         const nanoseconds used = clamp0(l.end->cpu() - seen->times.kernel - seen->times.user);
         const nanoseconds k = std::min(clamp0(l.end->kernel - seen->times.kernel), used);

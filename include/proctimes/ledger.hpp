@@ -284,9 +284,11 @@ struct PROCTIMES_API ended_process {
     /// The command line of its last exec, from its end record
     /// (ended_task::command_line): empty unless the eBPF exit stream saw it exec.
     std::optional<std::string> command_line;
-    /// The values are exact (1 ns totals). False only for a multi-threaded
-    /// process that `before` saw without its threads: then kernel/user are a
-    /// lower bound (its threads' records minus what `before` read).
+    /// The values are exact (1 ns totals): eBPF's end of a process carries
+    /// the whole process's totals (ended_task::process_kernel). False only
+    /// for a multi-threaded process that `before` saw without its threads,
+    /// ended through taskstats: then kernel/user are a lower bound (its
+    /// threads' records minus what `before` read).
     bool exact = true;
 
     [[nodiscard]] std::chrono::nanoseconds cpu() const noexcept { return kernel + user; }

@@ -202,3 +202,43 @@ TEST(LedgerChildren, NeverNegativeAndUnknownWhereTheSourceHasNoChildrenTimes) {
     EXPECT_EQ(given->reaped_children, 5ms);
     expect_closes(*given);
 }
+
+// eBPF's end of a process carries the whole process's totals: a process of
+// three threads that `before` saw without its threads (at 100 ms), one of
+// whose threads ended in an earlier interval (its 40 ms inside `before`'s
+// reading, its record in that interval's frame), used final - 100 ms in the
+// interval, exactly; from its threads' records alone only a lower bound.
+TEST(LedgerChildren, AnEndedProcessFromEbpfCountsItsWholeProcessTotals) {
+    const snapshot b = snap(100s, {proc(10, 1, 1000, 2s, 0s, 0s), proc(30, 10, 5000, 100ms, 0s, 0s)});
+    const snapshot a = snap(101s, {proc(10, 1, 1000, 2s, 0s, 250ms)});
+    ended_task worker = record(30, 10, 70ms, 100s + 400ms, 50s);
+    worker.tid = 31;
+    worker.process_ended = worker.whole_process = false;
+    worker.exact = true;
+    ended_task leader = record(30, 10, 40ms, 100s + 500ms, 50s);
+    leader.exact = true;
+    leader.whole_process = false;
+    leader.process_kernel = 30ms;
+    leader.process_user = 220ms;  // 40 (the thread of the earlier interval) + 70 + 40 + 100 before it
+    const std::vector<ended_task> exits{worker, leader};
+    auto l = compute_ledger(b, a, exits, stat_at(100s, 0s), stat_at(101s, 300ms), children_from_snapshots);
+    ASSERT_TRUE(l) << l.error().message();
+    ASSERT_EQ(l->processes.size(), 1u);
+    const auto& e = l->processes[0];
+    EXPECT_TRUE(e.exact);
+    EXPECT_EQ(e.cpu(), 150ms);
+    EXPECT_EQ(e.kernel, 30ms);
+    EXPECT_EQ(e.final_kernel + e.final_user, 250ms);
+    // Its parent's children grew by its final 250 ms: counted once.
+    EXPECT_EQ(l->reaped_children, 0ms);
+    expect_closes(*l);
+
+    // Not seen by `before`: its whole totals.
+    const snapshot b2 = snap(100s, {proc(10, 1, 1000, 2s, 0s, 0s)});
+    leader.process_user = 180ms;
+    const std::vector<ended_task> exits2{worker, leader};
+    auto l2 = compute_ledger(b2, a, exits2, stat_at(100s, 0s), stat_at(101s, 300ms), children_from_snapshots);
+    ASSERT_TRUE(l2);
+    ASSERT_EQ(l2->processes.size(), 1u);
+    EXPECT_EQ(l2->processes[0].cpu(), 210ms);
+}
