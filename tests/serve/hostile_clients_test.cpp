@@ -86,10 +86,14 @@ TEST(ServeHostileClients, KeepsAnsweringWithBoundedResources) {
         GTEST_SKIP() << "needs 1,200 descriptors for 1,000 connections; the hard limit is " << rl.rlim_cur;
 
     const std::string dir = temp_dir("hostile");
-    const int port = free_port();
-    program serve({serve_bin(PROCTIMES_BIN), "serve", "--listen", "127.0.0.1:" + std::to_string(port), "--http-threads",
-                   "4", "--connection-deadline", "5", "--no-exit-records"},
+    program serve({serve_bin(PROCTIMES_BIN), "serve", "--listen", "127.0.0.1:0", "--port-file", dir + "/port",
+                   "--http-threads", "4", "--connection-deadline", "5", "--no-exit-records"},
                   dir + "/serve.log");
+    // Port 0: the kernel picks a free one (a port free a moment ago can be
+    // taken by another test before serve binds it).
+    const std::string port_text = wait_for_file(dir + "/port", 20s);
+    ASSERT_FALSE(port_text.empty()) << "serve did not start: " << read_text(dir + "/serve.log");
+    const int port = std::stoi(port_text);
     // The scraper comes from an address of its own, as Prometheus would: the
     // flood below comes from 127.0.0.1 and meets its per-address limit.
     const auto scrape = [port] { return http_get(port, "/metrics", 20s, "127.0.0.2"); };
@@ -212,10 +216,14 @@ TEST(ServeHostileClients, ScrapesAreAnsweredDuringAConnectionFloodFromTheirAddre
         GTEST_SKIP() << "needs 2,300 descriptors for 2,000 connections; the hard limit is " << rl.rlim_cur;
 
     const std::string dir = temp_dir("flood");
-    const int port = free_port();
-    program serve({serve_bin(PROCTIMES_BIN), "serve", "--listen", "127.0.0.1:" + std::to_string(port),
+    program serve({serve_bin(PROCTIMES_BIN), "serve", "--listen", "127.0.0.1:0", "--port-file", dir + "/port",
                    "--connection-deadline", "2", "--no-exit-records"},
                   dir + "/serve.log");
+    // Port 0: the kernel picks a free one (a port free a moment ago can be
+    // taken by another test before serve binds it).
+    const std::string port_text = wait_for_file(dir + "/port", 20s);
+    ASSERT_FALSE(port_text.empty()) << "serve did not start: " << read_text(dir + "/serve.log");
+    const int port = std::stoi(port_text);
     const auto scrape = [port] { return http_get(port, "/metrics", 3s, "127.0.0.1"); };
     int first = 0;
     for (int i = 0; i < 50 && first == 0; ++i) {
@@ -300,10 +308,14 @@ TEST(ServeHostileClients, ScrapesAreAnsweredDuringAConnectionFloodFromTheirAddre
 // other can be), so it is answered.
 TEST(ServeHostileClients, ScrapesAreAnsweredPastSlowHeadsFromTheirAddress) {
     const std::string dir = temp_dir("slowheads");
-    const int port = free_port();
-    program serve(
-        {serve_bin(PROCTIMES_BIN), "serve", "--listen", "127.0.0.1:" + std::to_string(port), "--no-exit-records"},
-        dir + "/serve.log");
+    program serve({serve_bin(PROCTIMES_BIN), "serve", "--listen", "127.0.0.1:0", "--port-file", dir + "/port",
+                   "--no-exit-records"},
+                  dir + "/serve.log");
+    // Port 0: the kernel picks a free one (a port free a moment ago can be
+    // taken by another test before serve binds it).
+    const std::string port_text = wait_for_file(dir + "/port", 20s);
+    ASSERT_FALSE(port_text.empty()) << "serve did not start: " << read_text(dir + "/serve.log");
+    const int port = std::stoi(port_text);
     const auto scrape = [port] { return http_get(port, "/metrics", 3s, "127.0.0.1"); };
     int first = 0;
     for (int i = 0; i < 50 && first == 0; ++i) {
