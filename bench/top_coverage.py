@@ -15,9 +15,11 @@ Running together, each at a 1 s interval:
                     the sample, the exited ones atop reads from process
                     accounting (state E) included
 
-For each frame, coverage = CPU shown / the machine's busy CPU over the same
-interval: user + nice + system + irq + softirq + steal of /proc/stat, which
-this script samples every 10 ms. A proctimes frame's interval is the
+For each frame, coverage = CPU shown / the CPU processes used over the same
+interval: user + nice + system of /proc/stat, which this script samples
+every 10 ms (the rest of the busy CPU, irq, softirq and steal, is time no
+process ran in: no viewer can show it on a row; proctimes shows it on its
+ledger line, and the peers on their header lines). A proctimes frame's interval is the
 `interval_ns` before its `taken_time`; a peer's, the time between the
 arrival of its frame and of the one before (their output carries only whole
 seconds). The first frame of top and of atop (since their start, since boot)
@@ -28,8 +30,9 @@ ended rows) of interval_kernel_ns + interval_user_ns +
 interval_children_kernel_ns + interval_children_user_ns, the children
 columns holding the CPU of the children a process reaped in the interval
 that no row shows (the ledger's counted part: the script checks that they
-add up to its reaped_children_ns). The frame's own ledger busy_ns, read
-from /proc/stat for the same interval exactly, is the second denominator.
+add up to its reaped_children_ns). The frame's own ledger busy_ns less its
+irq_ns, softirq_ns and steal_ns, read from /proc/stat for the same interval
+exactly, is the second denominator ("the ledger's busy CPU" below).
 
 Goals (issue 37), for proctimes as root >= 99 %, unprivileged >= 95 %:
   - every frame against its ledger's busy CPU, to within the resolution of
@@ -71,11 +74,14 @@ NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
 
 def stat_busy_ticks():
-    """user + nice + system + irq + softirq + steal of /proc/stat's cpu line, in ticks."""
+    """user + nice + system of /proc/stat's cpu line, in ticks: the busy CPU
+    processes used. irq, softirq and steal (time the hypervisor gave the
+    virtual CPUs to others) are busy time no process ran in: no viewer can
+    show it on a process's row (proctimes shows it on the ledger line)."""
     with open("/proc/stat") as f:
         v = [int(x) for x in f.readline().split()[1:]]
     v += [0] * (10 - len(v))
-    return v[0] + v[1] + v[2] + v[5] + v[6] + v[7]
+    return v[0] + v[1] + v[2]
 
 
 class StatSampler:
@@ -208,7 +214,10 @@ class ProctimesMonitor(Monitor):
             ended += 1 if p.get("ended") else 0
         led = fr.get("ledger") or None
         f = {"t": t, "shown_ns": own + children, "own_ns": own, "children_ns": children, "ended_rows": ended,
-             "ledger_busy_ns": int(led.get("busy_ns") or 0) if led else None,
+             # The ledger's busy CPU less the time no process ran in (its
+             # irq, softirq and steal terms), as stat_busy_ticks counts it.
+             "ledger_busy_ns": (int(led.get("busy_ns") or 0) - int(led.get("irq_ns") or 0) -
+                                int(led.get("softirq_ns") or 0) - int(led.get("steal_ns") or 0)) if led else None,
              "ledger_live_ended_ns": (int(led.get("live_ns") or 0) + int(led.get("ended_ns") or 0)) if led else None,
              "ledger_children_ns": int(led.get("reaped_children_ns") or 0) if led else None,
              "records_lost": int(led.get("records_lost_count") or 0) if led else 0,
