@@ -461,7 +461,7 @@ def main():
             m.frames = m.frames[1:]  # since the tool's start, or since boot
         rows.append(m)
     print()
-    print(f"{'':<17} {'':>6}  {'% of busy CPU (/proc/stat)':^25} {'whole':>6}  {'% of its ledger busy_ns':^25}")
+    print(f"{'':<17} {'':>6}  {'% of process CPU (/proc/stat)':^25} {'whole':>6}  {'% of its ledger (processes)':^25}")
     print(f"{'tool':<17} {'frames':>6}  {'min':>8} {'median':>8} {'max':>7} {'run %':>6}  "
           f"{'min':>8} {'median':>8} {'max':>7}  goal")
     for m in rows:
@@ -481,7 +481,7 @@ def main():
             goal = "(none)"
         print(f"{m.label:<17} {len(m.frames):>6}  {smin:>8} {smed:>8} {smax:>7} {whole:>6}  "
               f"{lmin:>8} {lmed:>8} {lmax:>7}  {goal}")
-    print(f"(CPU shown by a frame's rows / the machine's busy CPU over the frame; a proctimes frame meets its goal "
+    print(f"(CPU shown by a frame's rows / the CPU processes used over the frame (busy less irq, softirq, steal); a proctimes frame meets its goal "
           f"against its ledger to within one {1000 // HZ} ms tick per CPU, the resolution of /proc/stat)")
     print()
     for m in rows:
