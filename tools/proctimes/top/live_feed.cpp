@@ -380,7 +380,7 @@ result<std::unique_ptr<frame_feed>> open_live_feed(const live_options& lo) {
     if (!taker) return taker.error();
     // The snapshotter holds the eBPF program where it loaded it, so asking
     // loads nothing again.
-    if (lo.threads && (so.proc_root != "/proc" || !bpf_snapshot_status().usable)) {
+    if (lo.threads && (!is_live_proc_root(so.proc_root) || !bpf_snapshot_status().usable)) {
         so.reuse_idle_threads_for = std::chrono::seconds{10};
         taker = snapshotter::open(so);
         if (!taker) return taker.error();
