@@ -167,7 +167,8 @@ private:
 
     // The row's resources: read again when the process ran or is new, else
     // the last read (nothing of it moved: no I/O, no switches in the interval).
-    void add_resources(const snapshot_process& p, bool ran, top_row& row) {
+    // `taken`: when the walk that listed it was taken.
+    void add_resources(const snapshot_process& p, instant taken, bool ran, top_row& row) {
         auto [it, fresh] = kept_.try_emplace(p.pid());
         kept_process& k = it->second;
         if (!fresh && k.start_ticks != p.identity.start_ticks) {
@@ -177,7 +178,7 @@ private:
         k.start_ticks = p.identity.start_ticks;
         k.seen = number_;
         k.creation = p.times.creation;
-        k.listed = taken_;
+        k.listed = taken;
         // A new name is a new program (an exec, most often: the command line
         // read between fork and exec was the parent's): read it again.
         if (k.command_read && p.name.str() != k.name) k.command_read = false;
@@ -221,7 +222,6 @@ private:
 
     void fill(top_frame& f, const snapshot& s, std::vector<task_record>& records, const cpu_ledger* l) {
         f.taken = s.taken;
-        taken_ = s.taken;
         f.uptime = s.since_boot;
         f.cpus = l ? static_cast<unsigned>(std::max(l->cpus, 1)) : std::max(1U, std::thread::hardware_concurrency());
         f.exit_stream = sources_.source() == ps_ended_source::exit_stream;
@@ -297,14 +297,14 @@ private:
                     // the pid only after it), and so is one within a tick of
                     // its creation.
                     const auto apart = row.creation - k->second.creation;
-                    if ((apart >= -tick_ && apart <= tick_) || (apart > tick_ && row.creation <= k->second.listed))
+                    if (apart >= -tick_ && (apart <= tick_ || row.creation <= k->second.listed))
                         row.creation = k->second.creation;
                 }
             } else if (const auto* p = s.find(r.pid)) {
                 row.threads = static_cast<std::uint32_t>(std::max(p->thread_count, 0));
                 const bool ran = !r.used || r.used->kernel.count() + r.used->user.count() > 0 ||
                                  r.used->basis != interval_basis::both;
-                add_resources(*p, ran, row);
+                add_resources(*p, s.taken, ran, row);
             }
             f.rows.push_back(std::move(row));
         }
@@ -347,7 +347,6 @@ private:
 
     live_options lo_;
     std::string proc_root_;
-    instant taken_{};  // when the walk of the frame being filled was taken
     /// One clock tick: how far a start tick's instant lies from the ns one.
     std::chrono::nanoseconds tick_{
         proctimes::clock_ticks_per_second() > 0 ? 1'000'000'000 / proctimes::clock_ticks_per_second() : 10'000'000};
