@@ -69,8 +69,8 @@ struct bpf_tree_recorder::impl {
     const tree_options* options = nullptr;
     std::vector<member> members;  // by index in tree->processes
     std::unordered_map<std::pair<pid_t, std::uint64_t>, std::size_t, key_hash> by_key;
-    std::unordered_map<pid_t, std::size_t> live;  // the member each pid names until it is reaped
-    std::vector<pid_t> orphans;                   // ended as this process's children: to reap
+    std::unordered_map<pid_t, std::size_t> live;         // the member each pid names until it is reaped
+    std::vector<std::pair<pid_t, std::size_t>> orphans;  // ended as this process's children: to reap (pid, member)
     nanoseconds orphans_rusage{};
     bool failed = false;  // out of memory in a callback
 
@@ -220,7 +220,7 @@ struct bpf_tree_recorder::impl {
                     p.status = parse::decode_wait_status(h.exit_code);
                 }
                 // An orphan of the tree, now this process's child: reaped here.
-                if (static_cast<pid_t>(h.ppid) == self && p.pid != command_pid) orphans.push_back(p.pid);
+                if (static_cast<pid_t>(h.ppid) == self && p.pid != command_pid) orphans.emplace_back(p.pid, i);
                 return;
             }
             case PT_TREE_FREE: {
@@ -260,10 +260,17 @@ struct bpf_tree_recorder::impl {
 
     // Orphans that ended: reaped (they are zombies, or about to be, once
     // their exit event has come), their rusage summed as a parent's wait would.
+    // Before the reap, the zombie's final values are read for one whose free
+    // event has not come: the kernel does not run the free tracepoint for
+    // every task (docs/BPF.md, "Losses"), and once reaped here nothing else
+    // holds them. A free event that comes after still gives the exact values.
     void reap_orphans() noexcept {
-        for (pid_t pid : orphans) {
+        for (const auto& [pid, i] : orphans) {
             siginfo_t si{};
             rusage ru{};
+            if (!members[i].free_seen && waitid_retrying(P_PID, pid, si, WEXITED | WNOWAIT, nullptr) == 0 &&
+                si.si_pid == pid)
+                read_zombie(i);
             if (waitid_retrying(P_PID, pid, si, WEXITED, &ru) == 0 && si.si_pid == pid)
                 orphans_rusage += to_ns(ru.ru_utime) + to_ns(ru.ru_stime);
         }
