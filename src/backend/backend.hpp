@@ -48,6 +48,7 @@
 #include <span>
 #include <string>
 #include <system_error>
+#include <type_traits>
 #include <vector>
 
 #include "exit/lifecycle.hpp"
@@ -232,7 +233,7 @@ result<std::vector<pid_t>> core_thread_ids(const task_core& c);
 /// its own: a call costs one indirect call, and no allocation. Linux:
 /// src/linux/exit/monitor.cpp (the exit monitor, taskstats and the eBPF exit
 /// stream); Windows (src/windows/exit.cpp) and the stub (src/stub/exit.cpp)
-/// watch nothing and have no listener.
+/// watch nothing and have no listener (no_exit_records).
 class exit_backend {
 public:
     exit_backend(const exit_backend&) = delete;
@@ -272,6 +273,30 @@ protected:
     exit_backend() = default;
     ~exit_backend() = default;
 };
+
+/// The exit records of a backend that has none (Windows, the stub): it
+/// watches no task's exit, hands no records and has no listener for task
+/// ends (errc::not_supported). Such a backend's platform_exit_backend()
+/// returns instance().
+class no_exit_records final : public exit_backend {
+public:
+    constexpr no_exit_records() noexcept = default;
+    /// The one instance: constant-initialised and never destroyed, so that
+    /// handles closed while the process exits can still use it.
+    static no_exit_records& instance() noexcept {
+        static constinit no_exit_records one;
+        return one;
+    }
+    void watch(const task_core_ptr&) noexcept override {}
+    void unwatch(const task_core_ptr&, bool) noexcept override {}
+    void deliver() noexcept override {}
+    void await(task_core&) noexcept override {}
+    result<exit_stream_source> records_source() noexcept override { return make_error_code(errc::not_supported); }
+    result<std::unique_ptr<exit_stream::impl>> open_stream(exit_stream_source) noexcept override {
+        return make_error_code(errc::not_supported);
+    }
+};
+static_assert(std::is_trivially_destructible_v<no_exit_records>);
 
 /// The backend's exit records (exit_backend), one instance for the life of
 /// the process.

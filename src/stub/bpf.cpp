@@ -7,9 +7,7 @@
 namespace proctimes::inline v1 {
 
 bpf_source_status bpf_snapshot_status() noexcept {
-    bpf_source_status st;
-    st.reason = "no eBPF on this platform";
-    return st;
+    return {.reason = "no eBPF on this platform", .load_time = {}, .program = {}};
 }
 
 }  // namespace proctimes::inline v1

@@ -6,9 +6,7 @@
 namespace proctimes::inline v1 {
 
 bpf_source_status bpf_snapshot_status() noexcept {
-    bpf_source_status st;
-    st.reason = "no eBPF on Windows";
-    return st;
+    return {.reason = "no eBPF on Windows", .load_time = {}, .program = {}};
 }
 
 }  // namespace proctimes::inline v1
