@@ -309,30 +309,30 @@ def case_replay(program, child, work):
     try:
         top = tmux_test.Top(pane, program, ["--replay", "--store", store])
         title = lambda s: s.split("\n")[0]
-        s = pane.wait_for(lambda s: "REPLAY" in title(s) and "[paused]" in title(s), "REPLAY, paused", 5)
+        s = pane.wait_for(lambda s: "REPLAY" in title(s) and "[paused]" in title(s), "REPLAY, paused", 10)
         first = title(s)
         # The first interval's time, with its date.
         want = frames["first"][:10]
         if want not in first:
             raise Failure(f"the first interval ({frames['first']}) is not in the header: {first}")
         pane.keys("]")
-        second = title(pane.wait_for(lambda s: title(s) != first, "] to move", 3))
+        second = title(pane.wait_for(lambda s: title(s) != first, "] to move", 10))
         pane.keys("Right")
-        third = title(pane.wait_for(lambda s: title(s) not in (first, second), "Right to move", 3))
+        third = title(pane.wait_for(lambda s: title(s) not in (first, second), "Right to move", 10))
         pane.keys("[")
-        pane.wait_for(lambda s: title(s) == second, "[ to go back", 3)
+        pane.wait_for(lambda s: title(s) == second, "[ to go back", 10)
         pane.keys("Left")
-        pane.wait_for(lambda s: title(s) == first, "Left to go back", 3)
+        pane.wait_for(lambda s: title(s) == first, "Left to go back", 10)
         pane.keys("[")
-        pane.wait_for(lambda s: "first recorded interval" in s and title(s) == first, "the first interval said", 3)
+        pane.wait_for(lambda s: "first recorded interval" in s and title(s) == first, "the first interval said", 10)
         pane.keys("j")
         pane.type("now")
         pane.keys("Enter")
-        pane.wait_for(lambda s: title(s) not in (first, second), "j now to the last interval", 3)
+        pane.wait_for(lambda s: title(s) not in (first, second), "j now to the last interval", 10)
         pane.keys("j")
         pane.type("nonsense")
         pane.keys("Enter")
-        pane.wait_for(lambda s: "is not a time" in s, "a bad time said", 3)
+        pane.wait_for(lambda s: "is not a time" in s, "a bad time said", 10)
         if third == first:
             raise Failure("stepping did not move")
         pane.keys("q")

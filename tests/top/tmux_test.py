@@ -75,7 +75,9 @@ class Pane:
             if test(s):
                 return s
             if time.monotonic() > end:
-                raise Failure(f"waited {seconds} s for {what}; the screen:\n{s}")
+                # The wait is named after the screen too: a log's tail then says which one ran out.
+                raise Failure(f"waited {seconds} s for {what}; the screen:\n{s}\n"
+                              f"(the screen after {seconds} s of waiting for {what})")
             time.sleep(0.1)
 
     def close(self):
