@@ -9,6 +9,7 @@
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -38,19 +39,43 @@ namespace proctimes::inline v1::detail {
 
 using std::chrono::nanoseconds;
 
+namespace {
+
+// Runs of `prog` the kernel skipped to avoid recursion (bpf_prog_info, 5.12+).
+std::uint64_t recursion_misses(bpf_program* prog) noexcept {
+    bpf_prog_info info{};
+    std::uint32_t len = sizeof info;
+    if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) != 0) return 0;
+    return info.recursion_misses;
+}
+
+}  // namespace
+
 struct bpf_exit_stream::impl {
     bpf_exit_stream* owner = nullptr;
     proctimes_exits* skel = nullptr;
     ring_buffer* ring = nullptr;
     unique_fd stop;   // eventfd: written to stop the thread
-    unique_fd epoll;  // the ring's fd and `stop`
+    unique_fd kick;   // eventfd: written by settle() to have the ring read now
+    unique_fd epoll;  // the ring's fd, `stop` and `kick`
     callback cb;
     lost_callback on_lost;
     boot_anchor anchor{};
     std::int64_t tick = 10'000'000;
     std::thread thread;
-    std::atomic<std::uint64_t> swept{0};  // ends counted lost by sweep()
-    std::chrono::steady_clock::time_point last_sweep{};
+    std::atomic<std::uint64_t> swept{0};                 // ends counted lost by sweep()
+    std::chrono::steady_clock::time_point last_sweep{};  // the last look whether a walk is due
+    std::chrono::steady_clock::time_point last_walk{};   // the last sweep of the stamp map
+
+    // The counters when the last sweep left the stamp map empty (sweep_due()):
+    // while every exit since has had its free (exits less frees unchanged)
+    // and none went unstamped, no stamp can be in the map.
+    struct empty_mark {
+        std::uint64_t exits_less_frees = 0;
+        std::uint64_t unstamped = 0;
+        bool operator==(const empty_mark&) const = default;
+    };
+    std::optional<empty_mark> empty_since;
 
     // Command lines (start()'s command_lines): the last exec's argument area
     // of each live process that exec'd since the stream began, by (tgid,
@@ -247,96 +272,76 @@ struct bpf_exit_stream::impl {
         return !rec || rec->starttime == st.start_boottime / static_cast<std::uint64_t>(tick);
     }
 
-    // The exact loss count's last part. The free program does not run for
-    // every task whose exit ran: on kernel 6.18, a few ends per 10,000 in a
-    // fork/exit storm never reach it, and no kernel counter shows them
-    // (docs/BPF.md, "Losses"). Each such task leaves its stamp in the map. A
-    // stamp older than `grace` whose task is gone from /proc (released, so
-    // its free is due within an RCU grace period) is such a loss: it is
-    // deleted and counted. Should its free still come, the program finds its
-    // stamp gone on delete and takes the count back (found_after_sweep).
+    [[nodiscard]] empty_mark marks() const noexcept {
+        const auto* bss = skel->bss;
+        empty_mark m;
+        // Frees first: a free follows its exit, so the difference never wraps below.
+        const std::uint64_t frees = __atomic_load_n(&bss->free_runs, __ATOMIC_ACQUIRE);
+        m.exits_less_frees = __atomic_load_n(&bss->exit_runs, __ATOMIC_ACQUIRE) - frees;
+        m.unstamped = __atomic_load_n(&bss->unstamped, __ATOMIC_RELAXED) + recursion_misses(skel->progs.proctimes_exit);
+        return m;
+    }
+
+    // Whether the stamp map is to be swept now. A sweep reads all 131,072
+    // buckets (0.15 ms on the 2-core VM), once a second a tenth of `serve`'s
+    // cost on a quiet machine: skipped while the counters say the map is as
+    // empty as the last sweep left it, run at least every 5 s whatever they
+    // say (the free of a task that exited just before the programs were
+    // attached can hide one stamp from them).
+    [[nodiscard]] bool sweep_due(std::chrono::steady_clock::time_point now) const noexcept {
+        if (now - last_walk >= std::chrono::seconds{5}) return true;
+        return !empty_since || marks() != *empty_since;
+    }
+
+    // The exact loss count's last part (exit_stamps.hpp: sweep_exit_stamps).
     void sweep() {
-        constexpr auto grace = std::chrono::seconds{5};
-        const int fd = bpf_map__fd(skel->maps.proctimes_exit_stamp);
+        const empty_mark before = marks();
+        empty_since.reset();
         timespec ts{};
         ::clock_gettime(CLOCK_BOOTTIME, &ts);
         const auto now =
             static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
-        const auto old = static_cast<std::uint64_t>(std::chrono::nanoseconds{grace}.count());
-        std::uint64_t key = 0, next = 0;
-        std::uint64_t* prev = nullptr;
-        std::vector<std::pair<std::uint64_t, pt_exit_stamp>> gone;
-        std::vector<std::uint64_t> stale;
-        while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-            key = next;
-            prev = &key;
-            pt_exit_stamp st{};
-            if (bpf_map_lookup_elem(fd, &key, &st) != 0) continue;  // freed meanwhile
-            if (st.exit_boottime == 0) {                            // consumed, its delete failed: remove it, no loss
-                if (st.start_boottime + old <= now) stale.push_back(key);
-                continue;
-            }
-            if (st.exit_boottime + old > now || task_listed(st)) continue;
-            gone.emplace_back(key, st);
+        const auto listed = [this](const pt_exit_stamp& st) { return task_listed(st); };
+        const stamp_sweep done = sweep_exit_stamps(bpf_map__fd(skel->maps.proctimes_exit_stamp), now, listed);
+        for (const pt_exit_stamp& st : done.lost) {
+            swept.fetch_add(1, std::memory_order_relaxed);
+            report(st.tgid, st.pid, st.start_boottime);
         }
-        for (auto& [k, st] : gone)
-            if (bpf_map_delete_elem(fd, &k) == 0) {
-                swept.fetch_add(1, std::memory_order_relaxed);
-                report(st.tgid, st.pid, st.start_boottime);
-            }
-        for (std::uint64_t k : stale) (void)bpf_map_delete_elem(fd, &k);
-        if (command_lines) sweep_exec_lost();
-    }
-
-    // The marks of lost exec records whose process's end record was lost
-    // too: removed once the process has been gone from /proc at two sweeps
-    // in a row (its free, which takes the mark, runs within an RCU grace
-    // period of its release), so that the map keeps room for new ones.
-    void sweep_exec_lost() {
-        const int fd = bpf_map__fd(skel->maps.proctimes_exec_lost);
-        std::uint32_t key = 0, next = 0;
-        std::uint32_t* prev = nullptr;
-        std::vector<std::pair<std::uint32_t, std::uint64_t>> gone;
-        while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-            key = next;
-            prev = &key;
-            std::uint64_t start = 0;
-            if (bpf_map_lookup_elem(fd, &key, &start) != 0) continue;
-            pt_exit_stamp st{};
-            st.tgid = key;
-            st.pid = key;
-            st.start_boottime = start;
-            if (!task_listed(st)) gone.emplace_back(key, start);
-        }
-        for (const auto& g : gone)
-            if (std::binary_search(exec_lost_gone.begin(), exec_lost_gone.end(), g))
-                (void)bpf_map_delete_elem(fd, &g.first);
-        std::sort(gone.begin(), gone.end());
-        exec_lost_gone = std::move(gone);
+        if (command_lines) sweep_exec_marks(bpf_map__fd(skel->maps.proctimes_exec_lost), exec_lost_gone, listed);
+        if (done.left_empty && marks() == before) empty_since = before;
     }
 
     void run() {
-        epoll_event ev[2];
+        epoll_event ev[3];
         while (true) {
             if (const auto t = std::chrono::steady_clock::now(); t - last_sweep >= std::chrono::seconds{1}) {
                 last_sweep = t;
-                try {
-                    sweep();
-                } catch (...) {  // out of memory: next time
-                    count_exit_failure(exit_failure::bpf_sweep);
+                if (sweep_due(t)) {
+                    last_walk = t;
+                    try {
+                        sweep();
+                    } catch (...) {  // out of memory: next time
+                        count_exit_failure(exit_failure::bpf_sweep);
+                    }
                 }
             }
             // The kernel skips a wake-up when the reader looks busy; a
-            // periodic look makes sure no record waits longer than this.
-            const int n = ::epoll_wait(epoll.get(), ev, 2, 200);
+            // periodic look makes sure no record waits longer than this, and
+            // settle() kicks the thread when it waits for records.
+            const int n = ::epoll_wait(epoll.get(), ev, 3, 1000);
             if (n < 0 && errno == EINTR) continue;
             if (n < 0) return;
             ring_buffer__consume(ring);
-            for (int i = 0; i < n; ++i)
+            for (int i = 0; i < n; ++i) {
                 if (ev[i].data.fd == stop.get()) {
                     ring_buffer__consume(ring);
                     return;
                 }
+                if (ev[i].data.fd == kick.get()) {
+                    std::uint64_t k;
+                    (void)!::read(kick.get(), &k, sizeof k);
+                }
+            }
         }
     }
 };
@@ -387,13 +392,16 @@ result<std::unique_ptr<bpf_exit_stream>> bpf_exit_stream::start(callback cb, los
         if (ring_buffer__add(m.ring, bpf_map__fd(m.skel->maps.proctimes_lost_ring), &impl::on_lost_sample, &m) != 0)
             return errno_code(errno);
         m.stop.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+        m.kick.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
         m.epoll.reset(::epoll_create1(EPOLL_CLOEXEC));
-        if (!m.stop || !m.epoll) return errno_code(errno);
+        if (!m.stop || !m.kick || !m.epoll) return errno_code(errno);
         epoll_event ev{};
         ev.events = EPOLLIN;
         ev.data.fd = ring_buffer__epoll_fd(m.ring);
         if (::epoll_ctl(m.epoll.get(), EPOLL_CTL_ADD, ev.data.fd, &ev) != 0) return errno_code(errno);
         ev.data.fd = m.stop.get();
+        if (::epoll_ctl(m.epoll.get(), EPOLL_CTL_ADD, ev.data.fd, &ev) != 0) return errno_code(errno);
+        ev.data.fd = m.kick.get();
         if (::epoll_ctl(m.epoll.get(), EPOLL_CTL_ADD, ev.data.fd, &ev) != 0) return errno_code(errno);
         m.thread = std::thread([&m] { m.run(); });
         return s;
@@ -403,18 +411,6 @@ result<std::unique_ptr<bpf_exit_stream>> bpf_exit_stream::start(callback cb, los
 }
 
 bpf_exit_stream::~bpf_exit_stream() = default;
-
-namespace {
-
-// Runs of `prog` the kernel skipped to avoid recursion (bpf_prog_info, 5.12+).
-std::uint64_t recursion_misses(bpf_program* prog) noexcept {
-    bpf_prog_info info{};
-    std::uint32_t len = sizeof info;
-    if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) != 0) return 0;
-    return info.recursion_misses;
-}
-
-}  // namespace
 
 std::uint64_t bpf_exit_stream::dropped() const noexcept {
     const auto* bss = impl_->skel->bss;
@@ -489,6 +485,9 @@ bool bpf_exit_stream::settle(nanoseconds from, nanoseconds to, std::chrono::stea
                                    __atomic_load_n(&bss->dropped, __ATOMIC_ACQUIRE);
         if (done >= runs) return true;
         if (std::chrono::steady_clock::now() >= deadline) return false;
+        // Should the kernel have skipped the wake-up, the thread reads the ring now.
+        const std::uint64_t one = 1;
+        (void)!::write(m.kick.get(), &one, sizeof one);
         pause();
     }
 }

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "linux/bpf/exit_stamps.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <bpf/bpf.h>
@@ -48,6 +50,60 @@ bool exit_stamp_pending(int map_fd, const exit_stamp_key& s) {
     pt_exit_stamp st{};
     std::uint64_t key = s.key;
     return bpf_map_lookup_elem(map_fd, &key, &st) == 0 && st.exit_boottime == s.exit_boottime;
+}
+
+stamp_sweep sweep_exit_stamps(int map_fd, std::uint64_t now, const std::function<bool(const pt_exit_stamp&)>& listed) {
+    constexpr std::uint64_t grace = 5'000'000'000;
+    stamp_sweep out;
+    std::uint64_t key = 0, next = 0;
+    std::uint64_t* prev = nullptr;
+    std::vector<std::pair<std::uint64_t, pt_exit_stamp>> gone;
+    std::vector<std::uint64_t> stale;
+    std::size_t kept = 0;  // stamps left in the map (a key seen twice, after a restart, counts twice)
+    while (bpf_map_get_next_key(map_fd, prev, &next) == 0) {
+        key = next;
+        prev = &key;
+        ++kept;
+        pt_exit_stamp st{};
+        if (bpf_map_lookup_elem(map_fd, &key, &st) != 0) continue;  // freed meanwhile
+        if (st.exit_boottime == 0) {                                // consumed, its delete failed: no loss
+            if (st.start_boottime + grace <= now) stale.push_back(key);
+            continue;
+        }
+        if (st.exit_boottime + grace > now || listed(st)) continue;
+        gone.emplace_back(key, st);
+    }
+    for (auto& [k, st] : gone)
+        if (bpf_map_delete_elem(map_fd, &k) == 0) {
+            --kept;
+            out.lost.push_back(st);
+        }
+    for (std::uint64_t k : stale)
+        if (bpf_map_delete_elem(map_fd, &k) == 0) --kept;
+    out.left_empty = kept == 0;
+    return out;
+}
+
+void sweep_exec_marks(int map_fd, std::vector<std::pair<std::uint32_t, std::uint64_t>>& gone_before,
+                      const std::function<bool(const pt_exit_stamp&)>& listed) {
+    std::uint32_t key = 0, next = 0;
+    std::uint32_t* prev = nullptr;
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> gone;
+    while (bpf_map_get_next_key(map_fd, prev, &next) == 0) {
+        key = next;
+        prev = &key;
+        std::uint64_t start = 0;
+        if (bpf_map_lookup_elem(map_fd, &key, &start) != 0) continue;
+        pt_exit_stamp st{};
+        st.tgid = key;
+        st.pid = key;
+        st.start_boottime = start;
+        if (!listed(st)) gone.emplace_back(key, start);
+    }
+    for (const auto& g : gone)
+        if (std::binary_search(gone_before.begin(), gone_before.end(), g)) (void)bpf_map_delete_elem(map_fd, &g.first);
+    std::sort(gone.begin(), gone.end());
+    gone_before = std::move(gone);
 }
 
 }  // namespace proctimes::inline v1::detail

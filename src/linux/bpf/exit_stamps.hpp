@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "parse/bpf_record_layout.h"
@@ -31,5 +32,32 @@ bool any_exit_stamp(int map_fd, const std::function<bool(const pt_exit_stamp&)>&
 /// stamp of the same exit instant (a task freed and a new one stamped at the
 /// same address meanwhile is another stamp). One lookup.
 bool exit_stamp_pending(int map_fd, const exit_stamp_key& s);
+
+/// What a sweep of the stamp map did: the stamps it counted lost and
+/// deleted, and whether it left the map empty.
+struct stamp_sweep {
+    std::vector<pt_exit_stamp> lost;
+    bool left_empty = false;
+};
+
+/// The exact loss count's last part. The free program does not run for
+/// every task whose exit ran: on kernel 6.18, a few ends per 10,000 in a
+/// fork/exit storm never reach it, and no kernel counter shows them
+/// (docs/BPF.md, "Losses"). Each such task leaves its stamp in the map. A
+/// stamp 5 s old at `now` (CLOCK_BOOTTIME, ns) whose task `listed` says is
+/// gone from /proc (released, so its free is due within an RCU grace
+/// period) is such a loss: it is deleted and returned. Should its free still
+/// come, the program finds its stamp gone on delete and takes the count back
+/// (found_after_sweep). Stamps consumed 5 s ago whose delete failed (the map
+/// was busy) are deleted too, as no loss.
+stamp_sweep sweep_exit_stamps(int map_fd, std::uint64_t now, const std::function<bool(const pt_exit_stamp&)>& listed);
+
+/// Deletes the marks of lost exec records (map `map_fd`: tgid → start)
+/// whose process's end record was lost too: those whose process is gone from
+/// /proc at this sweep and was at the one before (`gone_before`, updated; its
+/// free, which takes the mark, runs within an RCU grace period of its
+/// release), so that the map keeps room for new ones.
+void sweep_exec_marks(int map_fd, std::vector<std::pair<std::uint32_t, std::uint64_t>>& gone_before,
+                      const std::function<bool(const pt_exit_stamp&)>& listed);
 
 }  // namespace proctimes::inline v1::detail

@@ -64,7 +64,7 @@ status collector::read_interval(std::optional<system_cpu_times>& stat) {
     // Records up to this snapshot belong to the interval it closes.
     std::vector<ended_task> exits = exits_->take_until(cur_.since_boot);
     // Records dated before the previous snapshot but handed over after that
-    // collection took its share (the drain thread was in between): this
+    // collection took its share (the thread that reads them was in between): this
     // interval counts them (late_records.hpp).
     if (have_prev_) (void)date_late_records(exits, prev_.since_boot);
 

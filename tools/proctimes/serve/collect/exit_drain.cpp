@@ -19,7 +19,11 @@ exit_drain::exit_drain(exit_stream_source from) {
         return;
     }
     stream_ = std::move(*es);
-    thread_ = std::thread([this] { loop(); });
+    // The eBPF stream's own thread keeps what it receives in memory (bounded,
+    // overflow counted), so a collection takes its records there itself. The
+    // taskstats socket needs a thread of its own to be read before the
+    // kernel's buffer fills.
+    if (stream_->source() != exit_stream_source::bpf) thread_ = std::thread([this] { loop(); });
 }
 
 exit_drain::~exit_drain() {
@@ -32,23 +36,28 @@ void exit_drain::loop() {
     while (!stop_.load()) {
         auto w = stream_->wait(std::chrono::milliseconds(200));
         if (!w || !*w) continue;
-        got.clear();
-        auto r = stream_->read(got);
         std::lock_guard lk(mu_);
-        if (!r || !*r) ++lost_;
-        for (auto& e : got) {
-            if (pending_.size() >= max_pending) {
-                ++dropped_;
-                continue;
-            }
-            pending_.push_back(e);
+        pull(got);
+    }
+}
+
+void exit_drain::pull(std::vector<ended_task>& got) {
+    got.clear();
+    auto r = stream_->read(got);
+    if (!r || !*r) ++lost_;
+    for (auto& e : got) {
+        if (pending_.size() >= max_pending) {
+            ++dropped_;
+            continue;
         }
+        pending_.push_back(std::move(e));
     }
 }
 
 std::vector<ended_task> exit_drain::take_until(std::chrono::nanoseconds since_boot) {
     std::vector<ended_task> out;
     std::lock_guard lk(mu_);
+    if (stream_ && !thread_.joinable()) pull(out);  // no thread: what the stream holds now
     auto split = std::stable_partition(pending_.begin(), pending_.end(), [since_boot](const ended_task& e) {
         return e.received_since_boot <= since_boot;
     });

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The exit records between two collections: a background thread keeps the
-// exit stream's socket drained and holds what it read until a collection
-// takes the records its snapshot closes.
+// The exit records between two collections, held until a collection takes
+// the records its snapshot closes: read by a background thread that keeps the
+// taskstats socket drained, or, from the eBPF stream (which holds them itself),
+// by the collection.
 #pragma once
 
 #include <atomic>
@@ -46,6 +47,8 @@ public:
 
 private:
     void loop();
+    // Moves what the stream holds into pending_ (`got`: scratch); mu_ held.
+    void pull(std::vector<ended_task>& got);
 
     std::optional<exit_stream> stream_;
     std::string why_;
