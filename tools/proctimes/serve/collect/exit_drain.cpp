@@ -68,6 +68,9 @@ std::vector<ended_task> exit_drain::take_until(std::chrono::nanoseconds since_bo
 
 std::uint64_t exit_drain::lost() const {
     std::lock_guard lk(mu_);
+    // eBPF: each end lost, exactly; taskstats says only that some were.
+    if (stream_)
+        if (const auto n = stream_->lost()) return *n + dropped_;
     return lost_ + dropped_;
 }
 

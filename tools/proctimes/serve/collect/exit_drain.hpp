@@ -42,7 +42,9 @@ public:
     /// Hands over the records received up to `since_boot` (a snapshot's
     /// CLOCK_BOOTTIME): the interval that snapshot closes.
     std::vector<ended_task> take_until(std::chrono::nanoseconds since_boot);
-    /// Times the kernel dropped records (socket overflow) or the buffer was full.
+    /// Exit records lost: with the eBPF stream each end lost (exit_stream::lost()),
+    /// with taskstats the times the kernel dropped records (socket overflow);
+    /// and each record the buffer here had no room for.
     [[nodiscard]] std::uint64_t lost() const;
 
 private:

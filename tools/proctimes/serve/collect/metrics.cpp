@@ -147,7 +147,8 @@ std::vector<family> collector::families() const {
     fails.samples.push_back({{}, static_cast<double>(account.failures)});
     out.push_back(std::move(fails));
     auto lost = family_of("proctimes_exit_records_lost",
-                          "Times the kernel dropped exit records (socket overflow) or the exporter's buffer was full",
+                          "Exit records lost: each end with eBPF, the times the kernel dropped some with taskstats, "
+                          "and each one the exporter's buffer had no room for",
                           metric_type::counter);
     lost.samples.push_back({{}, static_cast<double>(exits_->lost())});
     out.push_back(std::move(lost));
