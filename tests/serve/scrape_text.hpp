@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "proctimes/snapshot.hpp"
 #include "serve/collect/collector.hpp"
 
 namespace serve_testing {
@@ -36,6 +37,14 @@ inline double value_of(const std::string& text, const std::string& series) {
     const auto at = text.find("\n" + series + " ");
     if (at == std::string::npos) return -1;
     return std::stod(text.substr(at + 1 + series.size() + 1));
+}
+
+/// The walk serve reads with process-exporter's rules or families, as
+/// proctimes_exporter_source names it: the eBPF task walk where it lists
+/// every process /proc lists (Linux 6.7+, permitted), else /proc.
+inline std::string rules_walk() {
+    const proctimes::bpf_source_status s = proctimes::bpf_snapshot_status();
+    return s.usable && s.program == "task walk" ? "bpf" : "proc";
 }
 
 /// This process's name (comm): its group under --group-by name.

@@ -114,7 +114,7 @@ TEST(ServeGoFlags, ThreadsTurnsOnTheThreadWalk) {
     const auto on = serve({"--once", "--top", "0", "--namedprocess", "-threads"});
     ASSERT_EQ(on.rc, 0) << on.err;
     EXPECT_NE(on.out.find("# TYPE namedprocess_namegroup_thread_count gauge"), std::string::npos);
-    EXPECT_NE(on.out.find("snapshot=\"proc+threads\""), std::string::npos);
+    EXPECT_NE(on.out.find("snapshot=\"" + serve_testing::rules_walk() + "+threads\""), std::string::npos);
     const auto off = serve({"--once", "--top", "0", "--namedprocess", "-threads=false"});
     ASSERT_EQ(off.rc, 0) << off.err;
     EXPECT_EQ(off.out.find("namedprocess_namegroup_thread_count"), std::string::npos);
@@ -150,7 +150,7 @@ TEST(ServeGoFlags, ProcessExporterRulesBringItsThreadAndSmapsDefaults) {
         ASSERT_EQ(on.rc, 0) << on.err;
         EXPECT_NE(on.out.find("# TYPE namedprocess_namegroup_thread_count gauge"), std::string::npos) << on.out;
         EXPECT_GT(value_of(on.out, pss), 0) << flag;
-        EXPECT_NE(on.out.find("snapshot=\"proc+threads\""), std::string::npos) << flag;
+        EXPECT_NE(on.out.find("snapshot=\"" + serve_testing::rules_walk() + "+threads\""), std::string::npos) << flag;
     }
     for (const auto& offs : {std::vector<std::string>{"-threads=false", "-gather-smaps=false"},
                              std::vector<std::string>{"--threads=false", "--gather-smaps=false"}}) {

@@ -17,7 +17,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -192,6 +194,35 @@ TEST(ServePeNaming, KernelThreadsAndZombiesAreNamedByComm) {
     EXPECT_EQ(procs(s, zname), 1) << s;
     EXPECT_EQ(value_of(s, "namedprocess_namegroup_states{groupname=\"" + zname + "\",state=\"Zombie\"}"), 1) << s;
     EXPECT_EQ(procs(s, ""), -1) << s;
+}
+
+// A kernel thread is matched and named by the name /proc gives it, as
+// process-exporter reads it: longer than the 15 bytes of its comm (which is
+// all an eBPF walk reads) for a long name, or for a worker with its workqueue
+// (`kworker/R-rcu_gp`), whichever walk serve takes.
+TEST(ServePeNaming, KernelThreadsAreNamedAsProcNamesThem) {
+    std::string full;  // a kernel thread's name longer than 15 bytes, or with a workqueue
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+        const std::string pid = e.path().filename();
+        if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream stat(e.path() / "stat");
+        std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+        const auto open = text.find('('), close = text.rfind(')');
+        if (open == std::string::npos || close == std::string::npos || close + 2 >= text.size()) continue;
+        std::ifstream cmdline(e.path() / "cmdline");
+        if (cmdline.peek() != std::ifstream::traits_type::eof()) continue;  // a kernel thread has none
+        const std::string name = text.substr(open + 1, close - open - 1);
+        if (name.size() > 15 && name.find_first_of(" \"\\") == std::string::npos) {
+            full = name;
+            break;
+        }
+    }
+    if (full.empty()) GTEST_SKIP() << "no kernel thread here has a name longer than 15 bytes";
+    auto col = make("process_names:\n  - name: \"k-{{.Comm}}\"\n    comm: [\"" + full + "\"]\n", false);
+    ASSERT_TRUE(col);
+    const std::string s = col->scrape(serve::format::text_004);
+    EXPECT_GE(procs(s, "k-" + full), 1) << full << "\n" << s;
+    EXPECT_EQ(procs(s, "k-" + full.substr(0, 15)), -1) << s;
 }
 
 // A process keeps the group it was first given when it renames itself: the

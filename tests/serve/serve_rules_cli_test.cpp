@@ -23,6 +23,7 @@
 #include "cli.hpp"
 #include "cli/run_cli.hpp"
 #include "proctimes/snapshot.hpp"
+#include "scrape_text.hpp"
 #include "serve/collect/collector.hpp"
 
 extern char** environ;
@@ -334,9 +335,10 @@ TEST(ServeRules, ExporterSourceTellsTheTruth) {
     ASSERT_EQ(run_cli({"serve", "--once", "--top", "0", "--threads", "--no-exit-records"}, out, err), 0) << err;
     EXPECT_EQ(value_of(out, "proctimes_exporter_source{snapshot=\"" + snap + "+threads\",exits=\"none\"}"), 1)
         << out.substr(out.find("proctimes_exporter_source"));
-    // With process-exporter's families, /proc, as process-exporter reads it.
+    // With process-exporter's families, a walk that lists what /proc lists.
     ASSERT_EQ(run_cli({"serve", "--once", "--top", "0", "--namedprocess", "--no-exit-records"}, out, err), 0) << err;
-    EXPECT_EQ(value_of(out, "proctimes_exporter_source{snapshot=\"proc\",exits=\"none\"}"), 1)
+    EXPECT_EQ(
+        value_of(out, "proctimes_exporter_source{snapshot=\"" + serve_testing::rules_walk() + "\",exits=\"none\"}"), 1)
         << out.substr(out.find("proctimes_exporter_source"));
 }
 

@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "proctimes/exit.hpp"
+#include "proctimes/snapshot.hpp"
 #include "serve/collect/late_records.hpp"
 
 namespace proctimes::cli::serve {
@@ -19,6 +20,19 @@ std::unique_ptr<collector> collector::make(const serve_options& opts, std::strin
     return std::move(*c);
 }
 
+namespace {
+
+// Whether the eBPF walk lists every process /proc lists: the open-coded task
+// walk (Linux 6.7+) reaches an init process the kernel keeps from BPF
+// programs itself (docs/BPF.md, "The init process").
+bool walk_lists_what_proc_lists(const std::string& proc_root) {
+    if (!is_live_proc_root(proc_root)) return false;
+    const bpf_source_status s = bpf_snapshot_status();
+    return s.usable && s.program == "task walk";
+}
+
+}  // namespace
+
 outcome<std::unique_ptr<collector>> collector::open(const serve_options& opts) {
     auto membership = group_membership::make(opts);
     if (!membership) return membership.error();
@@ -28,16 +42,16 @@ outcome<std::unique_ptr<collector>> collector::open(const serve_options& opts) {
     snapshot_options so;
     so.proc_root = opts.proc_root;
     so.threads = opts.threads;
-    if (opts.namedprocess || c->membership_.uses_rules()) {
-        // process-exporter reads /proc: the same processes (the eBPF walk
-        // misses those the host hides from it, such as a sandbox's pid 1) and
-        // the same names (a kernel worker's with its workqueue suffix), with
-        // or without --threads.
+    if ((opts.namedprocess || c->membership_.uses_rules()) && !walk_lists_what_proc_lists(opts.proc_root)) {
+        // process-exporter reads /proc: the same processes (the eBPF task
+        // iterator of kernels before 6.7 can miss one the host hides from
+        // it, such as a sandbox's pid 1), with or without --threads.
         so.source = snapshot_source::procfs;
         if (opts.threads) so.reuse_idle_threads_for = std::chrono::seconds(60);
     }
     // Otherwise the eBPF walk where it can be used, threads or not: one
-    // source, so one group set, whatever --threads says.
+    // source, so one group set, whatever --threads says. The rules name a
+    // kernel thread by /proc's name all the same (classifier::rules_verdict).
     auto s = snapshotter::open(so);
     if (!s) return serve::error{error_kind::runtime, "cannot read " + opts.proc_root + ": " + s.error().message()};
     c->snap_ = std::move(*s);

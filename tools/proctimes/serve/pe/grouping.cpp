@@ -120,6 +120,7 @@ process_facts classifier::facts(pid_t pid, bool exe, bool cmdline, bool cgroup) 
     if (cmdline) o.families |= resource_family::command_line;
     if (cgroup) o.families |= resource_family::cgroups;
     const auto r = read_process_resources(pid, o);
+    if (r) f.name = r->name;
     if (r && r->executable) f.exe = *r->executable;
     if (cmdline) {
         process_facts c = command_line_facts(r && r->command_line ? std::string_view(*r->command_line) : "");
@@ -214,14 +215,23 @@ verdict classifier::apply_rules(std::string_view comm, uid_t uid, const live_pro
 }
 
 verdict classifier::rules_verdict(const snapshot_process& p, process_facts* kept) {
-    const std::string comm(shown_name(p.name.view()));
+    std::string comm(shown_name(p.name.view()));
     const live_process live{p.pid(), p.identity.start_ticks};
-    if (!need_facts_) return apply_rules(comm, p.uid, &live, nullptr);
+    // A kernel thread is named as /proc names it, as process-exporter reads
+    // it: an eBPF walk gives its 15-byte comm, without a worker's workqueue.
+    const auto proc_name = [&](const process_facts& got) {
+        if (p.kernel_thread && !got.name.empty()) comm = shown_name(got.name);
+    };
+    if (!need_facts_) {
+        if (p.kernel_thread) proc_name(facts(p.pid(), false, false, false));
+        return apply_rules(comm, p.uid, &live, nullptr);
+    }
     process_facts f = facts(p.pid(), false, true, need_cgroups_);
     if (f.unreadable) {
         // Ended (or hidden) since the snapshot: decided at its next sight, if any.
         return verdict{verdict::kind::unknown, {}};
     }
+    proc_name(f);
     verdict v = apply_rules(comm, p.uid, &live, &f);
     if (kept) *kept = std::move(f);
     return v;

@@ -91,6 +91,10 @@ struct process_facts {
     std::string cmdline;               ///< the command line, words joined by spaces
     std::string cgroup;                ///< the v2 path (the "0::" line), else the first line's path
     std::vector<std::string> cgroups;  ///< the path of every line, in order ({{.Cgroups}})
+    /// Its name as /proc's stat shows it ("" when unread): a kernel thread's
+    /// can be longer than the 15 bytes of its comm (a worker's carries its
+    /// workqueue, as in `kworker/0:1H-kblockd`).
+    std::string name;
     /// The command line is not empty (a kernel thread's and a zombie's are):
     /// process-exporter then takes {{.ExeBase}} and {{.ExeFull}} from argv[0],
     /// else from the comm, and its `exe:` matcher needs argv[0].
