@@ -9,7 +9,6 @@
 #include <cstring>
 #include <ctime>
 #include <map>
-#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -63,19 +62,11 @@ struct bpf_exit_stream::impl {
     boot_anchor anchor{};
     std::int64_t tick = 10'000'000;
     std::thread thread;
-    std::atomic<std::uint64_t> swept{0};                 // ends counted lost by sweep()
-    std::chrono::steady_clock::time_point last_sweep{};  // the last look whether a walk is due
-    std::chrono::steady_clock::time_point last_walk{};   // the last sweep of the stamp map
-
-    // The counters when the last sweep left the stamp map empty (sweep_due()):
-    // while every exit since has had its free (exits less frees unchanged)
-    // and none went unstamped, no stamp can be in the map.
-    struct empty_mark {
-        std::uint64_t exits_less_frees = 0;
-        std::uint64_t unstamped = 0;
-        bool operator==(const empty_mark&) const = default;
-    };
-    std::optional<empty_mark> empty_since;
+    std::atomic<std::uint64_t> swept{0};                // ends counted lost by sweep()
+    std::chrono::steady_clock::time_point last_look{};  // the last look whether a sweep is due
+    // When the next sweep is due (CLOCK_BOOTTIME, ns): the first instant a
+    // stamp can have become a loss (sweep()).
+    std::uint64_t sweep_due = 0;
 
     // Command lines (start()'s command_lines): the last exec's argument area
     // of each live process that exec'd since the stream began, by (tgid,
@@ -272,35 +263,15 @@ struct bpf_exit_stream::impl {
         return !rec || rec->starttime == st.start_boottime / static_cast<std::uint64_t>(tick);
     }
 
-    [[nodiscard]] empty_mark marks() const noexcept {
-        const auto* bss = skel->bss;
-        empty_mark m;
-        // Frees first: a free follows its exit, so the difference never wraps below.
-        const std::uint64_t frees = __atomic_load_n(&bss->free_runs, __ATOMIC_ACQUIRE);
-        m.exits_less_frees = __atomic_load_n(&bss->exit_runs, __ATOMIC_ACQUIRE) - frees;
-        m.unstamped = __atomic_load_n(&bss->unstamped, __ATOMIC_RELAXED) + recursion_misses(skel->progs.proctimes_exit);
-        return m;
-    }
-
-    // Whether the stamp map is to be swept now. A sweep reads all 131,072
-    // buckets (0.15 ms on the 2-core VM), once a second a tenth of `serve`'s
-    // cost on a quiet machine: skipped while the counters say the map is as
-    // empty as the last sweep left it, run at least every 5 s whatever they
-    // say (the free of a task that exited just before the programs were
-    // attached can hide one stamp from them).
-    [[nodiscard]] bool sweep_due(std::chrono::steady_clock::time_point now) const noexcept {
-        if (now - last_walk >= std::chrono::seconds{5}) return true;
-        return !empty_since || marks() != *empty_since;
-    }
-
     // The exact loss count's last part (exit_stamps.hpp: sweep_exit_stamps).
-    void sweep() {
-        const empty_mark before = marks();
-        empty_since.reset();
-        timespec ts{};
-        ::clock_gettime(CLOCK_BOOTTIME, &ts);
-        const auto now =
-            static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
+    // A sweep reads all 131,072 buckets of the map (0.15 ms on the 2-core VM),
+    // whether it holds a stamp or none: once a second, that was a tenth of
+    // `serve`'s cost on a quiet machine. So the next one is due only when a
+    // stamp can have become a loss: when the oldest stamp this one left (a
+    // zombie's aside) is 5 s old, and at the latest 5 s on, when the first
+    // stamp made after this sweep began can be (a zombie reaped meanwhile is
+    // then found within 5 s of its reaping).
+    void sweep(std::uint64_t now) {
         const auto listed = [this](const pt_exit_stamp& st) { return task_listed(st); };
         const stamp_sweep done = sweep_exit_stamps(bpf_map__fd(skel->maps.proctimes_exit_stamp), now, listed);
         for (const pt_exit_stamp& st : done.lost) {
@@ -308,18 +279,21 @@ struct bpf_exit_stream::impl {
             report(st.tgid, st.pid, st.start_boottime);
         }
         if (command_lines) sweep_exec_marks(bpf_map__fd(skel->maps.proctimes_exec_lost), exec_lost_gone, listed);
-        if (done.left_empty && marks() == before) empty_since = before;
+        sweep_due = std::min<std::uint64_t>(done.next_due, now + stamp_grace_ns);
     }
 
     void run() {
         epoll_event ev[3];
         while (true) {
-            if (const auto t = std::chrono::steady_clock::now(); t - last_sweep >= std::chrono::seconds{1}) {
-                last_sweep = t;
-                if (sweep_due(t)) {
-                    last_walk = t;
+            if (const auto t = std::chrono::steady_clock::now(); t - last_look >= std::chrono::seconds{1}) {
+                last_look = t;
+                timespec ts{};
+                ::clock_gettime(CLOCK_BOOTTIME, &ts);
+                const auto now =
+                    static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
+                if (now >= sweep_due) {
                     try {
-                        sweep();
+                        sweep(now);
                     } catch (...) {  // out of memory: next time
                         count_exit_failure(exit_failure::bpf_sweep);
                     }

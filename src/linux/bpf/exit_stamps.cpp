@@ -53,34 +53,31 @@ bool exit_stamp_pending(int map_fd, const exit_stamp_key& s) {
 }
 
 stamp_sweep sweep_exit_stamps(int map_fd, std::uint64_t now, const std::function<bool(const pt_exit_stamp&)>& listed) {
-    constexpr std::uint64_t grace = 5'000'000'000;
+    constexpr std::uint64_t grace = stamp_grace_ns;
     stamp_sweep out;
     std::uint64_t key = 0, next = 0;
     std::uint64_t* prev = nullptr;
     std::vector<std::pair<std::uint64_t, pt_exit_stamp>> gone;
     std::vector<std::uint64_t> stale;
-    std::size_t kept = 0;  // stamps left in the map (a key seen twice, after a restart, counts twice)
     while (bpf_map_get_next_key(map_fd, prev, &next) == 0) {
         key = next;
         prev = &key;
-        ++kept;
         pt_exit_stamp st{};
         if (bpf_map_lookup_elem(map_fd, &key, &st) != 0) continue;  // freed meanwhile
         if (st.exit_boottime == 0) {                                // consumed, its delete failed: no loss
             if (st.start_boottime + grace <= now) stale.push_back(key);
             continue;
         }
-        if (st.exit_boottime + grace > now || listed(st)) continue;
+        if (st.exit_boottime + grace > now) {
+            out.next_due = std::min<std::uint64_t>(out.next_due, st.exit_boottime + grace);
+            continue;
+        }
+        if (listed(st)) continue;  // a zombie, or still exiting
         gone.emplace_back(key, st);
     }
     for (auto& [k, st] : gone)
-        if (bpf_map_delete_elem(map_fd, &k) == 0) {
-            --kept;
-            out.lost.push_back(st);
-        }
-    for (std::uint64_t k : stale)
-        if (bpf_map_delete_elem(map_fd, &k) == 0) --kept;
-    out.left_empty = kept == 0;
+        if (bpf_map_delete_elem(map_fd, &k) == 0) out.lost.push_back(st);
+    for (std::uint64_t k : stale) (void)bpf_map_delete_elem(map_fd, &k);
     return out;
 }
 

@@ -33,22 +33,27 @@ bool any_exit_stamp(int map_fd, const std::function<bool(const pt_exit_stamp&)>&
 /// same address meanwhile is another stamp). One lookup.
 bool exit_stamp_pending(int map_fd, const exit_stamp_key& s);
 
+/// How long after its exit a stamp whose task is gone counts as a loss.
+inline constexpr std::uint64_t stamp_grace_ns = 5'000'000'000;
+
 /// What a sweep of the stamp map did: the stamps it counted lost and
-/// deleted, and whether it left the map empty.
+/// deleted, and when the first stamp it left (not a zombie's: one whose task
+/// is still listed) can become one (its exit + stamp_grace_ns; UINT64_MAX
+/// when none can).
 struct stamp_sweep {
     std::vector<pt_exit_stamp> lost;
-    bool left_empty = false;
+    std::uint64_t next_due = UINT64_MAX;
 };
 
 /// The exact loss count's last part. The free program does not run for
 /// every task whose exit ran: on kernel 6.18, a few ends per 10,000 in a
 /// fork/exit storm never reach it, and no kernel counter shows them
 /// (docs/BPF.md, "Losses"). Each such task leaves its stamp in the map. A
-/// stamp 5 s old at `now` (CLOCK_BOOTTIME, ns) whose task `listed` says is
+/// stamp stamp_grace_ns old at `now` (CLOCK_BOOTTIME, ns) whose task `listed` says is
 /// gone from /proc (released, so its free is due within an RCU grace
 /// period) is such a loss: it is deleted and returned. Should its free still
 /// come, the program finds its stamp gone on delete and takes the count back
-/// (found_after_sweep). Stamps consumed 5 s ago whose delete failed (the map
+/// (found_after_sweep). Stamps consumed stamp_grace_ns ago whose delete failed (the map
 /// was busy) are deleted too, as no loss.
 stamp_sweep sweep_exit_stamps(int map_fd, std::uint64_t now, const std::function<bool(const pt_exit_stamp&)>& listed);
 
