@@ -7,10 +7,12 @@ process-exporter flags and config, nothing else: serve takes process-exporter's
 defaults with them, -threads and -gather-smaps included), and are scraped like
 Prometheus does: every --interval seconds (1 s), with Prometheus' Accept and
 Accept-Encoding headers, for --seconds (30 s). The figure is each exporter's
-whole-process CPU over the run: utime + stime of /proc/<pid>/stat at its start
-and end (every thread, background ones included: serve's exit-record drain
-and HTTP threads, Go's garbage collector), divided by the scrapes. Start-up
-(until both answered a first scrape) is not in it.
+whole-process CPU over the run (every thread, background ones and ended ones
+included: serve's exit-record and HTTP threads, Go's garbage collector),
+divided by the scrapes. It is read from a cgroup of the exporter's own where
+one can be made (root; cgroup v2's cpu.stat or v1's cpuacct.usage, exact to a
+microsecond), else from utime + stime of /proc/<pid>/stat (10 ms ticks). The
+output names which. Start-up (until both answered a first scrape) is not in it.
 
 Two settings:
   stock   Debian's stock config (process_names: [{name: "{{.Comm}}",
@@ -83,6 +85,71 @@ def cpu_ticks(pid):
     return int(fields[11]) + int(fields[12])  # fields 14 and 15
 
 
+class CpuMeter:
+    """The whole CPU of one process (every thread, ended ones included), in ms.
+
+    Where a cgroup can be made (root, with cgroup v2's cpu controller or v1's
+    cpuacct), the process is moved into a group of its own and the group's
+    usage is read: exact to the microsecond or nanosecond. Otherwise it is
+    utime + stime of /proc/<pid>/stat, in clock ticks (10 ms each: a run must
+    be long for a figure of a few ms per scrape to be exact)."""
+
+    V2 = "/sys/fs/cgroup"
+    V1 = "/sys/fs/cgroup/cpuacct"
+
+    def __init__(self, pid, label):
+        self.pid = pid
+        self.group = None
+        self.kind = "ticks"
+        name = f"proctimes-bench-{os.getpid()}-{label}"
+        for root, kind in ((self.V2, "v2"), (self.V1, "v1")):
+            usage = "cpu.stat" if kind == "v2" else "cpuacct.usage"
+            marker = "cgroup.controllers" if kind == "v2" else "cpuacct.usage"
+            if not os.path.exists(os.path.join(root, marker)):
+                continue
+            group = os.path.join(root, name)
+            try:
+                os.mkdir(group)
+                with open(os.path.join(group, "cgroup.procs"), "w") as f:
+                    f.write(str(pid))
+                if not os.path.exists(os.path.join(group, usage)):
+                    raise OSError("no usage file")
+            except OSError:
+                self._remove(group)
+                continue
+            self.group, self.kind = group, kind
+            break
+
+    def ms(self):
+        if self.kind == "v2":
+            with open(os.path.join(self.group, "cpu.stat")) as f:
+                for line in f:
+                    k, v = line.split()
+                    if k == "usage_usec":
+                        return int(v) / 1000.0
+        if self.kind == "v1":
+            with open(os.path.join(self.group, "cpuacct.usage")) as f:
+                return int(f.read()) / 1e6
+        return cpu_ticks(self.pid) * 1000.0 / os.sysconf("SC_CLK_TCK")
+
+    @staticmethod
+    def _remove(group):
+        try:
+            os.rmdir(group)
+        except OSError:
+            pass
+
+    def close(self):
+        """After the process ended (an empty group can be removed)."""
+        if self.group:
+            for _ in range(50):
+                try:
+                    os.rmdir(self.group)
+                    return
+                except OSError:
+                    time.sleep(0.1)
+
+
 def tasks_now():
     n = 0
     for d in os.listdir("/proc"):
@@ -140,13 +207,15 @@ def run_once(proctimes, cfg, seconds, interval, flags):
     """Both exporters with config `cfg`, scraped together every `interval` s: CPU ms per scrape of each."""
     common = ["-config.path", cfg] + flags
     ex = [Exporter("serve", [proctimes, "serve"] + common), Exporter("process-exporter", [PE_BIN] + common)]
+    meters = []
     try:
         if not all(wait_up(e.url) for e in ex):
             raise RuntimeError("an exporter did not start")
+        meters += [CpuMeter(e.proc.pid, e.label.replace(" ", "-")) for e in ex]
         time.sleep(interval)
         for e in ex:  # the first scrape of each (a full read of everything) is start-up
             e.scrape()
-        c0 = [cpu_ticks(e.proc.pid) for e in ex]
+        c0 = [m.ms() for m in meters]
         n = max(1, int(round(seconds / interval)))
         next_at = time.monotonic() + interval
         for _ in range(n):
@@ -159,15 +228,16 @@ def run_once(proctimes, cfg, seconds, interval, flags):
             for t in ts:
                 t.join()
         time.sleep(interval / 2)  # each finishes what it does after answering
-        c1 = [cpu_ticks(e.proc.pid) for e in ex]
-        hz = os.sysconf("SC_CLK_TCK")
-        per = [(b - a) * 1000.0 / hz / n for a, b in zip(c0, c1)]
+        c1 = [m.ms() for m in meters]
+        per = [(b - a) / n for a, b in zip(c0, c1)]
         if any(e.failed for e in ex):  # a scrape that timed out on a loaded machine: said, and the run kept
             print("    failed scrapes: " + ", ".join(f"{e.label} {e.failed}" for e in ex))
-        return per, [e.size for e in ex]
+        return per, [e.size for e in ex], meters[0].kind
     finally:
         for e in ex:
             e.stop()
+        for m in meters:
+            m.close()
 
 
 def start_load(load_bin, kind, count):
@@ -230,11 +300,12 @@ def main():
                 time.sleep(1)
             shares = []
             for run in range(a.runs):
-                (s, pe), (s_size, pe_size) = run_once(proctimes, paths[cfg], a.seconds, a.interval, a.flag)
+                (s, pe), (s_size, pe_size), kind = run_once(proctimes, paths[cfg], a.seconds, a.interval, a.flag)
                 share = s / pe if pe > 0 else float("inf")
                 shares.append(share)
-                print(f"  {label:<44} {tasks_now():5d} tasks  serve {s:7.2f} ms  process-exporter "
-                      f"{pe:7.2f} ms per scrape  ({s_size}/{pe_size} bytes gzip)  share {share:.3f}", flush=True)
+                print(f"  {label:<44} {tasks_now():5d} tasks  serve {s:7.3f} ms  process-exporter "
+                      f"{pe:7.3f} ms per scrape  ({s_size}/{pe_size} bytes gzip, CPU by {kind})  share {share:.3f}",
+                      flush=True)
             m = statistics.median(shares)
             worst = max(worst, m)
             print(f"  {label}: median share {m:.3f} "
