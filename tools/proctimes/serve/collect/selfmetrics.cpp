@@ -1,11 +1,19 @@
 // SPDX-License-Identifier: MIT
 // The exporter's own process_* metrics, with the names, types and help texts
 // of the Prometheus Go client's process collector (which process-exporter
-// serves), and its semantics: CPU and memory from the exporter's own process
-// files (read_process_resources, the reader of every other process), the limits
-// from getrlimit, the start from the boot second and the start tick.
+// serves), and its semantics. Read every scrape, so read where it is cheap:
+// CPU from getrusage (exact to the microsecond, where the client's
+// /proc/self/stat gives 10 ms ticks), the sizes from statm, the descriptors
+// from the size procfs gives the fd directory, the limits from getrlimit; the
+// start (the boot second plus the start tick) once.
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <charconv>
+#include <optional>
+#include <string>
 
 #include "commands.hpp"
 #include "proctimes/process.hpp"
@@ -24,21 +32,72 @@ double soft_limit(int resource) {
     return r.rlim_cur == RLIM_INFINITY ? 18446744073709551615.0 : static_cast<double>(r.rlim_cur);
 }
 
+// Virtual and resident size in bytes, from the first two fields of statm
+// (pages): what stat's vsize and rss say.
+struct sizes {
+    double virtual_bytes = -1;
+    double resident_bytes = -1;
+};
+
+sizes read_statm(const std::string& root) {
+    sizes out;
+    const int fd = ::open((root + "/self/statm").c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return out;
+    char buf[128];
+    const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    if (n <= 0) return out;
+    const char* p = buf;
+    const char* end = buf + n;
+    std::uint64_t pages[2] = {};
+    for (std::uint64_t& v : pages) {
+        while (p < end && *p == ' ') ++p;
+        const auto r = std::from_chars(p, end, v);
+        if (r.ec != std::errc{}) return out;
+        p = r.ptr;
+    }
+    const auto page = static_cast<double>(::sysconf(_SC_PAGESIZE));
+    out.virtual_bytes = static_cast<double>(pages[0]) * page;
+    out.resident_bytes = static_cast<double>(pages[1]) * page;
+    return out;
+}
+
+// Open descriptors, less the reader's own: the size procfs gives fd/ (Linux
+// 6.2 and later), else the count read_process_resources makes.
+double open_fds(const std::string& root) {
+    struct stat st {};
+    if (::stat((root + "/self/fd").c_str(), &st) == 0 && st.st_size > 0) return static_cast<double>(st.st_size);
+    resource_options o;
+    o.proc_root = root;
+    o.families = resource_family::files;
+    const auto f = read_process_resources(::getpid(), o);
+    if (!f || !f->open_files || *f->open_files == 0) return -1;
+    return static_cast<double>(*f->open_files - 1);  // its descriptor of the process's directory
+}
+
+// The boot second plus the start tick, as the Go client computes it; read
+// once, since neither moves.
+std::optional<double> start_seconds(const std::string& root) {
+    static const std::optional<double> at = [&root]() -> std::optional<double> {
+        const auto self = process::open_self();
+        const auto boot = read_boot_seconds(root);
+        if (!self || !boot) return std::nullopt;
+        return static_cast<double>(*boot) +
+               static_cast<double>(self->identity().start_ticks) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+    }();
+    return at;
+}
+
 }  // namespace
 
 void self_process_families(std::vector<family>& out) {
-    auto self = process::open_self();
-    if (!self) return;
     // The exporter's own files are those of the live table, whatever
     // --proc-root says.
     const std::string root = default_proc_root();
-    resource_options o;
-    o.proc_root = root;
-    o.start_ticks = self->identity().start_ticks;
-    o.families = resource_family::memory | resource_family::files;
-    const auto f = read_process_resources(::getpid(), o);
-    if (!f || !f->memory) return;
-    const double tick = static_cast<double>(::sysconf(_SC_CLK_TCK));
+    rusage ru{};
+    if (::getrusage(RUSAGE_SELF, &ru) != 0) return;
+    const sizes mem = read_statm(root);
+    if (mem.resident_bytes < 0) return;
     using mt = metric_type;
     auto one = [&](const char* name, const char* help, mt type, double v) {
         if (v < 0) return;
@@ -46,21 +105,19 @@ void self_process_families(std::vector<family>& out) {
         fam.samples.push_back({{}, v});
         out.push_back(std::move(fam));
     };
+    auto seconds = [](const timeval& t) {
+        return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+    };
     one("process_cpu_seconds", "Total user and system CPU time spent in seconds.", mt::counter,
-        static_cast<double>(f->user_ticks + f->system_ticks) / tick);
-    // Less the reader's own descriptor of the process's directory.
-    one("process_open_fds", "Number of open file descriptors.", mt::gauge,
-        f->open_files && *f->open_files > 0 ? static_cast<double>(*f->open_files - 1) : -1);
+        seconds(ru.ru_utime) + seconds(ru.ru_stime));
+    one("process_open_fds", "Number of open file descriptors.", mt::gauge, open_fds(root));
     one("process_max_fds", "Maximum number of open file descriptors.", mt::gauge, soft_limit(RLIMIT_NOFILE));
-    one("process_virtual_memory_bytes", "Virtual memory size in bytes.", mt::gauge,
-        static_cast<double>(f->memory->virtual_bytes));
+    one("process_virtual_memory_bytes", "Virtual memory size in bytes.", mt::gauge, mem.virtual_bytes);
     one("process_virtual_memory_max_bytes", "Maximum amount of virtual memory available in bytes.", mt::gauge,
         soft_limit(RLIMIT_AS));
-    one("process_resident_memory_bytes", "Resident memory size in bytes.", mt::gauge,
-        static_cast<double>(f->memory->resident_bytes));
-    if (const auto boot = read_boot_seconds(root))
-        one("process_start_time_seconds", "Start time of the process since unix epoch in seconds.", mt::gauge,
-            static_cast<double>(*boot) + static_cast<double>(f->start_ticks) / tick);
+    one("process_resident_memory_bytes", "Resident memory size in bytes.", mt::gauge, mem.resident_bytes);
+    if (const auto at = start_seconds(root))
+        one("process_start_time_seconds", "Start time of the process since unix epoch in seconds.", mt::gauge, *at);
 }
 
 }  // namespace proctimes::cli::serve

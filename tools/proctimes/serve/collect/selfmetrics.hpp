@@ -12,8 +12,8 @@ namespace proctimes::cli::serve {
 /// Appends process_cpu_seconds_total, process_open_fds, process_max_fds,
 /// process_virtual_memory_bytes, process_virtual_memory_max_bytes,
 /// process_resident_memory_bytes and process_start_time_seconds of this
-/// process, as the Go client reads them (the start: the boot second plus the
-/// start tick).
+/// process, with the Go client's meanings (the start: the boot second plus
+/// the start tick), the CPU exact to the microsecond.
 /// A value that cannot be read is left out.
 void self_process_families(std::vector<family>& out);
 
