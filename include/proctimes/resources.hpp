@@ -179,6 +179,12 @@ struct resource_options {
     /// totals): a thread of the read with the same id is taken from it as it
     /// is, without a read.
     const std::vector<resource_thread>* idle_threads = nullptr;
+    /// Threads, sorted by id, whose start, name, state, ticks, faults,
+    /// switches and I/O the caller read just before (a snapshot's
+    /// snapshot_thread::counters): a thread of the read with the same id is
+    /// taken from it, and only its wait channel is read (with thread_io).
+    /// Threads in neither list are read whole.
+    const std::vector<resource_thread>* known_threads = nullptr;
 };
 
 /// Reads the families `options.families` of process `pid`.

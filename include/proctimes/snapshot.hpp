@@ -235,6 +235,19 @@ struct snapshot_process {
     friend bool operator==(const snapshot_process&, const snapshot_process&) = default;
 };
 
+/// A thread's own counters as the kernel keeps them (the values of its
+/// /proc/<pid>/task/<tid>/ stat, status and io), read with its CPU.
+struct task_counters {
+    std::uint64_t minor_faults = 0;          ///< faults served without I/O (stat field 10)
+    std::uint64_t major_faults = 0;          ///< faults that read storage (stat field 12)
+    std::uint64_t voluntary_switches = 0;    ///< it gave up the CPU (status voluntary_ctxt_switches)
+    std::uint64_t involuntary_switches = 0;  ///< it was preempted (status nonvoluntary_ctxt_switches)
+    /// Bytes it made storage read and write (io read_bytes, write_bytes);
+    /// empty where the kernel does not count them (no CONFIG_TASK_IO_ACCOUNTING).
+    std::optional<std::uint64_t> read_bytes, write_bytes;
+    friend bool operator==(const task_counters&, const task_counters&) = default;
+};
+
 /// A thread as a snapshot saw it.
 struct snapshot_thread {
     /// {boot, tid, start_ticks, serial = 0}.
@@ -244,6 +257,11 @@ struct snapshot_thread {
     task_name name;
     /// As for processes, for this thread alone.
     task_times times{};
+    /// Its faults, switches and storage I/O at the instant its CPU was read,
+    /// where the snapshot's source reads them in the same pass
+    /// (snapshot_source::bpf); empty from /proc, whose walk reads stat and
+    /// schedstat only (they are three more files a thread).
+    std::optional<task_counters> counters;
 
     [[nodiscard]] pid_t tid() const noexcept { return identity.id; }
     friend bool operator==(const snapshot_thread&, const snapshot_thread&) = default;

@@ -164,6 +164,19 @@ void read_threads(file_reader& f, const resource_options& o, process_resources& 
             }
         }
         base = "task/" + std::to_string(tid) + "/";
+        if (o.known_threads) {
+            const auto& known = *o.known_threads;
+            const auto it = std::lower_bound(known.begin(), known.end(), tid,
+                                             [](const resource_thread& t, pid_t id) { return t.id < id; });
+            if (it != known.end() && it->id == tid) {
+                // Its counters were read with its CPU: only where it waits is not among them.
+                resource_thread t = *it;
+                if (with_io && f.read((base + "wchan").c_str()) == 0)
+                    t.wait_channel = std::string(parse::parse_wchan(f.view()));
+                out.threads.push_back(std::move(t));
+                continue;
+            }
+        }
         if (f.read((base + "stat").c_str()) != 0) continue;  // it ended
         const auto ts = parse::parse_stat(f.view());
         if (!ts) {

@@ -40,7 +40,19 @@ struct pt_task_record {
     unsigned int exit_state; /* task->exit_state */
     int nr_threads;          /* task->signal->nr_threads */
     char comm[PT_COMM_LEN];
+    /* This task's own counters, as /proc/<pid>/task/<tid>/ shows them: */
+    unsigned long long min_flt;     /* task->min_flt (stat field 10) */
+    unsigned long long maj_flt;     /* task->maj_flt (stat field 12) */
+    unsigned long long nvcsw;       /* task->nvcsw (status voluntary_ctxt_switches) */
+    unsigned long long nivcsw;      /* task->nivcsw (status nonvoluntary_ctxt_switches) */
+    unsigned long long read_bytes;  /* task->ioac.read_bytes (io read_bytes) */
+    unsigned long long write_bytes; /* task->ioac.write_bytes (io write_bytes) */
+    unsigned int counters;          /* PT_COUNTERS_*: which of the above the kernel has */
+    unsigned int reserved;
 };
+/* pt_task_record.counters */
+#define PT_COUNTERS_FAULTS_SWITCHES 0x1u /* min_flt, maj_flt, nvcsw, nivcsw */
+#define PT_COUNTERS_IO 0x2u              /* read_bytes, write_bytes (CONFIG_TASK_IO_ACCOUNTING) */
 
 /* One task's end, emitted from sched_process_free: the task has been reaped
  * (released) and has switched out for the last time, so its counters are

@@ -407,6 +407,15 @@ result<void> bpf_snapshot_source::take(snapshot& out, const snapshot_options& op
                     t.state = parse::task_state_letter(r.state, r.exit_state);
                     t.name.assign(parse::comm_view(r.comm));
                     fill(t.times, r.start_boottime, r.runtime, r.utime, r.stime, kthread, r.exit_state != 0);
+                    if ((r.counters & PT_COUNTERS_FAULTS_SWITCHES) != 0) {
+                        task_counters& c = t.counters.emplace();
+                        c.minor_faults = r.min_flt;
+                        c.major_faults = r.maj_flt;
+                        c.voluntary_switches = r.nvcsw;
+                        c.involuntary_switches = r.nivcsw;
+                        if ((r.counters & PT_COUNTERS_IO) != 0)
+                            c.read_bytes = r.read_bytes, c.write_bytes = r.write_bytes;
+                    }
                 }
             }
             i = j;

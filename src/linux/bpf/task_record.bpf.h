@@ -25,6 +25,16 @@ static __always_inline void pt_fill_task_record(struct pt_task_record* r, struct
     r->state = t->__state;
     r->exit_state = t->exit_state;
     BPF_CORE_READ_STR_INTO(&r->comm, t, comm);
+    r->min_flt = t->min_flt;
+    r->maj_flt = t->maj_flt;
+    r->nvcsw = t->nvcsw;
+    r->nivcsw = t->nivcsw;
+    r->counters = PT_COUNTERS_FAULTS_SWITCHES;
+    if (bpf_core_field_exists(t->ioac.read_bytes)) {
+        r->read_bytes = t->ioac.read_bytes;
+        r->write_bytes = t->ioac.write_bytes;
+        r->counters |= PT_COUNTERS_IO;
+    }
     /* What belongs to the process (its thread group), read once, from the
      * leader's record; other threads leave these 0 (user space reads them
      * from the leader only). */

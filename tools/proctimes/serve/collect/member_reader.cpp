@@ -47,6 +47,31 @@ std::int64_t exact_total(const task_times& t) {
     return (t.user + t.kernel).count();
 }
 
+// A thread as a read of its files would give it, from what the snapshot read
+// with its CPU: the ticks are its exact CPU in whole clock ticks, as stat
+// states them.
+resource_thread known_thread(const snapshot_thread& t) {
+    static const auto tick = static_cast<std::int64_t>(ticks_to_ns(1).count());
+    resource_thread r;
+    r.id = t.tid();
+    r.start_ticks = t.identity.start_ticks;
+    r.name = std::string(t.name.view());
+    r.state = t.state;
+    r.user_ticks = static_cast<std::uint64_t>(std::max<std::int64_t>(0, t.times.user.count()) / tick);
+    r.system_ticks = static_cast<std::uint64_t>(std::max<std::int64_t>(0, t.times.kernel.count()) / tick);
+    const task_counters& c = *t.counters;
+    r.minor_faults = c.minor_faults;
+    r.major_faults = c.major_faults;
+    r.switches = resource_switches{c.voluntary_switches, c.involuntary_switches};
+    if (c.read_bytes && c.write_bytes) {
+        resource_io io{};
+        io.read_bytes = *c.read_bytes;
+        io.write_bytes = *c.write_bytes;
+        r.io = io;
+    }
+    return r;
+}
+
 // A member's smaps_rollup is read at most once in this long, whether it ran
 // or not: the read walks every mapping of the process (the costliest read of
 // a member that holds much memory), and Pss moves with every process that
@@ -74,8 +99,11 @@ resource_options member_reader::read_options(const snapshot& cur, const snapshot
         o.previous = &*pe.files;
         return o;
     }
-    // It ran: the threads that did not are taken as they were.
+    // It ran: the threads that did not are taken as they were; of those that
+    // did, what the snapshot read with their CPU (the eBPF walk) is taken
+    // from it, and only the wait channel is read.
     idle_buf_.clear();
+    known_buf_.clear();
     const auto& last = pe.thread_files_last;
     for (const snapshot_thread& t : cur.threads_of(p)) {
         const std::int64_t cpu = exact_total(t.times);
@@ -83,12 +111,15 @@ resource_options member_reader::read_options(const snapshot& cur, const snapshot
         const auto it = std::lower_bound(last.begin(), last.end(), t.tid(),
                                          [](const resource_thread& f, pid_t tid) { return f.id < tid; });
         if (it == last.end() || it->id != t.tid() || it->start_ticks != t.identity.start_ticks ||
-            pe.thread_cpu_last[static_cast<std::size_t>(it - last.begin())] != cpu)
+            pe.thread_cpu_last[static_cast<std::size_t>(it - last.begin())] != cpu) {
+            if (t.counters) known_buf_.push_back(known_thread(t));
             continue;
+        }
         idle_buf_.push_back(*it);
         idle_buf_.back().name = std::string(t.name.view());  // another thread may have renamed it
     }
     if (!idle_buf_.empty()) o.idle_threads = &idle_buf_;
+    if (!known_buf_.empty()) o.known_threads = &known_buf_;
     return o;
 }
 

@@ -80,7 +80,8 @@ private:
     /// What to read of the process, and what the read may take from its
     /// last one instead of reading again: its files when it has not run
     /// since, the threads that have not (into idle_buf_), with the CPU
-    /// totals of this snapshot.
+    /// totals of this snapshot; and the threads that ran whose counters the
+    /// snapshot read (into known_buf_), of which only the wait channel is read.
     resource_options read_options(const snapshot& cur, const snapshot_process& p, const pe_proc& pe, bool read_threads);
     /// Keeps what was read (with the CPU totals it is valid for) for the next read.
     void remember(const snapshot& cur, const snapshot_process& p, pe_proc& pe, const result<process_resources>& r,
@@ -88,7 +89,7 @@ private:
 
     serve_options opts_;
     std::uint64_t procread_errors_ = 0, partial_errors_ = 0;
-    std::vector<resource_thread> idle_buf_;
+    std::vector<resource_thread> idle_buf_, known_buf_;
 };
 
 }  // namespace proctimes::cli::serve

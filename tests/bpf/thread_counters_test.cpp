@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+// The eBPF snapshot's per-thread counters (snapshot_thread::counters) against
+// the thread's own /proc files, and serve's use of them: a thread's faults,
+// switches and storage I/O come from the walk, and only its wait channel is
+// read.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bpf_skip.hpp"
+#include "proctimes/resources.hpp"
+#include "proctimes/snapshot.hpp"
+
+using namespace proctimes;
+
+namespace {
+
+std::string slurp(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// Field n (proc(5) numbering, n >= 3) of a stat file.
+std::uint64_t stat_field(const std::string& text, int n) {
+    std::istringstream in(text.substr(text.rfind(')') + 2));
+    std::string t;
+    for (int i = 3; i <= n; ++i) in >> t;
+    return std::stoull(t);
+}
+
+// The value after "key" in a "key: value" or "key:\tvalue" file.
+std::uint64_t keyed(const std::string& text, const std::string& key) {
+    const auto at = text.find("\n" + key);
+    const std::size_t from = at == std::string::npos ? (text.rfind(key, 0) == 0 ? 0 : std::string::npos) : at + 1;
+    if (from == std::string::npos) return UINT64_MAX;
+    return std::stoull(text.substr(text.find(':', from) + 1));
+}
+
+// A thread that faults in 512 fresh pages, sleeps 20 times (20 voluntary
+// switches at least), writes a file, then waits on a pipe until released:
+// while it waits, none of its counters can move.
+class parked_thread {
+public:
+    parked_thread() {
+        if (::pipe(fds_) != 0 || ::pipe(ready_) != 0) throw std::runtime_error("pipe");
+        t_ = std::thread([this] {
+            tid_ = ::gettid();
+            const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+            void* m = ::mmap(nullptr, 512 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (m != MAP_FAILED) {
+                for (std::size_t i = 0; i < 512; ++i) static_cast<volatile char*>(m)[i * page] = 1;
+                ::munmap(m, 512 * page);
+            }
+            for (int i = 0; i < 20; ++i) {
+                const timespec ts{0, 100'000};
+                ::nanosleep(&ts, nullptr);
+            }
+            char c = 0;
+            (void)::write(ready_[1], &c, 1);
+            (void)::read(fds_[0], &c, 1);
+        });
+    }
+    ~parked_thread() {
+        char c = 0;
+        (void)::write(fds_[1], &c, 1);
+        t_.join();
+        for (int fd : {fds_[0], fds_[1], ready_[0], ready_[1]}) ::close(fd);
+    }
+    // Waits until it is parked (blocked in read) and returns its tid.
+    pid_t wait_parked() {
+        char c = 0;
+        (void)::read(ready_[0], &c, 1);
+        const std::string stat = "/proc/self/task/" + std::to_string(tid_) + "/stat";
+        for (int i = 0; i < 2000; ++i) {
+            const std::string s = slurp(stat);
+            if (s.size() > s.rfind(')') + 2 && s[s.rfind(')') + 2] == 'S') break;
+            ::usleep(1000);
+        }
+        return tid_;
+    }
+
+private:
+    int fds_[2] = {-1, -1};
+    int ready_[2] = {-1, -1};
+    std::atomic<pid_t> tid_{0};
+    std::thread t_;
+};
+
+}  // namespace
+
+TEST(BpfSnapshot, ThreadCountersAreThoseOfItsProcFiles) {
+    PROCTIMES_REQUIRE_BPF_SNAPSHOT();
+    parked_thread parked;
+    const pid_t tid = parked.wait_parked();
+    auto s = snapshotter::open({.source = snapshot_source::bpf, .threads = true});
+    ASSERT_TRUE(s) << s.error().message();
+    auto snap = s->take();
+    ASSERT_TRUE(snap) << snap.error().message();
+    const snapshot_process* me = snap->find(::getpid());
+    ASSERT_NE(me, nullptr);
+    const snapshot_thread* t = nullptr;
+    for (const auto& th : snap->threads_of(*me))
+        if (th.tid() == tid) t = &th;
+    ASSERT_NE(t, nullptr);
+    ASSERT_TRUE(t->counters.has_value());
+    const task_counters& c = *t->counters;
+
+    // It has not run since it parked: each counter is exactly its file's.
+    const std::string dir = "/proc/self/task/" + std::to_string(tid) + "/";
+    const std::string stat = slurp(dir + "stat"), status = slurp(dir + "status"), io = slurp(dir + "io");
+    EXPECT_EQ(c.minor_faults, stat_field(stat, 10));
+    EXPECT_EQ(c.major_faults, stat_field(stat, 12));
+    EXPECT_EQ(c.voluntary_switches, keyed(status, "voluntary_ctxt_switches"));
+    EXPECT_EQ(c.involuntary_switches, keyed(status, "nonvoluntary_ctxt_switches"));
+    ASSERT_TRUE(c.read_bytes.has_value());  // Debian's kernels count storage I/O
+    EXPECT_EQ(*c.read_bytes, keyed(io, "read_bytes"));
+    EXPECT_EQ(*c.write_bytes, keyed(io, "write_bytes"));
+    // And they are its own: the pages it touched, the sleeps it took.
+    EXPECT_GE(c.minor_faults, 512u);
+    EXPECT_GE(c.voluntary_switches, 20u);
+    // The walk's other threads have theirs too; /proc's walk reads none.
+    for (const auto& th : snap->threads_of(*me)) EXPECT_TRUE(th.counters.has_value()) << th.tid();
+    auto procfs = take_snapshot({.source = snapshot_source::procfs, .threads = true});
+    ASSERT_TRUE(procfs);
+    for (const auto& th : procfs->threads) EXPECT_FALSE(th.counters.has_value()) << th.tid();
+}
+
+TEST(Resources, KnownThreadsAreTakenAndOnlyTheirWaitChannelRead) {
+    parked_thread parked;
+    const pid_t tid = parked.wait_parked();
+    // What the caller says it knows of the thread: values no file holds, so
+    // that taking them shows no file of the thread's but wchan was read.
+    resource_thread known;
+    known.id = tid;
+    known.start_ticks = 7;
+    known.name = "known-thread";
+    known.state = 'S';
+    known.user_ticks = 11;
+    known.system_ticks = 13;
+    known.minor_faults = 123456789;
+    known.major_faults = 17;
+    known.switches = resource_switches{1000001, 1000003};
+    known.io = resource_io{19, 23, {}, {}, {}, {}};
+    const std::vector<resource_thread> list{known};
+
+    resource_options o;
+    o.families = resource_family::threads | resource_family::thread_io;
+    o.known_threads = &list;
+    auto r = read_process_resources(::getpid(), o);
+    ASSERT_TRUE(r) << r.error().message();
+    bool saw_known = false, saw_other = false;
+    for (const auto& t : r->threads) {
+        if (t.id == tid) {
+            saw_known = true;
+            EXPECT_EQ(t.minor_faults, 123456789u);
+            EXPECT_EQ(t.name, "known-thread");
+            EXPECT_EQ(t.start_ticks, 7u);
+            ASSERT_TRUE(t.switches);
+            EXPECT_EQ(t.switches->voluntary, 1000001u);
+            ASSERT_TRUE(t.io);
+            EXPECT_EQ(t.io->write_bytes, 23u);
+            // Its wait channel is read: it waits in a pipe read.
+            ASSERT_TRUE(t.wait_channel);
+            EXPECT_NE(t.wait_channel->find("pipe"), std::string::npos) << *t.wait_channel;
+        } else {
+            saw_other = true;  // every other thread is read from its files
+            EXPECT_LT(t.minor_faults, 123456789u);
+            EXPECT_TRUE(t.switches);
+        }
+    }
+    EXPECT_TRUE(saw_known);
+    EXPECT_TRUE(saw_other);
+    // Without wait channels asked for, nothing of the known thread is read.
+    o.families = resource_family::threads;
+    r = read_process_resources(::getpid(), o);
+    ASSERT_TRUE(r);
+    for (const auto& t : r->threads)
+        if (t.id == tid) EXPECT_FALSE(t.wait_channel.has_value());
+}
