@@ -160,7 +160,18 @@ TEST(Resources, KnownThreadsAreTakenAndOnlyTheirWaitChannelRead) {
     resource_options o;
     o.families = resource_family::threads | resource_family::thread_io;
     o.known_threads = &list;
+    // It waits in a pipe read; on a loaded machine it may not be back there
+    // at once after its wake-up check, so the read is retried for a while.
+    auto parked_wchan = [&](const process_resources& pr) {
+        for (const auto& t : pr.threads)
+            if (t.id == tid && t.wait_channel && t.wait_channel->find("pipe") != std::string::npos) return true;
+        return false;
+    };
     auto r = read_process_resources(::getpid(), o);
+    for (int i = 0; i < 200 && r && !parked_wchan(*r); ++i) {
+        ::usleep(10'000);
+        r = read_process_resources(::getpid(), o);
+    }
     ASSERT_TRUE(r) << r.error().message();
     bool saw_known = false, saw_other = false;
     for (const auto& t : r->threads) {
