@@ -11,11 +11,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <charconv>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "commands.hpp"
+#include "parse/resources.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/resources.hpp"
 #include "serve/collect/exposition.hpp"
@@ -32,8 +34,8 @@ double soft_limit(int resource) {
     return r.rlim_cur == RLIM_INFINITY ? 18446744073709551615.0 : static_cast<double>(r.rlim_cur);
 }
 
-// Virtual and resident size in bytes, from the first two fields of statm
-// (pages): what stat's vsize and rss say.
+// Virtual and resident size in bytes, from statm (pages): what stat's vsize
+// and rss say.
 struct sizes {
     double virtual_bytes = -1;
     double resident_bytes = -1;
@@ -43,22 +45,15 @@ sizes read_statm(const std::string& root) {
     sizes out;
     const int fd = ::open((root + "/self/statm").c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) return out;
-    char buf[128];
-    const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    char buf[256];
+    const ssize_t n = ::read(fd, buf, sizeof buf);
     ::close(fd);
     if (n <= 0) return out;
-    const char* p = buf;
-    const char* end = buf + n;
-    std::uint64_t pages[2] = {};
-    for (std::uint64_t& v : pages) {
-        while (p < end && *p == ' ') ++p;
-        const auto r = std::from_chars(p, end, v);
-        if (r.ec != std::errc{}) return out;
-        p = r.ptr;
-    }
+    const auto m = parse::parse_statm(std::string_view(buf, static_cast<std::size_t>(n)));
+    if (!m) return out;
     const auto page = static_cast<double>(::sysconf(_SC_PAGESIZE));
-    out.virtual_bytes = static_cast<double>(pages[0]) * page;
-    out.resident_bytes = static_cast<double>(pages[1]) * page;
+    out.virtual_bytes = static_cast<double>(m->size_pages) * page;
+    out.resident_bytes = static_cast<double>(m->resident_pages) * page;
     return out;
 }
 
@@ -75,16 +70,18 @@ double open_fds(const std::string& root) {
     return static_cast<double>(*f->open_files - 1);  // its descriptor of the process's directory
 }
 
-// The boot second plus the start tick, as the Go client computes it; read
-// once, since neither moves.
+// The boot second plus the start tick, as the Go client computes it; kept
+// once read, since neither moves.
 std::optional<double> start_seconds(const std::string& root) {
-    static const std::optional<double> at = [&root]() -> std::optional<double> {
-        const auto self = process::open_self();
-        const auto boot = read_boot_seconds(root);
-        if (!self || !boot) return std::nullopt;
-        return static_cast<double>(*boot) +
-               static_cast<double>(self->identity().start_ticks) / static_cast<double>(::sysconf(_SC_CLK_TCK));
-    }();
+    static std::mutex mu;  // collectors of different threads may ask at once
+    static std::optional<double> at;
+    const std::lock_guard lk(mu);
+    if (at) return at;
+    const auto self = process::open_self();
+    const auto boot = read_boot_seconds(root);
+    if (self && boot)
+        at = static_cast<double>(*boot) +
+             static_cast<double>(self->identity().start_ticks) / static_cast<double>(::sysconf(_SC_CLK_TCK));
     return at;
 }
 
