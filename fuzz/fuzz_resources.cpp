@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The per-process files read_process_resources parses beside stat and status
-// (src/parse/resources.hpp): io, limits, smaps_rollup, statm, cgroup and wchan. The first
+// (src/parse/resources.hpp): io, limits, smaps_rollup, cgroup and wchan. The first
 // byte picks the parser; each answer must be one the file could have meant.
 #include <cstdint>
 #include <string_view>
@@ -13,7 +13,7 @@ namespace parse = proctimes::parse;
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size == 0) return 0;
     const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
-    switch (data[0] % 6) {
+    switch (data[0] % 5) {
         case 0:
             if (parse::parse_io(text)) {
                 FUZZ_CHECK(text.find("read_bytes:") != std::string_view::npos);
@@ -42,14 +42,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             }
             break;
         }
-        case 4:
-            // Two numbers the input starts with, digits only up to each separator.
-            if (const auto m = parse::parse_statm(text)) {
-                FUZZ_CHECK(!text.empty() && text[0] >= '0' && text[0] <= '9');
-                FUZZ_CHECK(text.find_first_of(" \n") != std::string_view::npos);
-                FUZZ_CHECK(m->size_pages != 0 || text[0] == '0');
-            }
-            break;
         default: {
             // A view of the input, without the trailing newlines, never "0".
             const std::string_view w = parse::parse_wchan(text);

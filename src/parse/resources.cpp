@@ -111,19 +111,6 @@ std::optional<smaps_record> parse_smaps_rollup(std::string_view text) noexcept {
     return r;
 }
 
-std::optional<statm_record> parse_statm(std::string_view text) noexcept {
-    std::uint64_t v[2] = {};
-    for (std::uint64_t& field : v) {
-        const auto end = text.find_first_of(" \n");
-        if (end == std::string_view::npos) return std::nullopt;
-        const auto n = whole(text.substr(0, end));
-        if (!n) return std::nullopt;
-        field = *n;
-        text.remove_prefix(end + 1);
-    }
-    return statm_record{v[0], v[1]};
-}
-
 std::string_view parse_wchan(std::string_view text) noexcept {
     while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
     return text == "0" ? std::string_view() : text;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Pure parsers of the per-process /proc files behind read_process_resources
 // (proctimes/resources.hpp) that procfs.hpp does not cover: io, limits,
-// smaps_rollup, statm and wchan. stat and status are procfs.hpp's. No I/O; nullopt
+// smaps_rollup and wchan. stat and status are procfs.hpp's. No I/O; nullopt
 // when the text does not have the shape proc(5) documents. Unit-tested on
 // fixtures and fuzzed (fuzz/fuzz_resources.cpp).
 #pragma once
@@ -35,16 +35,6 @@ struct smaps_record {
 /// nullopt when the Pss line is missing, or Pss or SwapPss is not "N kB"
 /// that fits 64 bits in bytes.
 std::optional<smaps_record> parse_smaps_rollup(std::string_view text) noexcept;
-
-/// The first two fields of /proc/<pid>/statm: the virtual and the resident
-/// size, in pages (what stat's vsize, in bytes, and rss say).
-struct statm_record {
-    std::uint64_t size_pages = 0;
-    std::uint64_t resident_pages = 0;
-};
-/// nullopt unless the text starts with two whole 64-bit numbers, each
-/// followed by a space or a newline.
-std::optional<statm_record> parse_statm(std::string_view text) noexcept;
 
 /// The kernel function a task waits in, from its wchan file: empty for "0"
 /// (running) and for an empty file (the kernel hides it); trailing newlines

@@ -142,20 +142,6 @@ TEST(Resources, SmapsRollup) {
     EXPECT_FALSE(parse_smaps_rollup("Pss: NaN kB\n"));
 }
 
-TEST(Resources, Statm) {
-    const auto s = parse_statm("101876 7286 5760 2034 0 5486 0\n");
-    ASSERT_TRUE(s);
-    EXPECT_EQ(s->size_pages, 101876u);
-    EXPECT_EQ(s->resident_pages, 7286u);
-    EXPECT_TRUE(parse_statm("1 2\n"));
-    EXPECT_FALSE(parse_statm("1 2"));  // cut short: the second number may be cut too
-    EXPECT_FALSE(parse_statm("1\n"));
-    EXPECT_FALSE(parse_statm("-1 2 3\n"));
-    EXPECT_FALSE(parse_statm(" 1 2 3\n"));
-    EXPECT_FALSE(parse_statm("18446744073709551616 2 3\n"));
-    EXPECT_FALSE(parse_statm(""));
-}
-
 TEST(Resources, Wchan) {
     EXPECT_EQ(parse_wchan("0"), "");
     EXPECT_EQ(parse_wchan("do_select\n"), "do_select");

@@ -17,7 +17,7 @@
 #include <string_view>
 
 #include "commands.hpp"
-#include "parse/resources.hpp"
+#include "parse/number.hpp"
 #include "proctimes/process.hpp"
 #include "proctimes/resources.hpp"
 #include "serve/collect/exposition.hpp"
@@ -49,11 +49,20 @@ sizes read_statm(const std::string& root) {
     const ssize_t n = ::read(fd, buf, sizeof buf);
     ::close(fd);
     if (n <= 0) return out;
-    const auto m = parse::parse_statm(std::string_view(buf, static_cast<std::size_t>(n)));
-    if (!m) return out;
+    // "size resident shared text lib data dt\n": the first two, each a whole
+    // number ended by a space.
+    std::string_view text(buf, static_cast<std::size_t>(n));
+    std::uint64_t pages[2] = {};
+    for (std::uint64_t& v : pages) {
+        const auto end = text.find(' ');
+        const auto got = end == std::string_view::npos ? std::nullopt : parse::parse_whole_number(text.substr(0, end));
+        if (!got) return out;
+        v = *got;
+        text.remove_prefix(end + 1);
+    }
     const auto page = static_cast<double>(::sysconf(_SC_PAGESIZE));
-    out.virtual_bytes = static_cast<double>(m->size_pages) * page;
-    out.resident_bytes = static_cast<double>(m->resident_pages) * page;
+    out.virtual_bytes = static_cast<double>(pages[0]) * page;
+    out.resident_bytes = static_cast<double>(pages[1]) * page;
     return out;
 }
 
