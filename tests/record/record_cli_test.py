@@ -309,18 +309,19 @@ def case_replay(program, child, work):
     try:
         top = tmux_test.Top(pane, program, ["--replay", "--store", store])
         title = lambda s: s.split("\n")[0]
-        s = pane.wait_for(lambda s: "REPLAY" in title(s) and "[paused]" in title(s), "REPLAY, paused", 10)
+        # Each title kept to be compared later is taken from a settled screen.
+        s = pane.wait_settled(lambda s: "REPLAY" in title(s) and "[paused]" in title(s), "REPLAY, paused", 10)
         first = title(s)
         # The first interval's time, with its date.
         want = frames["first"][:10]
         if want not in first:
             raise Failure(f"the first interval ({frames['first']}) is not in the header: {first}")
         pane.keys("]")
-        second = title(pane.wait_for(lambda s: title(s) != first, "] to move", 10))
+        second = title(pane.wait_settled(lambda s: title(s) != first, "] to move", 10))
         pane.keys("Right")
-        third = title(pane.wait_for(lambda s: title(s) not in (first, second), "Right to move", 10))
+        third = title(pane.wait_settled(lambda s: title(s) not in (first, second), "Right to move", 10))
         pane.keys("[")
-        pane.wait_for(lambda s: title(s) == second, "[ to go back", 10)
+        pane.wait_for(lambda s: title(s) == second, f"[ to go back to {second!r} from {third!r}", 10)
         pane.keys("Left")
         pane.wait_for(lambda s: title(s) == first, "Left to go back", 10)
         pane.keys("[")

@@ -80,6 +80,18 @@ class Pane:
                               f"(the screen after {seconds} s of waiting for {what})")
             time.sleep(0.1)
 
+    def wait_settled(self, test, what, seconds):
+        """wait_for, and the screen then the same in two captures in a row: a
+        capture taken while the terminal was half redrawn is not kept as a
+        screen the view showed."""
+        earlier = None
+        def settled(s):
+            nonlocal earlier
+            same = s == earlier
+            earlier = s
+            return same and test(s)
+        return self.wait_for(settled, what, seconds)
+
     def close(self):
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=10)
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -405,7 +417,7 @@ def case_pause(pane, program, child_path):
     Top(pane, program)
     pane.wait_for(lambda s: "attributed" in s, "the second frame", 6)
     pane.keys("p")
-    first = pane.wait_for(lambda s: "[paused]" in s, "the pause", 3)
+    first = pane.wait_settled(lambda s: "[paused]" in s, "the pause", 3)
     time.sleep(1.6)  # three intervals
     if pane.screen() != first:
         raise Failure("the screen changed while paused")
