@@ -154,6 +154,20 @@ struct process_resources : resource_task {
     resource_family missing = resource_family::none;
 };
 
+/// What a caller read of a process just before a read_process_resources
+/// (Linux; ignored elsewhere), taken instead of the file that says it. Each
+/// is as the process's own file states it: switches of its main thread
+/// (status), storage I/O of all its threads, ended ones included (io), swap
+/// (status VmSwap). snapshot_process::counters has the first two; the swap
+/// is known to be 0 on a machine with no swap space.
+struct resource_known {
+    std::optional<resource_switches> switches;
+    /// Its character and call counts are not taken: a read that takes it
+    /// leaves them empty.
+    std::optional<resource_io> io;
+    std::optional<std::uint64_t> swap_bytes;
+};
+
 /// What read_process_resources reads, and what it may take from an earlier read.
 struct resource_options {
     resource_family families =
@@ -185,6 +199,10 @@ struct resource_options {
     /// taken from it, and only its wait channel is read (with thread_io).
     /// Threads in neither list are read whole.
     const std::vector<resource_thread>* known_threads = nullptr;
+    /// The process's values the caller knows (resource_known): with its
+    /// switches and swap known, status is not read unless the owner is
+    /// asked; with its I/O known, io is not read.
+    const resource_known* known = nullptr;
 };
 
 /// Reads the families `options.families` of process `pid`.

@@ -180,6 +180,19 @@ struct snapshot_options {
     std::chrono::nanoseconds reuse_idle_threads_for{0};
 };
 
+/// A task's own counters as the kernel keeps them (the values of its
+/// /proc/<pid>/task/<tid>/ stat, status and io), read with its CPU.
+struct task_counters {
+    std::uint64_t minor_faults = 0;          ///< faults served without I/O (stat field 10)
+    std::uint64_t major_faults = 0;          ///< faults that read storage (stat field 12)
+    std::uint64_t voluntary_switches = 0;    ///< it gave up the CPU (status voluntary_ctxt_switches)
+    std::uint64_t involuntary_switches = 0;  ///< it was preempted (status nonvoluntary_ctxt_switches)
+    /// Bytes it made storage read and write (io read_bytes, write_bytes);
+    /// empty where the kernel does not count them (no CONFIG_TASK_IO_ACCOUNTING).
+    std::optional<std::uint64_t> read_bytes, write_bytes;
+    friend bool operator==(const task_counters&, const task_counters&) = default;
+};
+
 /// A process as a snapshot saw it.
 struct snapshot_process {
     /// {boot, pid, start_ticks, serial = 0}.
@@ -228,24 +241,17 @@ struct snapshot_process {
     /// SA_NOCLDWAIT) are not added. Empty when the snapshot's source could
     /// not read them.
     std::optional<std::chrono::nanoseconds> children_kernel, children_user;
+    /// The process's counters as its own /proc/<pid>/ files show them, read
+    /// with its CPU: faults (stat) and storage I/O (io) of all its threads,
+    /// ended ones included; switches of its main thread only, as status
+    /// states them. Empty from the /proc source, which reads none of them
+    /// (read_process_resources does); the eBPF source fills them.
+    std::optional<task_counters> counters;
 
     static constexpr user_id unknown_uid = static_cast<user_id>(-1);
 
     [[nodiscard]] pid_t pid() const noexcept { return identity.id; }
     friend bool operator==(const snapshot_process&, const snapshot_process&) = default;
-};
-
-/// A thread's own counters as the kernel keeps them (the values of its
-/// /proc/<pid>/task/<tid>/ stat, status and io), read with its CPU.
-struct task_counters {
-    std::uint64_t minor_faults = 0;          ///< faults served without I/O (stat field 10)
-    std::uint64_t major_faults = 0;          ///< faults that read storage (stat field 12)
-    std::uint64_t voluntary_switches = 0;    ///< it gave up the CPU (status voluntary_ctxt_switches)
-    std::uint64_t involuntary_switches = 0;  ///< it was preempted (status nonvoluntary_ctxt_switches)
-    /// Bytes it made storage read and write (io read_bytes, write_bytes);
-    /// empty where the kernel does not count them (no CONFIG_TASK_IO_ACCOUNTING).
-    std::optional<std::uint64_t> read_bytes, write_bytes;
-    friend bool operator==(const task_counters&, const task_counters&) = default;
 };
 
 /// A thread as a snapshot saw it.

@@ -241,11 +241,16 @@ result<process_resources> read_linux(pid_t pid, const resource_options& o) {
 
     const bool want_status =
         has(fam, resource_family::memory) || has(fam, resource_family::switches) || has(fam, resource_family::owner);
+    const resource_known* known = o.known;
     if (want_status) {
         std::optional<std::uint64_t> swap;
         // A process that has not run has changed neither its switches nor its ids.
-        if (same_pages && (was->switches || !has(fam, resource_family::switches)) &&
-            (was->owner || !has(fam, resource_family::owner))) {
+        if (known && (known->swap_bytes || !has(fam, resource_family::memory)) &&
+            (known->switches || !has(fam, resource_family::switches)) && !has(fam, resource_family::owner)) {
+            swap = known->swap_bytes.value_or(0);
+            r.switches = known->switches;
+        } else if (same_pages && (was->switches || !has(fam, resource_family::switches)) &&
+                   (was->owner || !has(fam, resource_family::owner))) {
             swap = was->memory->swap_bytes;
             r.switches = was->switches;
             r.owner = was->owner;
@@ -270,10 +275,14 @@ result<process_resources> read_linux(pid_t pid, const resource_options& o) {
     // The rest may be refused (io, fd: another user's process without
     // CAP_SYS_PTRACE) or vanish with the process: `missing`.
     if (has(fam, resource_family::io)) {
-        if (idle && was->io)
+        if (known && known->io) {
+            r.io = known->io;
+            r.io->read_chars = r.io->write_chars = r.io->read_calls = r.io->write_calls = std::nullopt;
+        } else if (idle && was->io) {
             r.io = was->io;
-        else if (f.read("io") == 0)
+        } else if (f.read("io") == 0) {
             r.io = io_of(f.view());
+        }
         if (!r.io) r.missing |= resource_family::io;
     }
     if (has(fam, resource_family::files)) {

@@ -49,6 +49,12 @@ struct pt_task_record {
     unsigned long long write_bytes; /* task->ioac.write_bytes (io write_bytes) */
     unsigned int counters;          /* PT_COUNTERS_*: which of the above the kernel has */
     unsigned int reserved;
+    /* Leader only: what the group's ended threads left (task->signal), which
+     * /proc/<pid>/stat and io add to the live threads' own: */
+    unsigned long long group_min_flt;     /* signal->min_flt */
+    unsigned long long group_maj_flt;     /* signal->maj_flt */
+    unsigned long long group_read_bytes;  /* signal->ioac.read_bytes (with PT_COUNTERS_IO) */
+    unsigned long long group_write_bytes; /* signal->ioac.write_bytes */
 };
 /* pt_task_record.counters */
 #define PT_COUNTERS_FAULTS_SWITCHES 0x1u /* min_flt, maj_flt, nvcsw, nivcsw */

@@ -2,7 +2,7 @@
 // The eBPF snapshot's per-thread counters (snapshot_thread::counters) against
 // the thread's own /proc files, and serve's use of them: a thread's faults,
 // switches and storage I/O come from the walk, and only its wait channel is
-// read.
+// read; and the process-wide counters, which spare serve its status and io.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -201,4 +202,120 @@ TEST(Resources, KnownThreadsAreTakenAndOnlyTheirWaitChannelRead) {
     ASSERT_TRUE(r);
     for (const auto& t : r->threads)
         if (t.id == tid) EXPECT_FALSE(t.wait_channel.has_value());
+}
+
+// A process's counters (snapshot_process::counters) as its own /proc files
+// give them: faults and I/O of all its threads, the ended ones' included
+// (what the kernel keeps in signal_struct), and its main thread's switches.
+// This process's main thread runs while the snapshot is taken, so each value
+// lies between the files read before and after it.
+TEST(BpfSnapshot, ProcessCountersAreThoseOfItsProcFiles) {
+    PROCTIMES_REQUIRE_BPF_SNAPSHOT();
+    // A thread that faults in 512 pages and writes 64 KiB, then ends: only
+    // the process's totals keep what it did.
+    std::atomic<pid_t> ended{0};
+    std::thread([&ended] {
+        ended = ::gettid();
+        const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+        void* m = ::mmap(nullptr, 512 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m != MAP_FAILED) {
+            for (std::size_t i = 0; i < 512; ++i) static_cast<volatile char*>(m)[i * page] = 1;
+            ::munmap(m, 512 * page);
+        }
+        char name[] = "pt-counters-XXXXXX";
+        const int fd = ::mkstemp(name);
+        if (fd >= 0) {
+            const std::string block(65536, 'x');
+            (void)::write(fd, block.data(), block.size());
+            ::unlink(name);
+            ::close(fd);
+        }
+    }).join();
+    // The join returns before the kernel has released the thread and added
+    // its counters to the process's: wait until its task entry is gone.
+    const std::string gone = "/proc/self/task/" + std::to_string(ended.load());
+    for (int i = 0; i < 2000 && ::access(gone.c_str(), F_OK) == 0; ++i) ::usleep(1000);
+    ASSERT_NE(::access(gone.c_str(), F_OK), 0) << "the ended thread was never released";
+    parked_thread parked;
+    parked.wait_parked();
+    auto s = snapshotter::open({.source = snapshot_source::bpf, .threads = true});
+    ASSERT_TRUE(s) << s.error().message();
+
+    const std::string stat0 = slurp("/proc/self/stat"), status0 = slurp("/proc/self/status"),
+                      io0 = slurp("/proc/self/io");
+    auto snap = s->take();
+    ASSERT_TRUE(snap) << snap.error().message();
+    const std::string stat1 = slurp("/proc/self/stat"), status1 = slurp("/proc/self/status"),
+                      io1 = slurp("/proc/self/io");
+    const snapshot_process* me = snap->find(::getpid());
+    ASSERT_NE(me, nullptr);
+    ASSERT_TRUE(me->counters.has_value());
+    const task_counters& c = *me->counters;
+    auto between = [](std::uint64_t v, std::uint64_t lo, std::uint64_t hi) { return lo <= v && v <= hi; };
+    EXPECT_PRED3(between, c.minor_faults, stat_field(stat0, 10), stat_field(stat1, 10));
+    EXPECT_PRED3(between, c.major_faults, stat_field(stat0, 12), stat_field(stat1, 12));
+    EXPECT_PRED3(between, c.voluntary_switches, keyed(status0, "voluntary_ctxt_switches"),
+                 keyed(status1, "voluntary_ctxt_switches"));
+    EXPECT_PRED3(between, c.involuntary_switches, keyed(status0, "nonvoluntary_ctxt_switches"),
+                 keyed(status1, "nonvoluntary_ctxt_switches"));
+    ASSERT_TRUE(c.read_bytes.has_value());  // Debian's kernels count storage I/O
+    EXPECT_PRED3(between, *c.read_bytes, keyed(io0, "read_bytes"), keyed(io1, "read_bytes"));
+    EXPECT_PRED3(between, *c.write_bytes, keyed(io0, "write_bytes"), keyed(io1, "write_bytes"));
+
+    // The switches are the main thread's own; the faults and I/O are more
+    // than the live threads' by what the ended ones did.
+    std::uint64_t live_faults = 0, live_written = 0;
+    for (const auto& th : snap->threads_of(*me)) {
+        ASSERT_TRUE(th.counters.has_value());
+        live_faults += th.counters->minor_faults;
+        live_written += th.counters->write_bytes.value_or(0);
+        if (th.tid() == ::getpid()) EXPECT_EQ(th.counters->voluntary_switches, c.voluntary_switches);
+    }
+    EXPECT_GE(c.minor_faults, live_faults + 512);
+    EXPECT_GE(*c.write_bytes, live_written);
+    // /proc's snapshot reads none of them.
+    auto procfs = take_snapshot({.source = snapshot_source::procfs});
+    ASSERT_TRUE(procfs);
+    for (const auto& p : procfs->processes) EXPECT_FALSE(p.counters.has_value()) << p.pid();
+}
+
+TEST(Resources, KnownProcessValuesAreTakenAndStatusAndIoNotRead) {
+    // Values no file holds: a read that returns them took them.
+    resource_known known;
+    known.switches = resource_switches{1000001, 1000003};
+    known.io = resource_io{19, 23, 1, 2, 3, 4};
+    known.swap_bytes = 29;
+    resource_options o;
+    o.families = resource_family::memory | resource_family::switches | resource_family::io;
+    o.known = &known;
+    auto r = read_process_resources(::getpid(), o);
+    ASSERT_TRUE(r) << r.error().message();
+    ASSERT_TRUE(r->switches && r->memory && r->io);
+    EXPECT_EQ(r->switches->voluntary, 1000001u);
+    EXPECT_EQ(r->switches->involuntary, 1000003u);
+    EXPECT_EQ(r->memory->swap_bytes, 29u);
+    EXPECT_GT(r->memory->resident_bytes, 0u);  // still stat's
+    EXPECT_EQ(r->io->read_bytes, 19u);
+    EXPECT_EQ(r->io->write_bytes, 23u);
+    EXPECT_FALSE(r->io->read_chars || r->io->write_chars || r->io->read_calls || r->io->write_calls);
+    EXPECT_EQ(r->missing, resource_family::none);
+
+    // The owner is only in status: then status is read, and its switches are taken.
+    o.families |= resource_family::owner;
+    r = read_process_resources(::getpid(), o);
+    ASSERT_TRUE(r && r->switches && r->owner);
+    EXPECT_LT(r->switches->voluntary, 1000001u);
+    EXPECT_EQ(r->owner->effective, ::geteuid());
+    // So it is without the swap known while memory is asked.
+    known.swap_bytes.reset();
+    o.families = resource_family::memory | resource_family::switches;
+    r = read_process_resources(::getpid(), o);
+    ASSERT_TRUE(r && r->switches && r->memory);
+    EXPECT_LT(r->switches->voluntary, 1000001u);
+    EXPECT_NE(r->memory->swap_bytes, 29u);
+    // Without memory asked, the switches alone are enough.
+    o.families = resource_family::switches;
+    r = read_process_resources(::getpid(), o);
+    ASSERT_TRUE(r && r->switches);
+    EXPECT_EQ(r->switches->voluntary, 1000001u);
 }

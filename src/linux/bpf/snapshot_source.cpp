@@ -395,6 +395,25 @@ result<void> bpf_snapshot_source::take(snapshot& out, const snapshot_options& op
             // What its reaped children used, as /proc/<pid>/stat's cutime and cstime, in ns.
             p.children_kernel = nanoseconds{static_cast<std::int64_t>(lead.children_stime)};
             p.children_user = nanoseconds{static_cast<std::int64_t>(lead.children_utime)};
+            // As /proc/<pid>/stat and io add them up: the ended threads' (the
+            // leader's group_* fields) and each live thread's own; switches
+            // are the leader's own, as status states them.
+            if ((lead.counters & PT_COUNTERS_FAULTS_SWITCHES) != 0) {
+                task_counters& c = p.counters.emplace();
+                c.minor_faults = lead.group_min_flt;
+                c.major_faults = lead.group_maj_flt;
+                c.voluntary_switches = lead.nvcsw;
+                c.involuntary_switches = lead.nivcsw;
+                const bool io = (lead.counters & PT_COUNTERS_IO) != 0;
+                std::uint64_t read = lead.group_read_bytes, written = lead.group_write_bytes;
+                for (std::size_t k = i; k < j; ++k) {
+                    c.minor_faults += rec(k).min_flt;
+                    c.major_faults += rec(k).maj_flt;
+                    read += rec(k).read_bytes;
+                    written += rec(k).write_bytes;
+                }
+                if (io) c.read_bytes = read, c.write_bytes = written;
+            }
             if (options.threads) {
                 p.first_thread = out.threads.size();
                 p.thread_entries = j - i;

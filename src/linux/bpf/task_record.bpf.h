@@ -46,6 +46,12 @@ static __always_inline void pt_fill_task_record(struct pt_task_record* r, struct
         r->children_utime = sig->cutime;
         r->children_stime = sig->cstime;
         r->nr_threads = sig->nr_threads;
+        r->group_min_flt = sig->min_flt;
+        r->group_maj_flt = sig->maj_flt;
+        if (bpf_core_field_exists(sig->ioac.read_bytes)) {
+            r->group_read_bytes = sig->ioac.read_bytes;
+            r->group_write_bytes = sig->ioac.write_bytes;
+        }
         r->ppid = t->real_parent->tgid;
         r->euid = t->real_cred->euid.val;
     }

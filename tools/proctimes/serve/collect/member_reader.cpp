@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "serve/collect/member_reader.hpp"
 
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -94,6 +95,16 @@ resource_options member_reader::read_options(const snapshot& cur, const snapshot
         o.families |= resource_family::proportional;
     if (read_threads) o.families |= resource_family::threads;
     if (read_threads && opts_.threads) o.families |= resource_family::thread_io;
+    // What the snapshot read with the process's CPU is not read again: with
+    // its switches and swap known, status is not read; with its I/O, io.
+    known_ = resource_known{};
+    if (p.counters) {
+        known_.switches = resource_switches{p.counters->voluntary_switches, p.counters->involuntary_switches};
+        if (p.counters->read_bytes && p.counters->write_bytes)
+            known_.io = resource_io{*p.counters->read_bytes, *p.counters->write_bytes, {}, {}, {}, {}};
+    }
+    if (no_swap_) known_.swap_bytes = 0;
+    o.known = &known_;
     const std::int64_t total = exact_total(p.times);
     if (total >= 0 && pe.files_cpu.count() == total && pe.files) {
         o.previous = &*pe.files;
@@ -150,6 +161,13 @@ void member_reader::remember(const snapshot& cur, const snapshot_process& p, pe_
                                          : -1);
     }
     pe.files->threads.clear();  // kept once, in thread_files_last
+}
+
+void member_reader::begin_collection() {
+    // sysinfo's total counts every swap area in use (and one being turned
+    // off); with none, no page of any process is swapped out.
+    struct sysinfo si {};
+    no_swap_ = ::sysinfo(&si) == 0 && si.totalswap == 0;
 }
 
 void member_reader::update(const snapshot& snap, const snapshot_process& p, pe_proc& pe, pe_group& gp) {

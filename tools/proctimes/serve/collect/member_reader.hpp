@@ -71,6 +71,9 @@ public:
     /// Reads member `p` of snapshot `snap` and adds it to its group (the
     /// gauges of this collection, the counters by what they grew).
     void update(const snapshot& snap, const snapshot_process& p, pe_proc& pe, pe_group& gp);
+    /// Called before a collection's first update: whether the machine has
+    /// swap space now (with none, every member's swap is known to be 0).
+    void begin_collection();
     /// process-exporter's error counters: members whose stat or status could
     /// not be read, and those read only in part (or that ended mid-read).
     [[nodiscard]] std::uint64_t procread_errors() const noexcept { return procread_errors_; }
@@ -81,7 +84,8 @@ private:
     /// last one instead of reading again: its files when it has not run
     /// since, the threads that have not (into idle_buf_), with the CPU
     /// totals of this snapshot; and the threads that ran whose counters the
-    /// snapshot read (into known_buf_), of which only the wait channel is read.
+    /// snapshot read (into known_buf_), of which only the wait channel is read;
+    /// and what the snapshot read of the process itself (into known_).
     resource_options read_options(const snapshot& cur, const snapshot_process& p, const pe_proc& pe, bool read_threads);
     /// Keeps what was read (with the CPU totals it is valid for) for the next read.
     void remember(const snapshot& cur, const snapshot_process& p, pe_proc& pe, const result<process_resources>& r,
@@ -90,6 +94,10 @@ private:
     serve_options opts_;
     std::uint64_t procread_errors_ = 0, partial_errors_ = 0;
     std::vector<resource_thread> idle_buf_, known_buf_;
+    /// What the snapshot read of the process with its CPU (its switches and
+    /// I/O), and its swap on a machine with none (resource_options::known).
+    resource_known known_;
+    bool no_swap_ = false;
 };
 
 }  // namespace proctimes::cli::serve

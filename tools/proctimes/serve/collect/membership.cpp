@@ -40,6 +40,7 @@ outcome<group_membership> group_membership::make(const serve_options& opts) {
 void group_membership::update(const snapshot& prev, const snapshot& cur, const cpu_ledger* ledger, bool taskstats,
                               member_reader* members) {
     begin_collection();
+    if (members) members->begin_collection();
 
     // Live processes: each adds what it used since its last sample, per mode,
     // never less than nothing (a tick-ratio split can shift between samples).
