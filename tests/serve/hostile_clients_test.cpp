@@ -87,7 +87,7 @@ TEST(ServeHostileClients, KeepsAnsweringWithBoundedResources) {
 
     const std::string dir = temp_dir("hostile");
     program serve({serve_bin(PROCTIMES_BIN), "serve", "--listen", "127.0.0.1:0", "--port-file", dir + "/port",
-                   "--http-threads", "4", "--connection-deadline", "5", "--no-exit-records"},
+                   "--connection-deadline", "5", "--no-exit-records"},
                   dir + "/serve.log");
     // Port 0: the kernel picks a free one (a port free a moment ago can be
     // taken by another test before serve binds it).

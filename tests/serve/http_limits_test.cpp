@@ -129,7 +129,7 @@ TEST(ServeHttpLimits, ScrapeAnsweredWithinTwoSecondsUnderFloods) {
     rl.rlim_cur = rl.rlim_max;
     ::setrlimit(RLIMIT_NOFILE, &rl);
     if (rl.rlim_cur < 3000) GTEST_SKIP() << "needs 3,000 descriptors; the hard limit is " << rl.rlim_cur;
-    running_serve srv("flood", {"--http-threads", "4"});
+    running_serve srv("flood");  // the default: one event-loop thread
     ASSERT_GT(srv.port(), 0) << srv.log();
     const int port = srv.port();
     ASSERT_EQ(http_get(port, "/metrics", 20s, "127.0.0.2").status, 200) << srv.log();

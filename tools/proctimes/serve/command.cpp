@@ -126,7 +126,7 @@ subcommand add_serve(CLI::App& root) {
                   "memory types; on by default with a process-exporter config, -procnames or -namemapping, as "
                   "there");
     app->add_flag("!--no-exit-records", opts->exit_records, "Do not listen for taskstats exit records");
-    app->add_option("--http-threads", opts->http_threads, "Worker threads serving requests")
+    app->add_option("--http-threads", opts->http_threads, "Event-loop threads serving connections (default 1)")
         ->check(whole_number_in(1, 64));
     app->add_option("--connection-deadline", opts->connection_deadline,
                     "Seconds without traffic after which a connection is closed")

@@ -60,7 +60,10 @@ struct serve_options {
     /// (automatic); the tests force each source.
     exit_stream_source exit_from = exit_stream_source::automatic;
     std::string proc_root = default_proc_root();
-    unsigned http_threads = 4;  ///< worker threads serving requests
+    /// Event-loop threads serving connections. One by default: an idle or slow
+    /// connection holds no thread, bcrypt runs on a thread of its own, and
+    /// each further loop wakes at connections it does not serve.
+    unsigned http_threads = 1;
     /// Seconds without any byte received or sent after which a connection is closed.
     unsigned connection_deadline = 15;
     unsigned max_connections = 1024;       ///< open at once, all clients together
