@@ -319,3 +319,33 @@ void storm_test() {
     EXPECT_EQ(unnamed, 0u) << "ends lost without their task being known";
 }
 }  // namespace
+
+// The stamps the stream counts in its map: a zombie holds one from its exit
+// to its free, so a sweep reads the map while any is held; once they are
+// freed the count goes down by as many (give or take the ends of other
+// tasks on the machine meanwhile, which the exit runs bound).
+TEST(BpfExitStream, StampsLiveCountsTasksBetweenExitAndFree) {
+    collector col;
+    START_STREAM(stream, col);
+    constexpr int zombies = 20;
+    std::vector<pid_t> kids;
+    for (int i = 0; i < zombies; ++i) {
+        const pid_t k = ::fork();
+        ASSERT_GE(k, 0);
+        if (k == 0) ::_exit(0);
+        kids.push_back(k);
+    }
+    for (pid_t k : kids) {  // each exited, not reaped: a zombie
+        siginfo_t si{};
+        ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(k), &si, WEXITED | WNOWAIT), 0);
+    }
+    const auto held = (*stream)->count();
+    EXPECT_GE(held.stamps_live, zombies);
+    for (pid_t k : kids) ASSERT_EQ(::waitpid(k, nullptr, 0), k);
+    for (pid_t k : kids) (void)col.wait_for(k);  // its end delivered (or reported lost: no free ran)
+    const auto freed = (*stream)->count();
+    // Down by the 20, less at most the stamps other tasks made meanwhile.
+    EXPECT_LE(freed.stamps_live,
+              held.stamps_live - zombies + static_cast<std::int64_t>(freed.exit_runs - held.exit_runs));
+    EXPECT_GE(freed.stamps_live, 0);
+}

@@ -63,6 +63,8 @@ struct bpf_exit_stream::impl {
     std::int64_t tick = 10'000'000;
     std::thread thread;
     std::atomic<std::uint64_t> swept{0};                // ends counted lost by sweep()
+    std::atomic<std::uint64_t> sweeps{0};               // reads of the whole stamp map
+    std::atomic<std::uint64_t> sweep_deleted{0};        // stamps the sweeps deleted
     std::chrono::steady_clock::time_point last_look{};  // the last look whether a sweep is due
     // When the next sweep is due (CLOCK_BOOTTIME, ns): the first instant a
     // stamp can have become a loss (sweep()).
@@ -271,15 +273,30 @@ struct bpf_exit_stream::impl {
     // zombie's aside) is 5 s old, and at the latest 5 s on, when the first
     // stamp made after this sweep began can be (a zombie reaped meanwhile is
     // then found within 5 s of its reaping).
+    //
+    // With no stamp in the map (the programs count what they make and
+    // delete, the sweeps what they delete), there is nothing to find and no
+    // bucket is read: on a machine where no task waits between its exit and
+    // its free, no sweep reads the map at all.
+    std::int64_t stamps_live() const {
+        return __atomic_load_n(&skel->bss->stamps_live, __ATOMIC_ACQUIRE) -
+               static_cast<std::int64_t>(sweep_deleted.load(std::memory_order_acquire));
+    }
     void sweep(std::uint64_t now) {
         const auto listed = [this](const pt_exit_stamp& st) { return task_listed(st); };
-        const stamp_sweep done = sweep_exit_stamps(bpf_map__fd(skel->maps.proctimes_exit_stamp), now, listed);
-        for (const pt_exit_stamp& st : done.lost) {
-            swept.fetch_add(1, std::memory_order_relaxed);
-            report(st.tgid, st.pid, st.start_boottime);
+        std::uint64_t next_due = UINT64_MAX;
+        if (stamps_live() > 0) {
+            const stamp_sweep done = sweep_exit_stamps(bpf_map__fd(skel->maps.proctimes_exit_stamp), now, listed);
+            sweeps.fetch_add(1, std::memory_order_relaxed);
+            sweep_deleted.fetch_add(done.deleted, std::memory_order_release);
+            for (const pt_exit_stamp& st : done.lost) {
+                swept.fetch_add(1, std::memory_order_relaxed);
+                report(st.tgid, st.pid, st.start_boottime);
+            }
+            next_due = done.next_due;
         }
         if (command_lines) sweep_exec_marks(bpf_map__fd(skel->maps.proctimes_exec_lost), exec_lost_gone, listed);
-        sweep_due = std::min<std::uint64_t>(done.next_due, now + stamp_grace_ns);
+        sweep_due = std::min<std::uint64_t>(next_due, now + stamp_grace_ns);
     }
 
     void run() {
@@ -408,6 +425,8 @@ bpf_exit_stream::counters bpf_exit_stream::count() const noexcept {
     c.free_recursion = recursion_misses(impl_->skel->progs.proctimes_free);
     c.exit_recursion = recursion_misses(impl_->skel->progs.proctimes_exit);
     c.swept = impl_->swept.load();
+    c.sweeps = impl_->sweeps.load();
+    c.stamps_live = impl_->stamps_live();
     c.freed_unseen = __atomic_load_n(&bss->freed_unseen, __ATOMIC_RELAXED);
     c.found_after_sweep = __atomic_load_n(&bss->found_after_sweep, __ATOMIC_RELAXED);
     c.lost_unnamed = __atomic_load_n(&bss->lost_unnamed, __ATOMIC_RELAXED);

@@ -159,6 +159,8 @@ public:
         std::uint64_t free_recursion = 0;     ///< runs of the free program the kernel skipped
         std::uint64_t exit_recursion = 0;     ///< runs of the exit program the kernel skipped
         std::uint64_t swept = 0;              ///< ends whose free never ran (stamp left, task gone)
+        std::uint64_t sweeps = 0;             ///< sweeps that read the stamp map (it held stamps)
+        std::int64_t stamps_live = 0;         ///< stamps in the map: tasks between exit and free
         std::uint64_t found_after_sweep = 0;  ///< of those, frees that ran after all
         std::uint64_t freed_unseen = 0;       ///< ends whose free never ran (stamp found at a new task)
         std::uint64_t lost_unnamed = 0;       ///< lost ends whose identity did not fit either

@@ -77,7 +77,9 @@ stamp_sweep sweep_exit_stamps(int map_fd, std::uint64_t now, const std::function
     }
     for (auto& [k, st] : gone)
         if (bpf_map_delete_elem(map_fd, &k) == 0) out.lost.push_back(st);
-    for (std::uint64_t k : stale) (void)bpf_map_delete_elem(map_fd, &k);
+    out.deleted = out.lost.size();
+    for (std::uint64_t k : stale)
+        if (bpf_map_delete_elem(map_fd, &k) == 0) ++out.deleted;
     return out;
 }
 

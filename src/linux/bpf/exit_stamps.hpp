@@ -43,6 +43,7 @@ inline constexpr std::uint64_t stamp_grace_ns = 5'000'000'000;
 struct stamp_sweep {
     std::vector<pt_exit_stamp> lost;
     std::uint64_t next_due = UINT64_MAX;
+    std::uint64_t deleted = 0;  ///< stamps it deleted: the lost and the consumed left behind
 };
 
 /// The exact loss count's last part. The free program does not run for

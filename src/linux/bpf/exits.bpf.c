@@ -57,6 +57,10 @@ __u64 submitted = 0;
  * seconds without its free running) whose free then ran after all: their
  * records were delivered, so they come off the loss count. */
 __u64 found_after_sweep = 0;
+/* Stamps in the map now, as the programs made and deleted them (user space
+ * subtracts its sweeps' deletes): none means a sweep has nothing to find,
+ * and reading every bucket of the map is skipped. */
+__s64 stamps_live = 0;
 /* Stamps found at a new task's address: ends whose free never ran. */
 __u64 freed_unseen = 0;
 /* Lost ends whose identity did not fit in proctimes_lost_ring either. */
@@ -97,7 +101,10 @@ int BPF_PROG(proctimes_exit) {
     }
     /* Fails when the map is full (131,072 tasks between exit and free) or
      * busy on this CPU: that end comes without its instant, and is counted. */
-    if (bpf_map_update_elem(&proctimes_exit_stamp, &key, &now, BPF_ANY) != 0) __sync_fetch_and_add(&unstamped, 1);
+    if (bpf_map_update_elem(&proctimes_exit_stamp, &key, &now, BPF_ANY) != 0)
+        __sync_fetch_and_add(&unstamped, 1);
+    else if (!old)
+        __sync_fetch_and_add(&stamps_live, 1); /* a new key (over an old one, the count stands) */
     return 0;
 }
 
@@ -155,7 +162,9 @@ int BPF_PROG(proctimes_free, struct task_struct* t) {
          * this record takes that back. */
         stamp->exit_boottime = 0;
         stamp->start_boottime = bpf_ktime_get_boot_ns();
-        if (bpf_map_delete_elem(&proctimes_exit_stamp, &key) != 0 && !bpf_map_lookup_elem(&proctimes_exit_stamp, &key))
+        if (bpf_map_delete_elem(&proctimes_exit_stamp, &key) == 0)
+            __sync_fetch_and_sub(&stamps_live, 1);
+        else if (!bpf_map_lookup_elem(&proctimes_exit_stamp, &key))
             __sync_fetch_and_add(&found_after_sweep, 1);
     }
     r = bpf_ringbuf_reserve(&proctimes_exit_ring, sizeof *r, 0);
