@@ -26,7 +26,7 @@ packages=(
   pandoc dpkg-dev lintian man-db bash-completion          # man pages, scripts/package.sh and its test
   g++-mingw-w64-x86-64-posix wine64 wine                # the Windows backend: cross build and its tests under Wine (docs/WINDOWS.md)
   libcpp-httplib-dev libyaml-cpp-dev                     # serve tests (HTTP client), proctimes serve (process-exporter config)
-  libmicrohttpd-dev libre2-dev                           # serve's HTTP server and its rule matching (linear time)
+  libmicrohttpd-dev libre2-dev libdeflate-dev            # serve's HTTP server, its rule matching (linear time), its gzip
   prometheus prometheus-process-exporter                 # serve tests (a real Prometheus) and bench/ (the peer)
   libgnutls28-dev libcrypt-dev openssl curl              # serve's TLS and bcrypt (web config); its tests' certificates and client
   libsqlite3-dev sqlite3                                 # the recording store (docs/STORE.md) and its sqlite3 queries

@@ -24,11 +24,11 @@
 #include <vector>
 
 #include <gnutls/gnutls.h>
+#include <libdeflate.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "serve/collect/collector.hpp"
 #include "serve/http/http.hpp"
@@ -55,20 +55,20 @@ std::string index_html(const std::string& path) {
 
 using body_ptr = std::shared_ptr<const std::string>;
 
-// The fastest level: 2.6 times faster than zlib's default on an exposition
-// of 34 KB (111 µs against 287 µs), for an answer 18 % larger (5.0 against 4.2 KB).
+// libdeflate's fastest level, which compresses a whole buffer at once: on
+// an exposition of 14.6 KB, 46 µs and 2,875 bytes, where zlib's fastest level
+// took 98 µs for 3,082 bytes (and its default 2.6 times that). Its
+// compressor (about 0.5 MB of tables) is kept by each thread that answers.
 std::string gzip(const std::string& in) {
-    z_stream zs{};
-    if (::deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return {};
-    std::string out(::deflateBound(&zs, static_cast<uLong>(in.size())), '\0');
-    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-    zs.avail_in = static_cast<uInt>(in.size());
-    zs.next_out = reinterpret_cast<Bytef*>(out.data());
-    zs.avail_out = static_cast<uInt>(out.size());
-    const int rc = ::deflate(&zs, Z_FINISH);
-    out.resize(zs.total_out);
-    ::deflateEnd(&zs);
-    return rc == Z_STREAM_END ? out : std::string();
+    struct compressor_deleter {
+        void operator()(libdeflate_compressor* c) const noexcept { ::libdeflate_free_compressor(c); }
+    };
+    thread_local const std::unique_ptr<libdeflate_compressor, compressor_deleter> c(::libdeflate_alloc_compressor(1));
+    if (!c) return {};
+    std::string out(::libdeflate_gzip_compress_bound(c.get(), in.size()), '\0');
+    const std::size_t n = ::libdeflate_gzip_compress(c.get(), in.data(), in.size(), out.data(), out.size());
+    out.resize(n);  // 0: it did not fit the bound (never expected): no gzip form
+    return out;
 }
 
 // The exposition and its gzip form, shared by every response that sends the
