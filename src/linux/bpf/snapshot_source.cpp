@@ -359,6 +359,19 @@ result<void> bpf_snapshot_source::take(snapshot& out, const snapshot_options& op
             t.sampled_at = out.taken;
         };
 
+        // A task's own counters, as its task/<tid>/ stat, status and io
+        // state them; empty where the programs could read none.
+        auto own_counters = [](const parse::bpf_task_record& r) -> std::optional<task_counters> {
+            if ((r.counters & PT_COUNTERS_FAULTS_SWITCHES) == 0) return std::nullopt;
+            task_counters c;
+            c.minor_faults = r.min_flt;
+            c.major_faults = r.maj_flt;
+            c.voluntary_switches = r.nvcsw;
+            c.involuntary_switches = r.nivcsw;
+            if ((r.counters & PT_COUNTERS_IO) != 0) c.read_bytes = r.read_bytes, c.write_bytes = r.write_bytes;
+            return c;
+        };
+
         out.processes.reserve(recs.size());
         if (options.threads) out.threads.reserve(recs.size());
         for (std::size_t i = 0; i < recs.size();) {
@@ -398,21 +411,18 @@ result<void> bpf_snapshot_source::take(snapshot& out, const snapshot_options& op
             // As /proc/<pid>/stat and io add them up: the ended threads' (the
             // leader's group_* fields) and each live thread's own; switches
             // are the leader's own, as status states them.
-            if ((lead.counters & PT_COUNTERS_FAULTS_SWITCHES) != 0) {
-                task_counters& c = p.counters.emplace();
-                c.minor_faults = lead.group_min_flt;
-                c.major_faults = lead.group_maj_flt;
-                c.voluntary_switches = lead.nvcsw;
-                c.involuntary_switches = lead.nivcsw;
-                const bool io = (lead.counters & PT_COUNTERS_IO) != 0;
+            if (auto c = own_counters(lead)) {
+                c->minor_faults = lead.group_min_flt;
+                c->major_faults = lead.group_maj_flt;
                 std::uint64_t read = lead.group_read_bytes, written = lead.group_write_bytes;
                 for (std::size_t k = i; k < j; ++k) {
-                    c.minor_faults += rec(k).min_flt;
-                    c.major_faults += rec(k).maj_flt;
+                    c->minor_faults += rec(k).min_flt;
+                    c->major_faults += rec(k).maj_flt;
                     read += rec(k).read_bytes;
                     written += rec(k).write_bytes;
                 }
-                if (io) c.read_bytes = read, c.write_bytes = written;
+                if (c->read_bytes) c->read_bytes = read, c->write_bytes = written;
+                p.counters = c;
             }
             if (options.threads) {
                 p.first_thread = out.threads.size();
@@ -426,15 +436,7 @@ result<void> bpf_snapshot_source::take(snapshot& out, const snapshot_options& op
                     t.state = parse::task_state_letter(r.state, r.exit_state);
                     t.name.assign(parse::comm_view(r.comm));
                     fill(t.times, r.start_boottime, r.runtime, r.utime, r.stime, kthread, r.exit_state != 0);
-                    if ((r.counters & PT_COUNTERS_FAULTS_SWITCHES) != 0) {
-                        task_counters& c = t.counters.emplace();
-                        c.minor_faults = r.min_flt;
-                        c.major_faults = r.maj_flt;
-                        c.voluntary_switches = r.nvcsw;
-                        c.involuntary_switches = r.nivcsw;
-                        if ((r.counters & PT_COUNTERS_IO) != 0)
-                            c.read_bytes = r.read_bytes, c.write_bytes = r.write_bytes;
-                    }
+                    t.counters = own_counters(r);
                 }
             }
             i = j;
