@@ -51,6 +51,15 @@ std::uint64_t keyed(const std::string& text, const std::string& key) {
     return std::stoull(text.substr(text.find(':', from) + 1));
 }
 
+// Touches `n` fresh pages: `n` minor faults of the calling thread.
+void fault_in_pages(std::size_t n) {
+    const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    void* m = ::mmap(nullptr, n * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return;
+    for (std::size_t i = 0; i < n; ++i) static_cast<volatile char*>(m)[i * page] = 1;
+    ::munmap(m, n * page);
+}
+
 // A thread that faults in 512 fresh pages, sleeps 20 times (20 voluntary
 // switches at least), writes a file, then waits on a pipe until released:
 // while it waits, none of its counters can move.
@@ -60,12 +69,7 @@ public:
         if (::pipe(fds_) != 0 || ::pipe(ready_) != 0) throw std::runtime_error("pipe");
         t_ = std::thread([this] {
             tid_ = ::gettid();
-            const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-            void* m = ::mmap(nullptr, 512 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-            if (m != MAP_FAILED) {
-                for (std::size_t i = 0; i < 512; ++i) static_cast<volatile char*>(m)[i * page] = 1;
-                ::munmap(m, 512 * page);
-            }
+            fault_in_pages(512);
             for (int i = 0; i < 20; ++i) {
                 const timespec ts{0, 100'000};
                 ::nanosleep(&ts, nullptr);
@@ -216,12 +220,7 @@ TEST(BpfSnapshot, ProcessCountersAreThoseOfItsProcFiles) {
     std::atomic<pid_t> ended{0};
     std::thread([&ended] {
         ended = ::gettid();
-        const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-        void* m = ::mmap(nullptr, 512 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (m != MAP_FAILED) {
-            for (std::size_t i = 0; i < 512; ++i) static_cast<volatile char*>(m)[i * page] = 1;
-            ::munmap(m, 512 * page);
-        }
+        fault_in_pages(512);
         char name[] = "pt-counters-XXXXXX";
         const int fd = ::mkstemp(name);
         if (fd >= 0) {
