@@ -174,6 +174,23 @@ static_assert(words_in_order(exit_stream_source_words));
 /// "auto", "bpf" or "taskstats".
 PROCTIMES_API std::string_view to_string(exit_stream_source s) noexcept;
 
+/// How an eBPF exit stream's records reach read(). taskstats sends each
+/// record as its task exits, whichever is asked.
+enum class exit_stream_delivery : std::uint8_t {
+    /// The stream's thread takes each record as it comes (the kernel wakes
+    /// it) into the queue read() drains: wait() and native_handle() signal
+    /// each. For a reader that waits for ends.
+    pushed,
+    /// read() takes what the kernel holds itself; the kernel wakes the
+    /// stream's thread only when its ring buffer is a quarter full, and the
+    /// thread looks at least every 5 s. For a reader that reads on its own
+    /// schedule (an exporter's scrape): no wake-up per end, which cost each
+    /// ending task a self-IPI and the reader's process a thread wake-up
+    /// (about 40 µs on a 2-core VM, docs/BPF.md). wait() and native_handle()
+    /// signal only what that thread took.
+    on_read,
+};
+
 /// A listener for the end of every task on the system (one record per
 /// thread), from one of two kernel sources (source() says which):
 ///
@@ -202,6 +219,8 @@ public:
     /// carry its ids); errc::not_supported without taskstats, or (bpf) a build
     /// without the eBPF source; the native errno of the socket and load calls.
     static result<exit_stream> open(exit_stream_source from = exit_stream_source::automatic) noexcept;
+    /// The same, with the eBPF stream's records delivered as `delivery` says.
+    static result<exit_stream> open(exit_stream_source from, exit_stream_delivery delivery) noexcept;
 
     exit_stream() noexcept;
     exit_stream(exit_stream&&) noexcept;

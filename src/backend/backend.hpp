@@ -261,10 +261,12 @@ public:
     /// (src/exit/settings.cpp).
     virtual result<exit_stream_source> records_source() noexcept = 0;
     /// Opens the listener for the end of every task on the system that
-    /// `from` names (exit_stream::open's contract and errors);
-    /// errc::not_supported where the backend has none.
-    /// src/exit/public_stream.cpp makes the public class of it.
-    virtual result<std::unique_ptr<exit_stream::impl>> open_stream(exit_stream_source from) noexcept = 0;
+    /// `from` names, its records delivered as `delivery` says
+    /// (exit_stream::open's contract and errors); errc::not_supported where
+    /// the backend has none. src/exit/public_stream.cpp makes the public
+    /// class of it.
+    virtual result<std::unique_ptr<exit_stream::impl>> open_stream(exit_stream_source from,
+                                                                   exit_stream_delivery delivery) noexcept = 0;
 
 protected:
     // Constant-initialised, never destroyed through this class: an instance
@@ -292,7 +294,7 @@ public:
     void deliver() noexcept override {}
     void await(task_core&) noexcept override {}
     result<exit_stream_source> records_source() noexcept override { return make_error_code(errc::not_supported); }
-    result<std::unique_ptr<exit_stream::impl>> open_stream(exit_stream_source) noexcept override {
+    result<std::unique_ptr<exit_stream::impl>> open_stream(exit_stream_source, exit_stream_delivery) noexcept override {
         return make_error_code(errc::not_supported);
     }
 };

@@ -13,7 +13,11 @@ exit_stream& exit_stream::operator=(exit_stream&&) noexcept = default;
 exit_stream::~exit_stream() = default;
 
 result<exit_stream> exit_stream::open(exit_stream_source from) noexcept {
-    auto p = detail::platform_exit_backend().open_stream(from);
+    return open(from, exit_stream_delivery::pushed);
+}
+
+result<exit_stream> exit_stream::open(exit_stream_source from, exit_stream_delivery delivery) noexcept {
+    auto p = detail::platform_exit_backend().open_stream(from, delivery);
     if (!p) return p.error();
     if (!*p) return make_error_code(errc::not_supported);
     return exit_stream(std::move(*p));

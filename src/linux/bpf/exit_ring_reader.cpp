@@ -9,6 +9,7 @@
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -21,10 +22,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "cpu_split.hpp"
 #include "exit/failures.hpp"
 #include "exits.skel.h"
 #include "fd.hpp"
+#include "linux/bpf/exit_record.hpp"
 #include "linux/bpf/exit_stamps.hpp"
 #include "linux/bpf/loader.hpp"
 #include "linux/exit/taskstats.hpp"
@@ -62,10 +63,14 @@ struct bpf_exit_stream::impl {
     boot_anchor anchor{};
     std::int64_t tick = 10'000'000;
     std::thread thread;
-    std::atomic<std::uint64_t> swept{0};                // ends counted lost by sweep()
-    std::atomic<std::uint64_t> sweeps{0};               // reads of the whole stamp map
-    std::atomic<std::uint64_t> sweep_deleted{0};        // stamps the sweeps deleted
-    std::chrono::steady_clock::time_point last_look{};  // the last look whether a sweep is due
+    // Held while records are taken from the ring buffers or the stamps swept:
+    // by the thread, or by take_waiting() on a reader's.
+    std::mutex consume_mu;
+    std::atomic<std::uint64_t> swept{0};               // ends counted lost by sweep()
+    std::atomic<std::uint64_t> sweeps{0};              // sweeps that read a stamp map whole
+    std::atomic<std::uint64_t> sweeps_more{0};         // of those, reads of the large map
+    std::atomic<std::uint64_t> sweep_deleted{0};       // stamps the sweeps deleted, small map
+    std::atomic<std::uint64_t> sweep_deleted_more{0};  // and large map
     // When the next sweep is due (CLOCK_BOOTTIME, ns): the first instant a
     // stamp can have become a loss (sweep()).
     std::uint64_t sweep_due = 0;
@@ -112,7 +117,7 @@ struct bpf_exit_stream::impl {
             self->owner->malformed_.fetch_add(1, std::memory_order_relaxed);
             return 0;
         }
-        bpf_task_end e = self->convert(*r);
+        bpf_task_end e = to_task_end(*r, self->anchor, self->tick);
         if (self->command_lines && e.is_process()) {
             self->forget_if_unmarked();
             const auto it = self->kept.find({r->tgid, r->start_boottime});
@@ -213,46 +218,6 @@ struct bpf_exit_stream::impl {
         on_lost(t);
     }
 
-    bpf_task_end convert(const parse::bpf_exit_record& r) const {
-        bpf_task_end e;
-        e.pid = static_cast<pid_t>(r.tgid);
-        e.tid = static_cast<pid_t>(r.pid);
-        e.parent_pid = static_cast<pid_t>(r.ppid);
-        e.uid = r.euid;
-        e.kernel_thread = (r.flags & parse::bpf_pf_kthread) != 0;
-        e.forked_no_exec = (r.flags & parse::bpf_pf_forknoexec) != 0;
-        e.name.assign(parse::comm_view(r.comm));
-        e.start_ticks = r.start_boottime / static_cast<std::uint64_t>(tick);
-        auto at = [&](std::uint64_t boottime) {
-            return anchor.boot + nanoseconds{static_cast<std::int64_t>(boottime)};
-        };
-        e.creation = at(r.start_boottime);
-        if (r.exit_boottime) e.exit = at(r.exit_boottime);
-        e.released = at(r.free_boottime);
-        e.released_since_boot = nanoseconds{static_cast<std::int64_t>(r.free_boottime)};
-        e.threads_known = (r.reserved & PT_GROUP_KNOWN) != 0;
-        e.had_threads = (r.reserved & PT_GROUP_HAD_THREADS) != 0;
-        auto own = split_by_ticks(nanoseconds{static_cast<std::int64_t>(r.runtime)}, r.utime, r.stime, e.kernel_thread);
-        e.kernel = own.kernel;
-        e.user = own.user;
-        if (e.is_process()) {
-            auto all = split_by_ticks(nanoseconds{static_cast<std::int64_t>(r.group_runtime)}, r.group_utime,
-                                      r.group_stime, e.kernel_thread);
-            e.group_kernel = all.kernel;
-            e.group_user = all.user;
-        }
-        // A wait(2) status: the exit code in bits 8-15, or the signal in bits
-        // 0-6 with the core-dump flag in bit 7.
-        const int st = r.exit_code;
-        if ((st & 0x7f) == 0) {
-            e.status.code = (st >> 8) & 0xff;
-        } else {
-            e.status.signal = st & 0x7f;
-            e.status.core_dumped = (st & 0x80) != 0;
-        }
-        return e;
-    }
-
     // Whether the task (tid, start) is still listed in /proc: a zombie, a
     // leader waiting for its threads, or still exiting. Gone means released.
     bool task_listed(const pt_exit_stamp& st) const {
@@ -266,62 +231,79 @@ struct bpf_exit_stream::impl {
     }
 
     // The exact loss count's last part (exit_stamps.hpp: sweep_exit_stamps).
-    // A sweep reads all 131,072 buckets of the map (0.15 ms on the 2-core VM),
-    // whether it holds a stamp or none: once a second, that was a tenth of
-    // `serve`'s cost on a quiet machine. So the next one is due only when a
-    // stamp can have become a loss: when the oldest stamp this one left (a
-    // zombie's aside) is 5 s old, and at the latest 5 s on, when the first
-    // stamp made after this sweep began can be (a zombie reaped meanwhile is
-    // then found within 5 s of its reaping).
+    // A sweep reads every bucket of a stamp map, whether it holds a stamp or
+    // none: 4,096 of the small map, and of the large one 131,072, which took
+    // 0.5-0.8 ms on the 2-core VM (a tenth of `serve`'s cost at a sweep a
+    // second). So the next sweep is due only when a stamp can have become a
+    // loss: when the oldest stamp this one left (a zombie's aside) is 5 s
+    // old, and at the latest 5 s on, when the first stamp made after this
+    // sweep began can be (a zombie reaped meanwhile is then found within 5 s
+    // of its reaping).
     //
-    // With no stamp in the map (the programs count what they make and
-    // delete, the sweeps what they delete), there is nothing to find and no
-    // bucket is read: on a machine where no task waits between its exit and
-    // its free, no sweep reads the map at all.
-    std::int64_t stamps_live() const {
+    // A map with no stamp (the programs count what they make and delete, the
+    // sweeps what they delete) has nothing to find, and none of its buckets
+    // is read: the large one only holds stamps in a storm (exits.bpf.c).
+    std::int64_t stamps_live_small() const {
         return __atomic_load_n(&skel->bss->stamps_live, __ATOMIC_ACQUIRE) -
                static_cast<std::int64_t>(sweep_deleted.load(std::memory_order_acquire));
     }
+    std::int64_t stamps_live_more() const {
+        return __atomic_load_n(&skel->bss->stamps_live_more, __ATOMIC_ACQUIRE) -
+               static_cast<std::int64_t>(sweep_deleted_more.load(std::memory_order_acquire));
+    }
+    std::int64_t stamps_live() const { return stamps_live_small() + stamps_live_more(); }
     void sweep(std::uint64_t now) {
         const auto listed = [this](const pt_exit_stamp& st) { return task_listed(st); };
         std::uint64_t next_due = UINT64_MAX;
-        if (stamps_live() > 0) {
-            const stamp_sweep done = sweep_exit_stamps(bpf_map__fd(skel->maps.proctimes_exit_stamp), now, listed);
+        const auto sweep_map = [&](const bpf_map* map, std::atomic<std::uint64_t>& deleted) {
+            const stamp_sweep done = sweep_exit_stamps(bpf_map__fd(map), now, listed);
             sweeps.fetch_add(1, std::memory_order_relaxed);
-            sweep_deleted.fetch_add(done.deleted, std::memory_order_release);
+            deleted.fetch_add(done.deleted, std::memory_order_release);
             for (const pt_exit_stamp& st : done.lost) {
                 swept.fetch_add(1, std::memory_order_relaxed);
                 report(st.tgid, st.pid, st.start_boottime);
             }
-            next_due = done.next_due;
+            next_due = std::min(next_due, done.next_due);
+        };
+        if (stamps_live_small() > 0) sweep_map(skel->maps.proctimes_exit_stamp, sweep_deleted);
+        if (stamps_live_more() > 0) {
+            sweep_map(skel->maps.proctimes_exit_stamp_more, sweep_deleted_more);
+            sweeps_more.fetch_add(1, std::memory_order_relaxed);
         }
-        if (command_lines) sweep_exec_marks(bpf_map__fd(skel->maps.proctimes_exec_lost), exec_lost_gone, listed);
+        // Marks exist only once an exec record did not fit: none to read before.
+        if (command_lines && __atomic_load_n(&skel->bss->execs_dropped, __ATOMIC_ACQUIRE) != 0)
+            sweep_exec_marks(bpf_map__fd(skel->maps.proctimes_exec_lost), exec_lost_gone, listed);
         sweep_due = std::min<std::uint64_t>(next_due, now + stamp_grace_ns);
     }
 
     void run() {
         epoll_event ev[3];
         while (true) {
-            if (const auto t = std::chrono::steady_clock::now(); t - last_look >= std::chrono::seconds{1}) {
-                last_look = t;
-                timespec ts{};
-                ::clock_gettime(CLOCK_BOOTTIME, &ts);
-                const auto now =
-                    static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
-                if (now >= sweep_due) {
-                    try {
-                        sweep(now);
-                    } catch (...) {  // out of memory: next time
-                        count_exit_failure(exit_failure::bpf_sweep);
-                    }
+            timespec ts{};
+            ::clock_gettime(CLOCK_BOOTTIME, &ts);
+            const auto now =
+                static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
+            if (now >= sweep_due) {
+                try {
+                    const std::lock_guard lock(consume_mu);
+                    sweep(now);
+                } catch (...) {  // out of memory: a second on
+                    count_exit_failure(exit_failure::bpf_sweep);
+                    sweep_due = now + 1'000'000'000u;
                 }
             }
-            // The kernel skips a wake-up when the reader looks busy; a
-            // periodic look makes sure no record waits longer than this, and
-            // settle() kicks the thread when it waits for records.
-            const int n = ::epoll_wait(epoll.get(), ev, 3, 1000);
+            // Asleep until records come (the ring buffer wakes the thread)
+            // or the next sweep is due, 5 s on at the latest (sweep()):
+            // a thread that woke every second cost `serve` about 40 us a
+            // wake-up on the 2-core VM. Should the kernel skip a wake-up
+            // (it does when the reader looks busy), settle() kicks the
+            // thread when it waits for records, and the next look reads them.
+            const auto wait_ms = static_cast<int>(std::min<std::uint64_t>(
+                sweep_due > now ? (sweep_due - now) / 1'000'000 + 1 : 1, stamp_grace_ns / 1'000'000));
+            const int n = ::epoll_wait(epoll.get(), ev, 3, wait_ms);
             if (n < 0 && errno == EINTR) continue;
             if (n < 0) return;
+            const std::lock_guard lock(consume_mu);
             ring_buffer__consume(ring);
             for (int i = 0; i < n; ++i) {
                 if (ev[i].data.fd == stop.get()) {
@@ -337,8 +319,8 @@ struct bpf_exit_stream::impl {
     }
 };
 
-result<std::unique_ptr<bpf_exit_stream>> bpf_exit_stream::start(callback cb, lost_callback on_lost,
-                                                                bool command_lines) noexcept {
+result<std::unique_ptr<bpf_exit_stream>> bpf_exit_stream::start(callback cb, lost_callback on_lost, bool command_lines,
+                                                                bool on_read) noexcept {
     try {
         auto anchor = get_boot_anchor();
         if (!anchor) return anchor.error();
@@ -376,6 +358,7 @@ result<std::unique_ptr<bpf_exit_stream>> bpf_exit_stream::start(callback cb, los
         if (!command_lines && bpf_program__set_autoload(m.skel->progs.proctimes_exec, false) != 0)
             return errno_code(errno);
         if (proctimes_exits__load(m.skel) != 0) return errno_code(errno);
+        if (on_read) m.skel->bss->lazy_wakeup = bpf_map__max_entries(m.skel->maps.proctimes_exit_ring) / 4;
         if (proctimes_exits__attach(m.skel) != 0) return errno_code(errno);
         s->load_time_ = std::chrono::steady_clock::now() - t0;
         m.ring = ring_buffer__new(bpf_map__fd(m.skel->maps.proctimes_exit_ring), &impl::on_sample, &m, nullptr);
@@ -403,6 +386,11 @@ result<std::unique_ptr<bpf_exit_stream>> bpf_exit_stream::start(callback cb, los
 
 bpf_exit_stream::~bpf_exit_stream() = default;
 
+void bpf_exit_stream::take_waiting() noexcept {
+    const std::lock_guard lock(impl_->consume_mu);
+    ring_buffer__consume(impl_->ring);
+}
+
 std::uint64_t bpf_exit_stream::dropped() const noexcept {
     const auto* bss = impl_->skel->bss;
     // Read the take-backs first: a take-back always follows its sweep count.
@@ -426,7 +414,9 @@ bpf_exit_stream::counters bpf_exit_stream::count() const noexcept {
     c.exit_recursion = recursion_misses(impl_->skel->progs.proctimes_exit);
     c.swept = impl_->swept.load();
     c.sweeps = impl_->sweeps.load();
+    c.sweeps_more = impl_->sweeps_more.load();
     c.stamps_live = impl_->stamps_live();
+    c.stamps_live_more = impl_->stamps_live_more();
     c.freed_unseen = __atomic_load_n(&bss->freed_unseen, __ATOMIC_RELAXED);
     c.found_after_sweep = __atomic_load_n(&bss->found_after_sweep, __ATOMIC_RELAXED);
     c.lost_unnamed = __atomic_load_n(&bss->lost_unnamed, __ATOMIC_RELAXED);
@@ -438,7 +428,8 @@ bpf_exit_stream::counters bpf_exit_stream::count() const noexcept {
 bool bpf_exit_stream::settle(nanoseconds from, nanoseconds to, std::chrono::steady_clock::time_point deadline) const {
     const impl& m = *impl_;
     const auto* bss = m.skel->bss;
-    const int fd = bpf_map__fd(m.skel->maps.proctimes_exit_stamp);
+    const int small = bpf_map__fd(m.skel->maps.proctimes_exit_stamp);
+    const int more = bpf_map__fd(m.skel->maps.proctimes_exit_stamp_more);
     const auto lo = static_cast<std::uint64_t>(std::max<std::int64_t>(from.count(), 0));
     const auto hi = static_cast<std::uint64_t>(std::max<std::int64_t>(to.count(), 0));
     const auto pause = [] {
@@ -447,26 +438,14 @@ bool bpf_exit_stream::settle(nanoseconds from, nanoseconds to, std::chrono::stea
     };
     // Whether the stamp is one to wait for: in (from, to], not yet consumed
     // (a consumed stamp has exit_boottime 0), of a task gone from /proc (its
-    // free has yet to run).
+    // free has yet to run). The large map is read only while it holds a
+    // stamp: such a task's exit, which stamped it and counted the stamp, is
+    // behind it.
     const auto waits_for = [&](const pt_exit_stamp& st) {
         return st.exit_boottime > lo && st.exit_boottime <= hi && !m.task_listed(st);
     };
-    // A full read of the map (every bucket, and /proc for each stamp in the
-    // window) finds the stamps to wait for; then only those are looked up,
-    // one by one, every pause, until each is consumed (its free ran, or the
-    // sweep counted it lost). Another full read then looks for any that
-    // became one to wait for meanwhile (a zombie reaped): settled when one
-    // finds none, as a full read every pause would conclude.
-    std::vector<exit_stamp_key> waiting;
-    while (true) {
-        waiting.clear();
-        if (!any_exit_stamp(fd, waits_for, &waiting)) break;
-        do {  // `waiting` is empty when the map could not be read whole: a pause, then a full read
-            if (std::chrono::steady_clock::now() >= deadline) return false;
-            pause();
-            std::erase_if(waiting, [&](const exit_stamp_key& k) { return !exit_stamp_pending(fd, k); });
-        } while (!waiting.empty());
-    }
+    const auto readable = [&](int fd) { return fd != more || m.stamps_live_more() > 0; };
+    if (!wait_out_exit_stamps({small, more}, readable, waits_for, deadline, pause)) return false;
     // Every such free has run: runs of the free program so far (each counted
     // before it consumes its stamp) are each either a record submitted to the
     // ring buffer or one that did not fit. Wait for the thread to have passed

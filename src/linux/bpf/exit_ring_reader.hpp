@@ -106,10 +106,17 @@ public:
     /// for every end from now on, and `on_lost` (if set) for every lost end
     /// whose task is known. With `command_lines`, the exec program is loaded
     /// as well and each process's end carries the command line of its last
-    /// exec (bpf_task_end::command_line). Errors: not_supported (not built),
-    /// the load's errno (EPERM without CAP_BPF + CAP_PERFMON), ENOMEM.
+    /// exec (bpf_task_end::command_line). With `on_read`, the kernel wakes
+    /// the thread for records only once the ring buffer is a quarter full
+    /// (it still looks at least every 5 s): take_waiting() takes them.
+    /// Errors: not_supported (not built), the load's errno (EPERM without
+    /// CAP_BPF + CAP_PERFMON), ENOMEM.
     static result<std::unique_ptr<bpf_exit_stream>> start(callback cb, lost_callback on_lost = {},
-                                                          bool command_lines = false) noexcept;
+                                                          bool command_lines = false, bool on_read = false) noexcept;
+
+    /// Passes every record the ring buffers hold now to the callbacks, on the
+    /// caller's thread (one at a time with the stream's own thread).
+    void take_waiting() noexcept;
 
     ~bpf_exit_stream();
     bpf_exit_stream(const bpf_exit_stream&) = delete;
@@ -159,8 +166,10 @@ public:
         std::uint64_t free_recursion = 0;     ///< runs of the free program the kernel skipped
         std::uint64_t exit_recursion = 0;     ///< runs of the exit program the kernel skipped
         std::uint64_t swept = 0;              ///< ends whose free never ran (stamp left, task gone)
-        std::uint64_t sweeps = 0;             ///< sweeps that read the stamp map (it held stamps)
-        std::int64_t stamps_live = 0;         ///< stamps in the map: tasks between exit and free
+        std::uint64_t sweeps = 0;             ///< reads of a whole stamp map by a sweep (it held stamps)
+        std::uint64_t sweeps_more = 0;        ///< of those, reads of the large map (a storm's stamps)
+        std::int64_t stamps_live = 0;         ///< stamps in the maps: tasks between exit and free
+        std::int64_t stamps_live_more = 0;    ///< of those, in the large map (the small one was full)
         std::uint64_t found_after_sweep = 0;  ///< of those, frees that ran after all
         std::uint64_t freed_unseen = 0;       ///< ends whose free never ran (stamp found at a new task)
         std::uint64_t lost_unnamed = 0;       ///< lost ends whose identity did not fit either

@@ -52,6 +52,30 @@ bool exit_stamp_pending(int map_fd, const exit_stamp_key& s) {
     return bpf_map_lookup_elem(map_fd, &key, &st) == 0 && st.exit_boottime == s.exit_boottime;
 }
 
+bool wait_out_exit_stamps(std::initializer_list<int> fds, const std::function<bool(int)>& readable,
+                          const std::function<bool(const pt_exit_stamp&)>& wanted,
+                          std::chrono::steady_clock::time_point deadline, const std::function<void()>& pause) {
+    std::vector<std::pair<int, exit_stamp_key>> waiting;
+    std::vector<exit_stamp_key> found;
+    while (true) {
+        waiting.clear();
+        bool any = false;
+        for (const int fd : fds) {
+            if (!readable(fd)) continue;
+            found.clear();
+            if (!any_exit_stamp(fd, wanted, &found)) continue;
+            any = true;  // `found` is empty when the map could not be read whole: a pause, then a full read
+            for (const exit_stamp_key& k : found) waiting.emplace_back(fd, k);
+        }
+        if (!any) return true;
+        do {
+            if (std::chrono::steady_clock::now() >= deadline) return false;
+            pause();
+            std::erase_if(waiting, [](const auto& w) { return !exit_stamp_pending(w.first, w.second); });
+        } while (!waiting.empty());
+    }
+}
+
 stamp_sweep sweep_exit_stamps(int map_fd, std::uint64_t now, const std::function<bool(const pt_exit_stamp&)>& listed) {
     constexpr std::uint64_t grace = stamp_grace_ns;
     stamp_sweep out;

@@ -4,8 +4,10 @@
 // address).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <utility>
 #include <vector>
 
@@ -32,6 +34,18 @@ bool any_exit_stamp(int map_fd, const std::function<bool(const pt_exit_stamp&)>&
 /// stamp of the same exit instant (a task freed and a new one stamped at the
 /// same address meanwhile is another stamp). One lookup.
 bool exit_stamp_pending(int map_fd, const exit_stamp_key& s);
+
+/// Waits until none of the stamp maps `fds` holds a stamp that `wanted`
+/// picks, calling `pause` between looks; false when `deadline` came first.
+/// A map for which `readable` says false is not read this time. A full read
+/// of the maps finds the stamps to wait for; then only those are looked up,
+/// one by one, every pause, until each is consumed (its free ran, or a sweep
+/// counted it lost). Another full read then looks for any that became one
+/// to wait for meanwhile (a zombie reaped): done when one finds none, as a
+/// full read every pause would conclude.
+bool wait_out_exit_stamps(std::initializer_list<int> fds, const std::function<bool(int)>& readable,
+                          const std::function<bool(const pt_exit_stamp&)>& wanted,
+                          std::chrono::steady_clock::time_point deadline, const std::function<void()>& pause);
 
 /// How long after its exit a stamp whose task is gone counts as a loss.
 inline constexpr std::uint64_t stamp_grace_ns = 5'000'000'000;

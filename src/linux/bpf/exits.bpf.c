@@ -36,13 +36,30 @@ struct {
  * map, not task-local storage: with task storage written at exit, the free
  * program silently stopped running for a few tasks in 10,000 during a storm
  * (kernel 6.18; measured, tests/bpf), and those ends were lost uncounted.
- * Preallocated, so updates never allocate in the tracepoint. */
+ * Preallocated, so updates never allocate in the tracepoint.
+ *
+ * Two maps: a small one that takes every stamp while it has room, and a
+ * large one for the stamps of a storm (131,072 more tasks between exit and
+ * free). User space reads a map whole to find the stamps whose free never
+ * ran (the sweep), and that read costs a look at every bucket, full or
+ * empty: 4,096 of them take microseconds, 131,072 took 0.5-0.8 ms each
+ * sweep. On a machine where anything ends, some task is nearly always
+ * between its exit and its free (the free waits for an RCU grace period,
+ * which a lazy-RCU kernel batches), so a sweep is due every few seconds;
+ * the large map is read only while it holds a stamp. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 1 << 12);
+    __type(key, __u64);
+    __type(value, struct pt_exit_stamp);
+} proctimes_exit_stamp SEC(".maps");
+
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
     __uint(max_entries, 1 << 17);
     __type(key, __u64);
     __type(value, struct pt_exit_stamp);
-} proctimes_exit_stamp SEC(".maps");
+} proctimes_exit_stamp_more SEC(".maps");
 
 /* Records lost to a full ring buffer, and ends whose exit instant was not
  * stamped (the task-local storage could not be allocated). */
@@ -57,10 +74,11 @@ __u64 submitted = 0;
  * seconds without its free running) whose free then ran after all: their
  * records were delivered, so they come off the loss count. */
 __u64 found_after_sweep = 0;
-/* Stamps in the map now, as the programs made and deleted them (user space
- * subtracts its sweeps' deletes): none means a sweep has nothing to find,
- * and reading every bucket of the map is skipped. */
+/* Stamps in each map now, as the programs made and deleted them (user space
+ * subtracts its sweeps' deletes): none means a sweep has nothing to find
+ * there, and reading every bucket of that map is skipped. */
 __s64 stamps_live = 0;
+__s64 stamps_live_more = 0;
 /* Stamps found at a new task's address: ends whose free never ran. */
 __u64 freed_unseen = 0;
 /* Lost ends whose identity did not fit in proctimes_lost_ring either. */
@@ -91,20 +109,32 @@ int BPF_PROG(proctimes_exit) {
     now.start_boottime = t->start_boottime;
     now.tgid = t->tgid;
     now.pid = t->pid;
-    /* A stamp already at this address is a task that was freed without the
-     * free program running for it (its memory is now this task's): that end
-     * was lost, and is counted here. */
+    /* A stamp already at this address (in either map) is a task that was
+     * freed without the free program running for it (its memory is now this
+     * task's): that end was lost, and is counted here. The new stamp takes
+     * its place, and the map's count stands. */
     struct pt_exit_stamp* old = bpf_map_lookup_elem(&proctimes_exit_stamp, &key);
-    if (old && old->exit_boottime) {
+    struct pt_exit_stamp* old_more = old ? 0 : bpf_map_lookup_elem(&proctimes_exit_stamp_more, &key);
+    struct pt_exit_stamp* found = old ? old : old_more;
+    if (found && found->exit_boottime) {
         __sync_fetch_and_add(&freed_unseen, 1);
-        report_lost(old->tgid, old->pid, old->start_boottime);
+        report_lost(found->tgid, found->pid, found->start_boottime);
     }
-    /* Fails when the map is full (131,072 tasks between exit and free) or
-     * busy on this CPU: that end comes without its instant, and is counted. */
-    if (bpf_map_update_elem(&proctimes_exit_stamp, &key, &now, BPF_ANY) != 0)
+    /* An update fails when both maps are full (135,168 tasks between exit and
+     * free) or busy on this CPU: that end comes without its instant, and is
+     * counted. */
+    if (old) {
+        if (bpf_map_update_elem(&proctimes_exit_stamp, &key, &now, BPF_ANY) != 0) __sync_fetch_and_add(&unstamped, 1);
+    } else if (old_more) {
+        if (bpf_map_update_elem(&proctimes_exit_stamp_more, &key, &now, BPF_ANY) != 0)
+            __sync_fetch_and_add(&unstamped, 1);
+    } else if (bpf_map_update_elem(&proctimes_exit_stamp, &key, &now, BPF_NOEXIST) == 0) {
+        __sync_fetch_and_add(&stamps_live, 1);
+    } else if (bpf_map_update_elem(&proctimes_exit_stamp_more, &key, &now, BPF_NOEXIST) == 0) {
+        __sync_fetch_and_add(&stamps_live_more, 1);
+    } else {
         __sync_fetch_and_add(&unstamped, 1);
-    else if (!old)
-        __sync_fetch_and_add(&stamps_live, 1); /* a new key (over an old one, the count stands) */
+    }
     return 0;
 }
 
@@ -129,6 +159,11 @@ __u64 execs_unmarked = 0;
  * only wakes a reader that has read everything before the new record, so
  * the next end record forces the wake-up instead. */
 __u32 exec_unwoken = 0;
+/* Set by a reader that takes records itself when it reads (user space's
+ * `on_read`): an end record wakes it only once this many bytes wait in the
+ * ring buffer (a quarter of it); 0: every record wakes a reader that has
+ * caught up (the ring buffer's own rule). */
+__u64 lazy_wakeup = 0;
 
 /* Processes whose latest exec record did not fit in the ring buffer, by tgid
  * (the value: the process's start_boottime). The free program marks the
@@ -140,6 +175,23 @@ struct {
     __type(key, __u32);
     __type(value, __u64);
 } proctimes_exec_lost SEC(".maps");
+
+/* Takes a task's exit instant from its stamp in `map` and deletes the stamp.
+ * Marked consumed first: should the delete fail because the map is busy on
+ * this CPU, the stamp left behind is never counted as a loss (the sweep
+ * removes it later). If it fails because user space's sweep deleted it
+ * first, the sweep counted this end as lost, and this record takes that
+ * back. */
+static __always_inline __u64 consume_stamp(void* map, __s64* live, struct pt_exit_stamp* stamp, __u64 key) {
+    __u64 exit_boottime = stamp->exit_boottime;
+    stamp->exit_boottime = 0;
+    stamp->start_boottime = bpf_ktime_get_boot_ns();
+    if (bpf_map_delete_elem(map, &key) == 0)
+        __sync_fetch_and_sub(live, 1);
+    else if (!bpf_map_lookup_elem(map, &key))
+        __sync_fetch_and_add(&found_after_sweep, 1);
+    return exit_boottime;
+}
 
 SEC("tp_btf/sched_process_free")
 int BPF_PROG(proctimes_free, struct task_struct* t) {
@@ -153,20 +205,10 @@ int BPF_PROG(proctimes_free, struct task_struct* t) {
     /* The stamp is taken (and consumed) first, so that a record that does
      * not fit leaves no stamp behind to be counted a second time. */
     stamp = bpf_map_lookup_elem(&proctimes_exit_stamp, &key);
-    if (stamp) {
-        exit_boottime = stamp->exit_boottime;
-        /* Marked consumed first: should the delete fail because the map is
-         * busy on this CPU, the stamp left behind is never counted as a loss
-         * (the sweep removes it later). If it fails because user space's
-         * sweep deleted it first, the sweep counted this end as lost, and
-         * this record takes that back. */
-        stamp->exit_boottime = 0;
-        stamp->start_boottime = bpf_ktime_get_boot_ns();
-        if (bpf_map_delete_elem(&proctimes_exit_stamp, &key) == 0)
-            __sync_fetch_and_sub(&stamps_live, 1);
-        else if (!bpf_map_lookup_elem(&proctimes_exit_stamp, &key))
-            __sync_fetch_and_add(&found_after_sweep, 1);
-    }
+    if (stamp)
+        exit_boottime = consume_stamp(&proctimes_exit_stamp, &stamps_live, stamp, key);
+    else if ((stamp = bpf_map_lookup_elem(&proctimes_exit_stamp_more, &key)))
+        exit_boottime = consume_stamp(&proctimes_exit_stamp_more, &stamps_live_more, stamp, key);
     r = bpf_ringbuf_reserve(&proctimes_exit_ring, sizeof *r, 0);
     if (!r) {
         __sync_fetch_and_add(&dropped, 1);
@@ -208,7 +250,11 @@ int BPF_PROG(proctimes_free, struct task_struct* t) {
     }
     r->version = PT_TASK_RECORD_VERSION;
     BPF_CORE_READ_STR_INTO(&r->comm, t, comm);
-    if (exec_unwoken) {
+    if (lazy_wakeup) {
+        bpf_ringbuf_submit(r, bpf_ringbuf_query(&proctimes_exit_ring, BPF_RB_AVAIL_DATA) >= lazy_wakeup
+                                  ? BPF_RB_FORCE_WAKEUP
+                                  : BPF_RB_NO_WAKEUP);
+    } else if (exec_unwoken) {
         exec_unwoken = 0;
         bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
     } else {

@@ -41,9 +41,10 @@ struct bpf_exit_stream::impl {};
 
 // The callback is taken by value as linux/bpf/exit_ring_reader.hpp declares it.
 // NOLINTNEXTLINE(performance-unnecessary-value-param)
-result<std::unique_ptr<bpf_exit_stream>> bpf_exit_stream::start(callback, lost_callback, bool) noexcept {
+result<std::unique_ptr<bpf_exit_stream>> bpf_exit_stream::start(callback, lost_callback, bool, bool) noexcept {
     return make_error_code(errc::not_supported);
 }
+void bpf_exit_stream::take_waiting() noexcept {}
 bpf_exit_stream::~bpf_exit_stream() = default;
 std::uint64_t bpf_exit_stream::dropped() const noexcept { return 0; }
 std::uint64_t bpf_exit_stream::unnamed_lost() const noexcept { return 0; }

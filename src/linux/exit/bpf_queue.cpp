@@ -40,13 +40,14 @@ ended_task to_ended_task(const bpf_task_end& e) {
     return t;
 }
 
-result<std::unique_ptr<bpf_exit_queue>> bpf_exit_queue::open() noexcept {
+result<std::unique_ptr<bpf_exit_queue>> bpf_exit_queue::open(bool on_read) noexcept {
     std::unique_ptr<bpf_exit_queue> q(new (std::nothrow) bpf_exit_queue);
     if (!q) return errno_code(ENOMEM);
     q->efd_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (!q->efd_) return errno_code(errno);
     auto* self = q.get();
-    auto s = bpf_exit_stream::start([self](const bpf_task_end& e) { self->add(e); }, {}, /*command_lines=*/true);
+    auto s =
+        bpf_exit_stream::start([self](const bpf_task_end& e) { self->add(e); }, {}, /*command_lines=*/true, on_read);
     if (!s) return s.error();
     q->stream_ = std::move(*s);
     return q;
@@ -71,6 +72,7 @@ void bpf_exit_queue::add(const bpf_task_end& e) noexcept {
 }
 
 result<bool> bpf_exit_queue::drain(std::vector<ended_task>& out) noexcept {
+    stream_->take_waiting();  // on_read: what the kernel holds (add() queues it)
     const std::uint64_t now_lost = lost();
     std::lock_guard lock(mutex_);
     try {

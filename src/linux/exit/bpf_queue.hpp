@@ -21,9 +21,10 @@ public:
     /// Records the queue holds at most; more are counted lost.
     static constexpr std::size_t capacity = 1u << 20;
 
-    /// Loads the programs and starts the stream. Errors as
+    /// Loads the programs and starts the stream (`on_read`: records taken by
+    /// drain(), bpf_exit_stream::start's `on_read`). Errors as
     /// bpf_exit_stream::start(), and the eventfd's errno.
-    static result<std::unique_ptr<bpf_exit_queue>> open() noexcept;
+    static result<std::unique_ptr<bpf_exit_queue>> open(bool on_read = false) noexcept;
 
     /// Readable while records wait (non-blocking eventfd).
     [[nodiscard]] int fd() const noexcept { return efd_.get(); }

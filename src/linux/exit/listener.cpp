@@ -133,10 +133,11 @@ public:
 
 namespace detail {
 
-result<std::unique_ptr<exit_stream::impl>> linux_exit_backend::open_stream(exit_stream_source from) noexcept {
+result<std::unique_ptr<exit_stream::impl>> linux_exit_backend::open_stream(exit_stream_source from,
+                                                                           exit_stream_delivery delivery) noexcept {
     try {
         if (from != exit_stream_source::taskstats) {
-            auto q = bpf_exit_queue::open();
+            auto q = bpf_exit_queue::open(delivery == exit_stream_delivery::on_read);
             if (q) {
                 auto p = std::make_unique<linux_exit_stream>();
                 p->bpf = std::move(*q);

@@ -22,7 +22,8 @@ public:
     result<exit_stream_source> records_source() noexcept override;
     // listener.cpp: the eBPF exit stream (bpf, or automatic where it can be
     // used), else taskstats.
-    result<std::unique_ptr<exit_stream::impl>> open_stream(exit_stream_source from) noexcept override;
+    result<std::unique_ptr<exit_stream::impl>> open_stream(exit_stream_source from,
+                                                           exit_stream_delivery delivery) noexcept override;
 };
 
 /// Fault injection, for tests: the monitor's next `n` additions to its epoll

@@ -13,7 +13,9 @@ constexpr std::size_t max_pending = 1 << 20;
 }  // namespace
 
 exit_drain::exit_drain(exit_stream_source from) {
-    auto es = exit_stream::open(from);
+    // A collection takes the records itself (take_until): no wake-up of the
+    // stream's thread per end.
+    auto es = exit_stream::open(from, exit_stream_delivery::on_read);
     if (!es) {
         why_ = es.error().message();
         return;
