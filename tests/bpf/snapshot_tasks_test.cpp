@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
 #include <iterator>
 #include <mutex>
 #include <set>
@@ -19,6 +20,8 @@
 #include <unistd.h>
 
 #include "bpf_skip.hpp"
+#include "linux/bpf/snapshot_source.hpp"
+#include "parse/bpf_records.hpp"
 #include "proctimes/snapshot.hpp"
 
 using namespace proctimes;
@@ -152,4 +155,41 @@ TEST(BpfSnapshot, ListsTheSameTasksAsProcForPid1AndItself) {
         }
     }
     ADD_FAILURE() << "after " << attempts << " attempts, " << last;
+}
+
+// The task walk's ring buffer is sized at load for four times the tasks
+// there are (at least 256 KiB). A system that grows past it is read with the
+// task iterator once, whole; the walk is then loaded again, larger, and the
+// snapshots after it list every task again.
+TEST(BpfSnapshot, AWalkThatDidNotFitIsLoadedAgainLarger) {
+    PROCTIMES_REQUIRE_BPF_SNAPSHOT();
+    const snapshot_options opts{.source = snapshot_source::bpf, .threads = true};
+    auto src = detail::bpf_snapshot_source::open(opts, true);
+    ASSERT_TRUE(src) << src.error().message();
+    ASSERT_TRUE(*src);
+    const std::size_t ring = src->walk_ring_bytes();
+    if (ring == 0) GTEST_SKIP() << "no task walk here (the task iterator reads the tasks)";
+    constexpr std::size_t record = sizeof(parse::bpf_task_record) + 8;  // with the ring's header
+    const std::size_t fits = ring / record;
+    if (fits > 5000) GTEST_SKIP() << "the walk's ring holds " << fits << " tasks, more threads than this test parks";
+    const int more = static_cast<int>(fits) + 64;  // with the machine's own tasks: more than fit
+    parked_threads parked(more);
+    const std::vector<pid_t> mine = parked.tids();
+    const auto lists_them_all = [&](const snapshot& s) {
+        std::set<pid_t> tids;
+        for (const snapshot_thread& t : s.threads)
+            if (t.pid == ::getpid()) tids.insert(t.tid());
+        return std::all_of(mine.begin(), mine.end(), [&](pid_t t) { return tids.contains(t); });
+    };
+    snapshot first;
+    ASSERT_TRUE(src->take(first, opts));
+    EXPECT_TRUE(lists_them_all(first)) << "read whole by the task iterator";
+    const std::size_t grown = src->walk_ring_bytes();
+    EXPECT_GE(grown, 4 * static_cast<std::size_t>(more) * record) << "loaded again for four times the tasks read";
+    snapshot second;
+    ASSERT_TRUE(src->take(second, opts));
+    EXPECT_TRUE(lists_them_all(second));
+    EXPECT_EQ(src->walk_ring_bytes(), grown) << "it fits now: not loaded again";
+    std::printf("the walk's ring: %zu KiB for %zu tasks, then %zu KiB for the %zu read\n", ring / 1024, fits,
+                grown / 1024, first.threads.size());
 }

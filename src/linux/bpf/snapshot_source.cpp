@@ -149,19 +149,20 @@ int on_record(void* ctx, void* data, std::size_t size) {
 
 // Loads the task walk into `it`; false (and nothing kept) where the kernel
 // refuses it, or PROCTIMES_BPF_TASK_ITER (on) asks for the iterator.
-bool load_walk(bpf_task_iter& it) {
+bool load_walk(bpf_task_iter& it, std::uint64_t tasks_seen = 0) {
     if (env_flag("PROCTIMES_BPF_TASK_ITER") == flag_value::on) return false;
     proctimes_task_walk* w = proctimes_task_walk__open();
     if (!w) return false;
-    // Room for four times the tasks there are now (/proc/loadavg's total of
-    // scheduling entities), each a record and the ring's 8-byte header; at
-    // least 4 MiB (a power of two, as the ring needs).
+    // Room for four times the tasks there are (/proc/loadavg's total of
+    // scheduling entities, or the `tasks_seen` a snapshot just read), each a
+    // record and the ring's 8-byte header; at least 256 KiB (a power of two).
+    // All of it is resident, mapped twice: 4 MiB made 8 MB of serve's 28.
     std::uint64_t tasks = 0;
     std::string loadavg;
     if (!read_file("/proc/loadavg", loadavg, 4096))
         tasks = parse::parse_loadavg_tasks(loadavg).value_or(parse::task_load{}).total;
-    const std::uint64_t want = 4 * tasks * (sizeof(parse::bpf_task_record) + 8);
-    std::uint64_t size = std::uint64_t{4} << 20;
+    const std::uint64_t want = 4 * std::max(tasks, tasks_seen) * (sizeof(parse::bpf_task_record) + 8);
+    std::uint64_t size = std::uint64_t{256} << 10;
     while (size < want && size < (std::uint64_t{1} << 30)) size <<= 1;
     if (bpf_map__set_max_entries(w->maps.records, static_cast<std::uint32_t>(size)) != 0 ||
         proctimes_task_walk__load(w) != 0) {
@@ -203,6 +204,20 @@ std::error_code read_walk(bpf_task_iter& it, std::vector<std::byte>& bytes, std:
     it.out = {};
     if (n < 0) return errno_code(-n);
     return {};
+}
+
+// After a walk that did not fit, the walk is loaded again with room for four
+// times the `tasks` the iterator just read (the old one stays where it fails).
+void grow_walk(bpf_task_iter& it, std::uint64_t tasks) {
+    proctimes_task_walk* old_walk = std::exchange(it.walk, nullptr);
+    ring_buffer* old_ring = std::exchange(it.ring, nullptr);
+    if (load_walk(it, tasks)) {
+        ring_buffer__free(old_ring);
+        proctimes_task_walk__destroy(old_walk);
+    } else {
+        it.walk = old_walk;
+        it.ring = old_ring;
+    }
 }
 #endif
 
@@ -277,14 +292,14 @@ std::error_code read_tasks(bpf_task_iter& it, std::vector<std::byte>& bytes, std
             std::string reason;
             if (!load_iterator(it, reason)) return make_error_code(errc::not_supported);
         }
-        return read_all(it, bytes, used);
+        if (auto ec = read_all(it, bytes, used)) return ec;
+        grow_walk(it, used / sizeof(parse::bpf_task_record));
+        return {};
     }
 #endif
     std::lock_guard lock(it.mutex);  // one walk at a time: the program keeps state across it
     return read_all(it, bytes, used);
 }
-
-constexpr std::int64_t ns_per_tick(std::int64_t hz) { return 1'000'000'000 / hz; }
 
 }  // namespace
 
@@ -344,7 +359,7 @@ result<void> bpf_snapshot_source::take(snapshot& out, const snapshot_options& op
         std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
         const auto rec = [&](std::size_t k) -> const parse::bpf_task_record& { return recs[order[k].second]; };
 
-        const std::int64_t tick = ns_per_tick(clock_ticks_per_second());
+        const std::int64_t tick = 1'000'000'000 / clock_ticks_per_second();
         const nanoseconds tick_ns{tick};
         const cpu_precision precision = detail::precision_for(cpu_source::bpf_task, tick_ns);
         // `t` is freshly value-initialized (emplace_back below).
@@ -449,6 +464,16 @@ result<void> bpf_snapshot_source::take(snapshot& out, const snapshot_options& op
     }
 }
 
+std::size_t bpf_snapshot_source::walk_ring_bytes() const noexcept {
+#ifdef PROCTIMES_BPF_TASK_WALK
+    if (iter_) {
+        const std::lock_guard lock(iter_->mutex);
+        if (iter_->walk) return bpf_map__max_entries(iter_->walk->maps.records);
+    }
+#endif
+    return 0;
+}
+
 }  // namespace detail
 
 bpf_source_status bpf_snapshot_status() noexcept {
@@ -461,13 +486,11 @@ bpf_source_status bpf_snapshot_status() noexcept {
         st.usable = held != nullptr;
         st.reason = s.reason;
         st.load_time = s.load_time;
-        if (held) {
 #ifdef PROCTIMES_BPF_TASK_WALK
-            st.program = held->walk ? "task walk" : "task iterator";
+        if (held) st.program = held->walk ? "task walk" : "task iterator";
 #else
-            st.program = "task iterator";
+        if (held) st.program = "task iterator";
 #endif
-        }
     } catch (...) {
         st.reason = "out of memory";
     }

@@ -5,6 +5,7 @@
 // only with PROCTIMES_BPF (else src/linux/bpf/unavailable.cpp says so).
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -38,6 +39,11 @@ public:
     /// Errors: the boot anchor's, the iterator's read errno, malformed_data,
     /// ENOMEM.
     result<void> take(snapshot& out, const snapshot_options& options) noexcept;
+
+    /// The size of the task walk's ring buffer (0: no walk, the iterator
+    /// reads the tasks). Sized at load for four times the tasks there are,
+    /// and loaded again larger after a walk that did not fit.
+    [[nodiscard]] std::size_t walk_ring_bytes() const noexcept;
 
     struct buffers;
 

@@ -23,6 +23,8 @@ result<void> bpf_snapshot_source::take(snapshot&, const snapshot_options&) noexc
     return make_error_code(errc::not_supported);
 }
 
+std::size_t bpf_snapshot_source::walk_ring_bytes() const noexcept { return 0; }
+
 }  // namespace detail
 
 bpf_source_status bpf_snapshot_status() noexcept {
