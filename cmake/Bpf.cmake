@@ -96,7 +96,8 @@ if(PROCTIMES_EBPF)
   target_sources(proctimes PRIVATE src/linux/bpf/loader.cpp src/linux/bpf/snapshot_source.cpp src/linux/bpf/exit_ring_reader.cpp
                                    src/linux/bpf/tree_source.cpp)
   # The exit stream's stamps read from user space (no skeleton needed).
-  target_sources(proctimes PRIVATE src/linux/bpf/exit_stamps.cpp src/linux/bpf/exit_record.cpp)
+  target_sources(proctimes PRIVATE src/linux/bpf/exit_stamps.cpp src/linux/bpf/exit_record.cpp
+                                   src/linux/bpf/snapshot_values.cpp)
   # Only the files that include a skeleton see the generated directory, so the
   # rest of the library compiles the same with and without the eBPF source.
   set_property(SOURCE src/linux/bpf/snapshot_source.cpp src/linux/bpf/exit_ring_reader.cpp src/linux/bpf/tree_source.cpp

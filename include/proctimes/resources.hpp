@@ -36,7 +36,8 @@
 
 #include "proctimes/export.h"
 #include "proctimes/result.hpp"
-#include "proctimes/times.hpp"  // pid_t, user_id
+#include "proctimes/snapshot.hpp"  // process_memory
+#include "proctimes/times.hpp"     // pid_t, user_id
 
 namespace proctimes::inline v1 {
 
@@ -68,12 +69,8 @@ constexpr resource_family& operator|=(resource_family& a, resource_family b) noe
 /// Whether every family of `b` is in `a`.
 constexpr bool has(resource_family a, resource_family b) noexcept { return (a & b) == b; }
 
-/// Memory of a process, in bytes.
-struct resource_memory {
-    std::uint64_t resident_bytes = 0;  ///< resident set (Windows: working set)
-    std::uint64_t virtual_bytes = 0;   ///< virtual size (Windows: commit charge)
-    std::uint64_t swap_bytes = 0;      ///< swapped out (0 for a kernel thread; Windows: 0)
-};
+/// Memory of a process, in bytes (proctimes/snapshot.hpp).
+using resource_memory = process_memory;
 
 /// Storage I/O of a task. Linux's read_bytes and write_bytes count what went
 /// to or came from storage; Windows counts every read and write.
@@ -166,6 +163,7 @@ struct resource_known {
     /// leaves them empty.
     std::optional<resource_io> io;
     std::optional<std::uint64_t> swap_bytes;
+    std::optional<std::uint64_t> open_files_limit;
 };
 
 /// What read_process_resources reads, and what it may take from an earlier read.
@@ -201,7 +199,8 @@ struct resource_options {
     const std::vector<resource_thread>* known_threads = nullptr;
     /// The process's values the caller knows (resource_known): with its
     /// switches and swap known, status is not read unless the owner is
-    /// asked; with its I/O known, io is not read.
+    /// asked; with its I/O known, io is not read; with its open files'
+    /// limit known, neither prlimit(2) nor limits is asked.
     const resource_known* known = nullptr;
 };
 

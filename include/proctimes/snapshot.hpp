@@ -193,6 +193,14 @@ struct task_counters {
     friend bool operator==(const task_counters&, const task_counters&) = default;
 };
 
+/// Memory of a process, in bytes.
+struct process_memory {
+    std::uint64_t resident_bytes = 0;  ///< resident set (Windows: working set)
+    std::uint64_t virtual_bytes = 0;   ///< virtual size (Windows: commit charge)
+    std::uint64_t swap_bytes = 0;      ///< swapped out (0 for a kernel thread; Windows: 0)
+    friend bool operator==(const process_memory&, const process_memory&) = default;
+};
+
 /// A process as a snapshot saw it.
 struct snapshot_process {
     /// {boot, pid, start_ticks, serial = 0}.
@@ -247,6 +255,15 @@ struct snapshot_process {
     /// states them. Empty from the /proc source, which reads none of them
     /// (read_process_resources does); the eBPF source fills them.
     std::optional<task_counters> counters;
+    /// Its memory as its /proc/<pid>/stat (rss, vsize) and status (VmSwap)
+    /// state it, read with its CPU from its address space's counters. Empty
+    /// from the /proc source, and for a process with no address space (a
+    /// kernel thread, a leader that exited before its threads).
+    std::optional<process_memory> memory;
+    /// Its soft limit of open files (RLIMIT_NOFILE, as prlimit(2) gives it;
+    /// unlimited: the largest value), read with its CPU. Empty from the /proc
+    /// source.
+    std::optional<std::uint64_t> open_files_limit;
 
     static constexpr user_id unknown_uid = static_cast<user_id>(-1);
 

@@ -210,8 +210,8 @@ result<process_resources> read_linux(pid_t pid, const resource_options& o) {
     const resource_family fam = o.families;
     // Asked before stat is read: the stat read through `d` after it proves
     // the pid still named this process when the kernel was asked.
-    std::optional<std::uint64_t> kernel_fd_limit;
-    if (has(fam, resource_family::files) && procfs && pids_are_ours(o.proc_root)) {
+    std::optional<std::uint64_t> kernel_fd_limit = o.known ? o.known->open_files_limit : std::nullopt;
+    if (has(fam, resource_family::files) && !kernel_fd_limit && procfs && pids_are_ours(o.proc_root)) {
         rlimit lim{};
         if (::prlimit(pid, RLIMIT_NOFILE, nullptr, &lim) == 0)
             kernel_fd_limit = lim.rlim_cur == RLIM_INFINITY ? u64_max : static_cast<std::uint64_t>(lim.rlim_cur);

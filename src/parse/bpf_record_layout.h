@@ -55,10 +55,19 @@ struct pt_task_record {
     unsigned long long group_maj_flt;     /* signal->maj_flt */
     unsigned long long group_read_bytes;  /* signal->ioac.read_bytes (with PT_COUNTERS_IO) */
     unsigned long long group_write_bytes; /* signal->ioac.write_bytes */
+    /* Leader only (with PT_COUNTERS_MEMORY): its address space's counters
+     * (task->mm), in pages, as /proc/<pid>/stat and status state them: */
+    unsigned long long rss_pages;  /* MM_FILEPAGES + MM_ANONPAGES + MM_SHMEMPAGES (stat rss) */
+    unsigned long long swap_pages; /* MM_SWAPENTS (status VmSwap) */
+    unsigned long long total_vm;   /* mm->total_vm (stat vsize / the page size) */
+    /* Leader only (with PT_COUNTERS_LIMIT): */
+    unsigned long long nofile_cur; /* signal->rlim[RLIMIT_NOFILE].rlim_cur (prlimit(2); ~0: unlimited) */
 };
 /* pt_task_record.counters */
 #define PT_COUNTERS_FAULTS_SWITCHES 0x1u /* min_flt, maj_flt, nvcsw, nivcsw */
 #define PT_COUNTERS_IO 0x2u              /* read_bytes, write_bytes (CONFIG_TASK_IO_ACCOUNTING) */
+#define PT_COUNTERS_MEMORY 0x4u          /* rss_pages, swap_pages, total_vm (a leader with an mm) */
+#define PT_COUNTERS_LIMIT 0x8u           /* nofile_cur (a leader) */
 
 /* One task's end, emitted from sched_process_free: the task has been reaped
  * (released) and has switched out for the last time, so its counters are

@@ -6,7 +6,7 @@
 
 namespace proctimes::inline v1::parse {
 
-static_assert(sizeof(bpf_task_record) == 208, "records.h layout changed: update both sides");
+static_assert(sizeof(bpf_task_record) == 240, "records.h layout changed: update both sides");
 static_assert(sizeof(bpf_exit_record) == 120, "records.h layout changed: update both sides");
 static_assert(offsetof(::pt_exec_record, argv) == 32 && sizeof(::pt_exec_record) == 32 + PT_EXEC_ARGV_MAX,
               "records.h layout changed: update both sides");

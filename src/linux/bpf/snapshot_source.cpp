@@ -30,6 +30,7 @@
 #include "clock_ns.hpp"
 #include "cpu_split.hpp"
 #include "linux/bpf/loader.hpp"
+#include "linux/bpf/snapshot_values.hpp"
 #include "linux/fork_generation.hpp"
 #include "linux/sys.hpp"
 #include "parse/bpf_records.hpp"
@@ -374,19 +375,6 @@ result<void> bpf_snapshot_source::take(snapshot& out, const snapshot_options& op
             t.sampled_at = out.taken;
         };
 
-        // A task's own counters, as its task/<tid>/ stat, status and io
-        // state them; empty where the programs could read none.
-        auto own_counters = [](const parse::bpf_task_record& r) -> std::optional<task_counters> {
-            if ((r.counters & PT_COUNTERS_FAULTS_SWITCHES) == 0) return std::nullopt;
-            task_counters c;
-            c.minor_faults = r.min_flt;
-            c.major_faults = r.maj_flt;
-            c.voluntary_switches = r.nvcsw;
-            c.involuntary_switches = r.nivcsw;
-            if ((r.counters & PT_COUNTERS_IO) != 0) c.read_bytes = r.read_bytes, c.write_bytes = r.write_bytes;
-            return c;
-        };
-
         out.processes.reserve(recs.size());
         if (options.threads) out.threads.reserve(recs.size());
         for (std::size_t i = 0; i < recs.size();) {
@@ -423,22 +411,7 @@ result<void> bpf_snapshot_source::take(snapshot& out, const snapshot_options& op
             // What its reaped children used, as /proc/<pid>/stat's cutime and cstime, in ns.
             p.children_kernel = nanoseconds{static_cast<std::int64_t>(lead.children_stime)};
             p.children_user = nanoseconds{static_cast<std::int64_t>(lead.children_utime)};
-            // As /proc/<pid>/stat and io add them up: the ended threads' (the
-            // leader's group_* fields) and each live thread's own; switches
-            // are the leader's own, as status states them.
-            if (auto c = own_counters(lead)) {
-                c->minor_faults = lead.group_min_flt;
-                c->major_faults = lead.group_maj_flt;
-                std::uint64_t read = lead.group_read_bytes, written = lead.group_write_bytes;
-                for (std::size_t k = i; k < j; ++k) {
-                    c->minor_faults += rec(k).min_flt;
-                    c->major_faults += rec(k).maj_flt;
-                    read += rec(k).read_bytes;
-                    written += rec(k).write_bytes;
-                }
-                if (c->read_bytes) c->read_bytes = read, c->write_bytes = written;
-                p.counters = c;
-            }
+            fill_process_values(p, lead, recs, std::span(order).subspan(i, j - i));
             if (options.threads) {
                 p.first_thread = out.threads.size();
                 p.thread_entries = j - i;
@@ -451,7 +424,7 @@ result<void> bpf_snapshot_source::take(snapshot& out, const snapshot_options& op
                     t.state = parse::task_state_letter(r.state, r.exit_state);
                     t.name.assign(parse::comm_view(r.comm));
                     fill(t.times, r.start_boottime, r.runtime, r.utime, r.stime, kthread, r.exit_state != 0);
-                    t.counters = own_counters(r);
+                    t.counters = task_counters_of(r);
                 }
             }
             i = j;

@@ -90,9 +90,7 @@ resource_options member_reader::read_options(const snapshot& cur, const snapshot
     o.start_ticks = p.identity.start_ticks;
     o.families = resource_family::memory | resource_family::switches | resource_family::io | resource_family::files |
                  resource_family::wait_channel;
-    const bool have_pss = pe.files && pe.files->proportional;
-    if (opts_.gather_smaps && (!have_pss || std::chrono::steady_clock::now() - pe.smaps_at >= smaps_refresh))
-        o.families |= resource_family::proportional;
+    if (pss_due(pe)) o.families |= resource_family::proportional;
     if (read_threads) o.families |= resource_family::threads;
     if (read_threads && opts_.threads) o.families |= resource_family::thread_io;
     // What the snapshot read with the process's CPU is not read again: with
@@ -103,7 +101,11 @@ resource_options member_reader::read_options(const snapshot& cur, const snapshot
         if (p.counters->read_bytes && p.counters->write_bytes)
             known_.io = resource_io{*p.counters->read_bytes, *p.counters->write_bytes, {}, {}, {}, {}};
     }
-    if (no_swap_) known_.swap_bytes = 0;
+    known_.open_files_limit = p.open_files_limit;
+    if (p.memory)
+        known_.swap_bytes = p.memory->swap_bytes;
+    else if (no_swap_)
+        known_.swap_bytes = 0;
     o.known = &known_;
     const std::int64_t total = exact_total(p.times);
     if (total >= 0 && pe.files_cpu.count() == total && pe.files) {
@@ -163,6 +165,11 @@ void member_reader::remember(const snapshot& cur, const snapshot_process& p, pe_
     pe.files->threads.clear();  // kept once, in thread_files_last
 }
 
+bool member_reader::pss_due(const pe_proc& pe) const {
+    const bool have_pss = pe.files && pe.files->proportional;
+    return opts_.gather_smaps && (!have_pss || std::chrono::steady_clock::now() - pe.smaps_at >= smaps_refresh);
+}
+
 void member_reader::begin_collection() {
     // sysinfo's total counts every swap area in use (and one being turned
     // off); with none, no page of any process is swapped out.
@@ -179,9 +186,23 @@ void member_reader::update(const snapshot& snap, const snapshot_process& p, pe_p
     const bool thread_families = opts_.threads && p.thread_entries >= 2;
     const bool multi = p.thread_count > 1 || thread_families;
     const bool read_threads = multi && !idle;
-    const resource_options asked = read_options(snap, p, pe, read_threads);
-    const result<process_resources> got = read_process_resources(p.pid(), asked);
-    remember(snap, p, pe, got, read_threads, asked);
+    // Nor has any file of it changed when, besides, the walk read its
+    // memory as the last read found it (no page reclaimed or swapped out
+    // meanwhile): that read stands, and nothing is read (its Pss aside, when
+    // due). Its open files' limit, which another process can set
+    // (prlimit(1)), is the walk's.
+    const bool unchanged = idle && pe.files && p.memory && pe.files->memory == p.memory && p.open_files_limit &&
+                           pe.files->thread_count == p.thread_count && !pss_due(pe);
+    result<process_resources> got = errc::no_such_process;
+    if (unchanged) {
+        got = *pe.files;
+        got->open_files_limit = p.open_files_limit;
+        ++unread_;
+    } else {
+        const resource_options asked = read_options(snap, p, pe, read_threads);
+        got = read_process_resources(p.pid(), asked);
+        remember(snap, p, pe, got, read_threads, asked);
+    }
     if (!got) {
         // Ended while being read: nothing of it is added; else unreadable.
         ++(got.error() == errc::no_such_process ? partial_errors_ : procread_errors_);

@@ -78,6 +78,9 @@ public:
     /// not be read, and those read only in part (or that ended mid-read).
     [[nodiscard]] std::uint64_t procread_errors() const noexcept { return procread_errors_; }
     [[nodiscard]] std::uint64_t partial_errors() const noexcept { return partial_errors_; }
+    /// Updates that read no file: the member had not run, and the snapshot
+    /// read its memory as its last read found it.
+    [[nodiscard]] std::uint64_t unread() const noexcept { return unread_; }
 
 private:
     /// What to read of the process, and what the read may take from its
@@ -87,12 +90,15 @@ private:
     /// snapshot read (into known_buf_), of which only the wait channel is read;
     /// and what the snapshot read of the process itself (into known_).
     resource_options read_options(const snapshot& cur, const snapshot_process& p, const pe_proc& pe, bool read_threads);
+    /// Whether the member's proportional memory is to be read now (at most
+    /// every 10 s: smaps_rollup walks every mapping of the process).
+    [[nodiscard]] bool pss_due(const pe_proc& pe) const;
     /// Keeps what was read (with the CPU totals it is valid for) for the next read.
     void remember(const snapshot& cur, const snapshot_process& p, pe_proc& pe, const result<process_resources>& r,
                   bool read_threads, const resource_options& asked);
 
     serve_options opts_;
-    std::uint64_t procread_errors_ = 0, partial_errors_ = 0;
+    std::uint64_t procread_errors_ = 0, partial_errors_ = 0, unread_ = 0;
     std::vector<resource_thread> idle_buf_, known_buf_;
     /// What the snapshot read of the process with its CPU (its switches and
     /// I/O), and its swap on a machine with none (resource_options::known).
