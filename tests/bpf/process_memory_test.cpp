@@ -11,25 +11,20 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <fstream>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "bpf_skip.hpp"
+#include "file_text.hpp"
 #include "proctimes/snapshot.hpp"
 
 using namespace proctimes;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+using testing_helpers::file_text;
 
 // What /proc/<pid>/stat (rss, vsize) and status (VmSwap) say, and prlimit's
 // soft limit of open files; empty when the process is gone.
@@ -40,7 +35,7 @@ struct proc_view {
 };
 std::optional<proc_view> read_proc(pid_t pid) {
     const std::string dir = "/proc/" + std::to_string(pid);
-    const std::string stat = slurp(dir + "/stat"), status = slurp(dir + "/status");
+    const std::string stat = file_text(dir + "/stat"), status = file_text(dir + "/status");
     if (stat.empty() || status.empty()) return std::nullopt;
     std::istringstream in(stat.substr(stat.rfind(')') + 2));
     std::string t;

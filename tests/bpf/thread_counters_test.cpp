@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "bpf_skip.hpp"
+#include "file_text.hpp"
 #include "proctimes/resources.hpp"
 #include "proctimes/snapshot.hpp"
 
@@ -28,12 +29,7 @@ using namespace proctimes;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+using testing_helpers::file_text;
 
 // Field n (proc(5) numbering, n >= 3) of a stat file.
 std::uint64_t stat_field(const std::string& text, int n) {
@@ -91,7 +87,7 @@ public:
         (void)::read(ready_[0], &c, 1);
         const std::string stat = "/proc/self/task/" + std::to_string(tid_) + "/stat";
         for (int i = 0; i < 2000; ++i) {
-            const std::string s = slurp(stat);
+            const std::string s = file_text(stat);
             if (s.size() > s.rfind(')') + 2 && s[s.rfind(')') + 2] == 'S') break;
             ::usleep(1000);
         }
@@ -126,7 +122,7 @@ TEST(BpfSnapshot, ThreadCountersAreThoseOfItsProcFiles) {
 
     // It has not run since it parked: each counter is exactly its file's.
     const std::string dir = "/proc/self/task/" + std::to_string(tid) + "/";
-    const std::string stat = slurp(dir + "stat"), status = slurp(dir + "status"), io = slurp(dir + "io");
+    const std::string stat = file_text(dir + "stat"), status = file_text(dir + "status"), io = file_text(dir + "io");
     EXPECT_EQ(c.minor_faults, stat_field(stat, 10));
     EXPECT_EQ(c.major_faults, stat_field(stat, 12));
     EXPECT_EQ(c.voluntary_switches, keyed(status, "voluntary_ctxt_switches"));
@@ -230,7 +226,7 @@ TEST(BpfSnapshot, ProcessCountersAreThoseOfItsProcFiles) {
             ::unlink(name);
             ::close(fd);
         }
-        ended_written = keyed(slurp("/proc/thread-self/io"), "write_bytes");
+        ended_written = keyed(file_text("/proc/thread-self/io"), "write_bytes");
     }).join();
     // The join returns before the kernel has released the thread and added
     // its counters to the process's: wait until its task entry is gone.
@@ -242,12 +238,12 @@ TEST(BpfSnapshot, ProcessCountersAreThoseOfItsProcFiles) {
     auto s = snapshotter::open({.source = snapshot_source::bpf, .threads = true});
     ASSERT_TRUE(s) << s.error().message();
 
-    const std::string stat0 = slurp("/proc/self/stat"), status0 = slurp("/proc/self/status"),
-                      io0 = slurp("/proc/self/io");
+    const std::string stat0 = file_text("/proc/self/stat"), status0 = file_text("/proc/self/status"),
+                      io0 = file_text("/proc/self/io");
     auto snap = s->take();
     ASSERT_TRUE(snap) << snap.error().message();
-    const std::string stat1 = slurp("/proc/self/stat"), status1 = slurp("/proc/self/status"),
-                      io1 = slurp("/proc/self/io");
+    const std::string stat1 = file_text("/proc/self/stat"), status1 = file_text("/proc/self/status"),
+                      io1 = file_text("/proc/self/io");
     const snapshot_process* me = snap->find(::getpid());
     ASSERT_NE(me, nullptr);
     ASSERT_TRUE(me->counters.has_value());

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "burn.hpp"
+#include "file_text.hpp"
 #include "proctimes/cgroup.hpp"
 #include "proctimes/error.hpp"
 
@@ -25,12 +26,7 @@ using std::chrono::nanoseconds;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using testing_helpers::file_text;
 
 // CPU the counter of `cg` gained while a child of this process burned
 // `burn` of CPU and was reaped; the child is moved into `procs` first when
@@ -83,7 +79,7 @@ TEST(Cgroup, ThisProcessAndACounterThatKeepsExitedChildren) {
     ASSERT_FALSE(cg->empty());
     EXPECT_EQ(cg->front(), '/');
     // The path is one of the lines of /proc/self/cgroup.
-    EXPECT_NE(slurp("/proc/self/cgroup").find(":" + *cg + "\n"), std::string::npos) << *cg;
+    EXPECT_NE(file_text("/proc/self/cgroup").find(":" + *cg + "\n"), std::string::npos) << *cg;
 
     const auto probe = proctimes::cgroup_cpu_usage(*cg);
     if (!probe && probe.error() == proctimes::errc::not_supported)
