@@ -7,7 +7,9 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <set>
+#include <utility>
 
 #include <bpf/bpf.h>
 #include <unistd.h>
@@ -43,6 +45,7 @@ public:
         st.pid = pid;
         return bpf_map_update_elem(fd_, &key, &st, BPF_ANY) == 0;
     }
+    bool remove(std::uint64_t key) const { return bpf_map_delete_elem(fd_, &key) == 0; }
     std::set<std::uint64_t> keys() const {
         std::set<std::uint64_t> out;
         std::uint64_t key = 0, next = 0;
@@ -78,28 +81,38 @@ TEST(ExitStampSweep, CountsOldStampsOfGoneTasksAndSaysWhenAStampCanBeNext) {
         return st.pid == 102;
     };
 
-    auto first = sweep_exit_stamps(m.fd(), now, listed);
-    ASSERT_EQ(first.lost.size(), 1U);
-    EXPECT_EQ(first.lost[0].pid, 101U);
-    EXPECT_EQ(first.lost[0].exit_boottime, now - 6 * second);
-    // The oldest stamp left that is not a zombie's turns 5 s old then.
+    // Old enough, its task gone: first seen gone now, so not yet a loss
+    // (its release may be recent: a zombie reaped late, its free an RCU
+    // grace period on). The consumed one is removed.
+    std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> gone;
+    auto first = sweep_exit_stamps(m.fd(), now, listed, gone);
+    EXPECT_TRUE(first.lost.empty());
+    // The 2 s old one turns 5 s old first.
     EXPECT_EQ(first.next_due, now - 2 * second + stamp_grace_ns);
-    EXPECT_EQ(m.keys(), (std::set<std::uint64_t>{2, 3, 4, 6}));
+    EXPECT_EQ(m.keys(), (std::set<std::uint64_t>{1, 2, 3, 4, 6}));
+    EXPECT_EQ(gone.size(), 1U);
     // /proc is asked only about stamps old enough to be a loss.
     EXPECT_EQ(asked, (std::set<std::uint32_t>{101, 102}));
 
-    // At that instant the one that was 2 s old is a loss.
-    auto second_sweep = sweep_exit_stamps(m.fd(), first.next_due, listed);
+    // 5 s on, the first is still held and still gone: a loss. The 2 s and
+    // 1 s old ones are now old enough and gone: first seen gone now. The
+    // consumed one is 6 s old: removed.
+    auto second_sweep = sweep_exit_stamps(m.fd(), now + stamp_grace_ns, listed, gone);
     ASSERT_EQ(second_sweep.lost.size(), 1U);
-    EXPECT_EQ(second_sweep.lost[0].pid, 103U);
-    EXPECT_EQ(second_sweep.next_due, now - 1 * second + stamp_grace_ns);
-    EXPECT_EQ(m.keys(), (std::set<std::uint64_t>{2, 4, 6}));
+    EXPECT_EQ(second_sweep.lost[0].pid, 101U);
+    EXPECT_EQ(second_sweep.lost[0].exit_boottime, now - 6 * second);
+    EXPECT_EQ(second_sweep.next_due, now + 2 * stamp_grace_ns);
+    EXPECT_EQ(m.keys(), (std::set<std::uint64_t>{2, 3, 4}));
 
-    // 10 s on, the last young one is a loss and the consumed one removed. Only
-    // the zombie's is left: no stamp can become a loss until another comes.
-    auto third = sweep_exit_stamps(m.fd(), now + 10 * second, listed);
+    // One of them is freed meanwhile (its free deleted its stamp): no loss,
+    // and it is forgotten. 10 s on, the other is a loss. Only the zombie's
+    // is left: no stamp can become a loss until
+    // another comes.
+    ASSERT_TRUE(m.remove(3));
+    auto third = sweep_exit_stamps(m.fd(), now + 2 * stamp_grace_ns, listed, gone);
     ASSERT_EQ(third.lost.size(), 1U);
     EXPECT_EQ(third.lost[0].pid, 104U);
     EXPECT_EQ(third.next_due, UINT64_MAX);
     EXPECT_EQ(m.keys(), (std::set<std::uint64_t>{2}));
+    EXPECT_TRUE(gone.empty());
 }

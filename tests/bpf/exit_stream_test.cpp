@@ -64,8 +64,8 @@ public:
     // an RCU grace period after the reap) or for its report of loss: under load the kernel now and
     // then runs no sched_process_free program for a task (docs/BPF.md,
     // Losses), and the stream reports that end lost (when the task's address
-    // is reused, or by its sweep 5-6 s on).
-    std::optional<bpf_task_end> wait_for(pid_t tid, nanoseconds limit = 10s) {
+    // is reused, or by its sweep 10-11 s on).
+    std::optional<bpf_task_end> wait_for(pid_t tid, nanoseconds limit = 15s) {
         std::unique_lock lock(m_);
         if (!cv_.wait_for(lock, limit, [&] { return ends_.count(tid) != 0 || lost_.count(tid) != 0; }))
             return std::nullopt;
@@ -288,8 +288,8 @@ void storm_test() {
             if (created >= began && wanted.count(pid) && !got.count(pid)) gone.insert(pid);
     };
     // The last records arrive an RCU grace period after the last reap; an end
-    // whose free never ran is reported by the stream's sweep 5-6 s after its
-    // task is gone.
+    // whose free never ran is reported by the stream's sweep 10-11 s after
+    // its task is gone.
     for (int i = 0; i < 3000; ++i) {
         count();
         if (got.size() + gone.size() >= storm) break;

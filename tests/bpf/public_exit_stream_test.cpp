@@ -106,7 +106,7 @@ TEST(PublicExitStream, EbpfSourceGivesExactEndOfAProcessReapedByItsParent) {
     constexpr auto burned = 30ms;
     // Under load the kernel now and then runs no sched_process_free program
     // for a task (docs/BPF.md, Losses): the stream counts that end lost (found
-    // when the task's address is reused, or by the sweep 5-6 s on), and no
+    // when the task's address is reused, or by the sweep 10-11 s on), and no
     // stream can deliver it. A try whose child was lost that way is repeated.
     instant t0, t1;
     pid_t kid = -1;

@@ -71,6 +71,9 @@ struct bpf_exit_stream::impl {
     std::atomic<std::uint64_t> sweeps_more{0};         // of those, reads of the large map
     std::atomic<std::uint64_t> sweep_deleted{0};       // stamps the sweeps deleted, small map
     std::atomic<std::uint64_t> sweep_deleted_more{0};  // and large map
+    // When each stamp (key, exit instant) was first seen gone from /proc, by map.
+    using gone_map = std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t>;
+    gone_map gone_small, gone_more;
     // When the next sweep is due (CLOCK_BOOTTIME, ns): the first instant a
     // stamp can have become a loss (sweep()).
     std::uint64_t sweep_due = 0;
@@ -255,8 +258,8 @@ struct bpf_exit_stream::impl {
     void sweep(std::uint64_t now) {
         const auto listed = [this](const pt_exit_stamp& st) { return task_listed(st); };
         std::uint64_t next_due = UINT64_MAX;
-        const auto sweep_map = [&](const bpf_map* map, std::atomic<std::uint64_t>& deleted) {
-            const stamp_sweep done = sweep_exit_stamps(bpf_map__fd(map), now, listed);
+        const auto sweep_map = [&](const bpf_map* map, std::atomic<std::uint64_t>& deleted, gone_map& gone) {
+            const stamp_sweep done = sweep_exit_stamps(bpf_map__fd(map), now, listed, gone);
             sweeps.fetch_add(1, std::memory_order_relaxed);
             deleted.fetch_add(done.deleted, std::memory_order_release);
             for (const pt_exit_stamp& st : done.lost) {
@@ -265,9 +268,9 @@ struct bpf_exit_stream::impl {
             }
             next_due = std::min(next_due, done.next_due);
         };
-        if (stamps_live_small() > 0) sweep_map(skel->maps.proctimes_exit_stamp, sweep_deleted);
+        if (stamps_live_small() > 0) sweep_map(skel->maps.proctimes_exit_stamp, sweep_deleted, gone_small);
         if (stamps_live_more() > 0) {
-            sweep_map(skel->maps.proctimes_exit_stamp_more, sweep_deleted_more);
+            sweep_map(skel->maps.proctimes_exit_stamp_more, sweep_deleted_more, gone_more);
             sweeps_more.fetch_add(1, std::memory_order_relaxed);
         }
         // Marks exist only once an exec record did not fit: none to read before.

@@ -129,7 +129,8 @@ public:
     /// program never ran (on kernel 6.18, a few per 10,000 ends in a storm):
     /// each leaves its stamp behind, found either when a new task's exit
     /// reuses its address or by a sweep once its task has been gone from
-    /// /proc for 5 s (so such a loss shows up to ~6 s late). Never 0 while
+    /// /proc for 5 s, at least 5 s after its exit (so such a loss shows up
+    /// 10-11 s late). Never 0 while
     /// ends are missing.
     [[nodiscard]] std::uint64_t dropped() const noexcept;
     /// Of dropped(), the ends whose task is not known (on_lost was not called

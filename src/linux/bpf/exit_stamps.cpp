@@ -76,13 +76,15 @@ bool wait_out_exit_stamps(std::initializer_list<int> fds, const std::function<bo
     }
 }
 
-stamp_sweep sweep_exit_stamps(int map_fd, std::uint64_t now, const std::function<bool(const pt_exit_stamp&)>& listed) {
+stamp_sweep sweep_exit_stamps(int map_fd, std::uint64_t now, const std::function<bool(const pt_exit_stamp&)>& listed,
+                              std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t>& gone_since) {
     constexpr std::uint64_t grace = stamp_grace_ns;
     stamp_sweep out;
     std::uint64_t key = 0, next = 0;
     std::uint64_t* prev = nullptr;
     std::vector<std::pair<std::uint64_t, pt_exit_stamp>> gone;
     std::vector<std::uint64_t> stale;
+    std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> still_gone;  // of gone_since, those still held
     while (bpf_map_get_next_key(map_fd, prev, &next) == 0) {
         key = next;
         prev = &key;
@@ -97,8 +99,17 @@ stamp_sweep sweep_exit_stamps(int map_fd, std::uint64_t now, const std::function
             continue;
         }
         if (listed(st)) continue;  // a zombie, or still exiting
+        const std::pair<std::uint64_t, std::uint64_t> id{key, st.exit_boottime};
+        const auto seen = gone_since.find(id);
+        const std::uint64_t since = seen != gone_since.end() ? seen->second : now;
+        if (since + grace > now) {  // released lately: its free can still come
+            still_gone.emplace(id, since);
+            out.next_due = std::min<std::uint64_t>(out.next_due, since + grace);
+            continue;
+        }
         gone.emplace_back(key, st);
     }
+    gone_since = std::move(still_gone);
     for (auto& [k, st] : gone)
         if (bpf_map_delete_elem(map_fd, &k) == 0) out.lost.push_back(st);
     out.deleted = out.lost.size();
