@@ -197,7 +197,6 @@ void member_reader::update(const snapshot& snap, const snapshot_process& p, pe_p
     if (unchanged) {
         got = *pe.files;
         got->open_files_limit = p.open_files_limit;
-        ++unread_;
     } else {
         const resource_options asked = read_options(snap, p, pe, read_threads);
         got = read_process_resources(p.pid(), asked);

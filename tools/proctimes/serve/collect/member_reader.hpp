@@ -78,9 +78,6 @@ public:
     /// not be read, and those read only in part (or that ended mid-read).
     [[nodiscard]] std::uint64_t procread_errors() const noexcept { return procread_errors_; }
     [[nodiscard]] std::uint64_t partial_errors() const noexcept { return partial_errors_; }
-    /// Updates that read no file: the member had not run, and the snapshot
-    /// read its memory as its last read found it.
-    [[nodiscard]] std::uint64_t unread() const noexcept { return unread_; }
 
 private:
     /// What to read of the process, and what the read may take from its
@@ -98,7 +95,7 @@ private:
                   bool read_threads, const resource_options& asked);
 
     serve_options opts_;
-    std::uint64_t procread_errors_ = 0, partial_errors_ = 0, unread_ = 0;
+    std::uint64_t procread_errors_ = 0, partial_errors_ = 0;
     std::vector<resource_thread> idle_buf_, known_buf_;
     /// What the snapshot read of the process with its CPU (its switches and
     /// I/O), and its swap on a machine with none (resource_options::known).
