@@ -25,9 +25,9 @@ pid and errno. A value is never guessed: fields that are not known are None.
 Calls that block or walk /proc release the GIL; objects may be shared between
 threads. What differs from psutil, field by field: docs/PYTHON.md.
 """
-from ._types import (AccessDenied, ChildExit, CpuTimes, Error, ExitStatus, Identity, NoSuchProcess, Precision,
-                     Snapshot, SnapshotFailure, SnapshotProcess, SnapshotThread, Times, TreeProcess, TreeProgram,
-                     TreeRun, ProcessTree)
+from ._types import (AccessDenied, ChildExit, Counters, CpuTimes, Error, ExitStatus, Identity, Memory,
+                     NoSuchProcess, Precision, Snapshot, SnapshotFailure, SnapshotProcess, SnapshotThread, Times,
+                     TreeProcess, TreeProgram, TreeRun, ProcessTree)
 from ._proctimes import (Child, Process, Snapshotter, Thread, datetime_from_filetime, duration_from_filetime,
                          exit_monitor_enabled, exit_records_enabled, filetime_from_duration, filetime_from_time,
                          process_time_ns, run_tree, set_exit_monitor_enabled, set_exit_records_enabled, snapshot, spawn,
@@ -41,7 +41,7 @@ __all__ = [
     "set_exit_monitor_enabled", "exit_monitor_enabled", "set_exit_records_enabled", "exit_records_enabled",
     "Error", "NoSuchProcess", "AccessDenied",
     "Times", "Precision", "Identity", "ExitStatus", "CpuTimes", "ChildExit",
-    "Snapshot", "SnapshotProcess", "SnapshotThread", "SnapshotFailure",
+    "Snapshot", "SnapshotProcess", "SnapshotThread", "SnapshotFailure", "Counters", "Memory",
     "ProcessTree", "TreeProcess", "TreeProgram", "TreeRun",
 ]
 

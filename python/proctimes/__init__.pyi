@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: MIT
 # Type stubs of the proctimes package: the types are declared in _types.py
 # (inline annotations), the compiled functions and classes in _proctimes.pyi.
-from ._types import (AccessDenied, ChildExit, CpuTimes, Error, ExitStatus, Identity, NoSuchProcess, Precision,
-                     Snapshot, SnapshotFailure, SnapshotProcess, SnapshotThread, Times, TreeProcess, TreeProgram,
-                     TreeRun, ProcessTree)
+from ._types import (AccessDenied, ChildExit, Counters, CpuTimes, Error, ExitStatus, Identity, Memory,
+                     NoSuchProcess, Precision, Snapshot, SnapshotFailure, SnapshotProcess, SnapshotThread, Times,
+                     TreeProcess, TreeProgram, TreeRun, ProcessTree)
 from ._proctimes import (Child, Process, Snapshotter, Thread, datetime_from_filetime, duration_from_filetime,
                          exit_monitor_enabled, exit_records_enabled, filetime_from_duration, filetime_from_time,
                          process_time_ns, run_tree, set_exit_monitor_enabled, set_exit_records_enabled, snapshot, spawn,
@@ -17,6 +17,6 @@ __all__ = [
     "set_exit_monitor_enabled", "exit_monitor_enabled", "set_exit_records_enabled", "exit_records_enabled",
     "Error", "NoSuchProcess", "AccessDenied",
     "Times", "Precision", "Identity", "ExitStatus", "CpuTimes", "ChildExit",
-    "Snapshot", "SnapshotProcess", "SnapshotThread", "SnapshotFailure",
+    "Snapshot", "SnapshotProcess", "SnapshotThread", "SnapshotFailure", "Counters", "Memory",
     "ProcessTree", "TreeProcess", "TreeProgram", "TreeRun",
 ]

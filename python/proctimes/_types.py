@@ -11,7 +11,7 @@ from typing import List, NamedTuple, Optional
 __all__ = [
     "Error", "NoSuchProcess", "AccessDenied",
     "Precision", "Times", "Identity", "ExitStatus", "CpuTimes", "ChildExit",
-    "SnapshotThread", "SnapshotProcess", "SnapshotFailure", "Snapshot",
+    "Counters", "Memory", "SnapshotThread", "SnapshotProcess", "SnapshotFailure", "Snapshot",
     "TreeProgram", "TreeProcess", "ProcessTree", "TreeRun",
 ]
 
@@ -185,6 +185,33 @@ class ChildExit(NamedTuple):
     rusage, which includes the descendants it waited for."""
 
 
+class Counters(NamedTuple):
+    """A task's own counters as the kernel keeps them, read with its CPU (the
+    values of its /proc stat, status and io files)."""
+    minor_faults: int
+    """Faults served without I/O (stat field 10)."""
+    major_faults: int
+    """Faults that read storage (stat field 12)."""
+    voluntary_switches: int
+    """Times it gave up the CPU (status voluntary_ctxt_switches)."""
+    involuntary_switches: int
+    """Times it was preempted (status nonvoluntary_ctxt_switches)."""
+    read_bytes: Optional[int]
+    """Bytes it made storage read (io read_bytes); None where the kernel does
+    not count them."""
+    write_bytes: Optional[int]
+    """Bytes it made storage write (io write_bytes); None likewise."""
+
+
+class Memory(NamedTuple):
+    """A process's memory in bytes, as its /proc stat (rss, vsize) and status
+    (VmSwap) state it: psutil's memory_info().rss and .vms, and
+    memory_full_info().swap."""
+    rss: int
+    vms: int
+    swap: int
+
+
 class SnapshotThread(NamedTuple):
     """A thread as a snapshot saw it."""
     tid: int
@@ -195,6 +222,9 @@ class SnapshotThread(NamedTuple):
     """The proc(5) state letter."""
     times: Times
     identity: Identity
+    counters: Optional[Counters] = None
+    """Its faults, switches and storage I/O, where the snapshot's source reads
+    them with its CPU (the eBPF task walk of a Snapshotter); None from /proc."""
 
 
 class SnapshotProcess(NamedTuple):
@@ -212,6 +242,21 @@ class SnapshotProcess(NamedTuple):
     identity: Identity
     threads: List[SnapshotThread]
     """Its threads; empty unless the snapshot was taken with threads=True."""
+    children_kernel_ns: Optional[int] = None
+    """CPU of the children it waited for (and of theirs), in the kernel: stat's
+    cstime (10 ms ticks from /proc, 1 ns from the eBPF walk). None when unread."""
+    children_user_ns: Optional[int] = None
+    """The same in user mode (stat's cutime)."""
+    counters: Optional[Counters] = None
+    """Faults and storage I/O of all its threads (ended ones included), switches
+    of its main thread, as its own /proc files state them; read with its CPU by
+    the eBPF task walk, None from /proc."""
+    memory: Optional[Memory] = None
+    """Its memory, read with its CPU by the eBPF task walk; None from /proc and
+    for a process without an address space (a kernel thread)."""
+    open_files_limit: Optional[int] = None
+    """Its soft limit of open files (RLIMIT_NOFILE; resource.RLIM_INFINITY when
+    unlimited), read by the eBPF task walk; None from /proc."""
 
 
 class SnapshotFailure(NamedTuple):

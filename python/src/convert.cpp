@@ -73,11 +73,11 @@ void load_types() {
     const py::module_ m = py::module_::import("proctimes._types");
     g_types = new python_types{
         // lives as long as the interpreter: never freed
-        get_attr(m, "Precision"),      get_attr(m, "Times"),           get_attr(m, "Identity"),
-        get_attr(m, "ExitStatus"),     get_attr(m, "CpuTimes"),        get_attr(m, "ChildExit"),
-        get_attr(m, "SnapshotThread"), get_attr(m, "SnapshotProcess"), get_attr(m, "SnapshotFailure"),
-        get_attr(m, "Snapshot"),       get_attr(m, "Error"),           get_attr(m, "NoSuchProcess"),
-        get_attr(m, "AccessDenied"),
+        get_attr(m, "Precision"),       get_attr(m, "Times"),           get_attr(m, "Identity"),
+        get_attr(m, "ExitStatus"),      get_attr(m, "CpuTimes"),        get_attr(m, "ChildExit"),
+        get_attr(m, "Counters"),        get_attr(m, "Memory"),          get_attr(m, "SnapshotThread"),
+        get_attr(m, "SnapshotProcess"), get_attr(m, "SnapshotFailure"), get_attr(m, "Snapshot"),
+        get_attr(m, "Error"),           get_attr(m, "NoSuchProcess"),   get_attr(m, "AccessDenied"),
     };
     g_caches = new caches{py::str("running"), py::str("exited"), py::str("exited_partial"), {}, {}, {}};
 }
@@ -180,6 +180,37 @@ py::object to_cpu_times(const proctimes::task_times& t, std::optional<nanosecond
                                                        opt(children_kernel), py::none()));
 }
 
+namespace {
+
+py::object optional_int(const std::optional<std::uint64_t>& v) {
+    return v ? py::object(py::int_(*v)) : py::object(py::none());
+}
+
+py::object optional_duration_ns(const std::optional<nanoseconds>& v) {
+    return v ? py::object(py::int_(v->count())) : py::object(py::none());
+}
+
+py::object to_py(const std::optional<proctimes::task_counters>& c) {
+    if (!c) return py::none();
+    return make_named(types().Counters,
+                      py::make_tuple(c->minor_faults, c->major_faults, c->voluntary_switches, c->involuntary_switches,
+                                     optional_int(c->read_bytes), optional_int(c->write_bytes)));
+}
+
+py::object to_py(const std::optional<proctimes::process_memory>& m) {
+    if (!m) return py::none();
+    return make_named(types().Memory, py::make_tuple(m->resident_bytes, m->virtual_bytes, m->swap_bytes));
+}
+
+// RLIM_INFINITY as Python's resource module states it (-1), any other limit as is.
+py::object limit_to_py(const std::optional<std::uint64_t>& v) {
+    if (!v) return py::none();
+    if (*v == std::numeric_limits<std::uint64_t>::max()) return py::int_(-1);
+    return py::int_(*v);
+}
+
+}  // namespace
+
 py::object to_py(const proctimes::snapshot& s) {
     const python_types& ty = types();
     py::list processes(s.processes.size());
@@ -191,14 +222,16 @@ py::object to_py(const proctimes::snapshot& s) {
         for (const auto& t : span) {
             threads[j++] = make_named(ty.SnapshotThread,
                                       py::make_tuple(t.tid(), t.pid, to_str(t.name.view()), std::string(1, t.state),
-                                                     task_times_tuple(t.times), to_py(t.identity)));
+                                                     task_times_tuple(t.times), to_py(t.identity), to_py(t.counters)));
         }
         const py::object uid =
             p.uid == proctimes::snapshot_process::unknown_uid ? py::object(py::none()) : py::object(py::int_(p.uid));
         processes[i++] = make_named(
             ty.SnapshotProcess,
             py::make_tuple(p.pid(), p.parent_pid, uid, to_str(p.name.view()), std::string(1, p.state), p.kernel_thread,
-                           p.thread_count, task_times_tuple(p.times), to_py(p.identity), std::move(threads)));
+                           p.thread_count, task_times_tuple(p.times), to_py(p.identity), std::move(threads),
+                           optional_duration_ns(p.children_kernel), optional_duration_ns(p.children_user),
+                           to_py(p.counters), to_py(p.memory), limit_to_py(p.open_files_limit)));
     }
     py::list failures;
     for (const auto& f : s.failures) {

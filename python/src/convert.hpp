@@ -19,7 +19,7 @@ namespace py = pybind11;
 /// The Python types of proctimes._types, looked up once at module import.
 struct python_types {
     py::object Precision, Times, Identity, ExitStatus, CpuTimes, ChildExit;
-    py::object SnapshotThread, SnapshotProcess, SnapshotFailure, Snapshot;
+    py::object Counters, Memory, SnapshotThread, SnapshotProcess, SnapshotFailure, Snapshot;
     py::object Error, NoSuchProcess, AccessDenied;
 };
 /// Imports proctimes._types (and the datetime C API). Called from PYBIND11_MODULE.

@@ -519,6 +519,61 @@ def test_snapshot_of_a_missing_proc_root_is_an_error():
     assert ei.value.errno == errno.ENOENT
 
 
+def _stat_fields(path):
+    """The fields of a stat file after the name: [0] is field 3 (the state)."""
+    with open(path) as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
+def _status_value(pid, key):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return None
+
+
+def test_snapshot_counters_memory_and_limit_are_those_of_the_process_files(idle_child):
+    import resource
+    child = idle_child(threads=1, burn=0.05)
+    h = proctimes.Process(child.pid)
+    child.wait_idle(h)
+    resource.prlimit(child.pid, resource.RLIMIT_NOFILE, (77, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+    snap = proctimes.Snapshotter(threads=True).take()
+    entry = next(e for e in snap if e.pid == child.pid)
+    stat = _stat_fields(f"/proc/{child.pid}/stat")
+    # The CPU of the children this process waited for (earlier tests' children;
+    # none is reaped meanwhile): stat's ticks, from either source.
+    me = next(e for e in snap if e.pid == os.getpid())
+    my_stat = _stat_fields("/proc/self/stat")
+    assert (me.children_user_ns // TICK_NS, me.children_kernel_ns // TICK_NS) == (int(my_stat[13]), int(my_stat[14]))
+    assert (entry.children_user_ns, entry.children_kernel_ns) == (0, 0)  # the child reaped none
+    if entry.times.precision.source != "bpf":
+        # The /proc walk reads none of them (not root, or no eBPF here): never a guessed 0.
+        assert entry.counters is None and entry.memory is None and entry.open_files_limit is None
+        assert all(th.counters is None for th in entry.threads)
+        return
+    # The child is blocked reading stdin: every value stands still.
+    page = os.sysconf("SC_PAGE_SIZE")
+    assert entry.memory == proctimes.Memory(rss=int(stat[21]) * page, vms=int(stat[20]),
+                                            swap=_status_value(child.pid, "VmSwap") * 1024)
+    assert entry.open_files_limit == 77
+    c = entry.counters
+    assert (c.minor_faults, c.major_faults) == (int(stat[7]), int(stat[9]))
+    assert (c.voluntary_switches, c.involuntary_switches) == (
+        _status_value(child.pid, "voluntary_ctxt_switches"), _status_value(child.pid, "nonvoluntary_ctxt_switches"))
+    with open(f"/proc/{child.pid}/io") as f:
+        io = dict(line.split(": ") for line in f.read().splitlines())
+    assert (c.read_bytes, c.write_bytes) == (int(io["read_bytes"]), int(io["write_bytes"]))
+    assert len(entry.threads) == 2
+    for th in entry.threads:
+        tstat = _stat_fields(f"/proc/{child.pid}/task/{th.tid}/stat")
+        assert (th.counters.minor_faults, th.counters.major_faults) == (int(tstat[7]), int(tstat[9]))
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    assert me.open_files_limit == soft  # resource.RLIM_INFINITY (-1) when unlimited, as the resource module says
+    kernel = next(e for e in snap if e.kernel_thread)
+    assert kernel.memory is None  # no address space
+
 # ---- documentation ---------------------------------------------------------------
 
 def test_help_reads_well():
