@@ -441,13 +441,12 @@ bool bpf_exit_stream::settle(nanoseconds from, nanoseconds to, std::chrono::stea
     };
     // Whether the stamp is one to wait for: in (from, to], not yet consumed
     // (a consumed stamp has exit_boottime 0), of a task gone from /proc (its
-    // free has yet to run). The large map is read only while it holds a
-    // stamp: such a task's exit, which stamped it and counted the stamp, is
-    // behind it.
+    // free has yet to run). A map is read only while it holds a stamp: such
+    // a task's exit, which stamped it and counted the stamp, is behind it.
     const auto waits_for = [&](const pt_exit_stamp& st) {
         return st.exit_boottime > lo && st.exit_boottime <= hi && !m.task_listed(st);
     };
-    const auto readable = [&](int fd) { return fd != more || m.stamps_live_more() > 0; };
+    const auto readable = [&](int fd) { return (fd == more ? m.stamps_live_more() : m.stamps_live_small()) > 0; };
     if (!wait_out_exit_stamps({small, more}, readable, waits_for, deadline, pause)) return false;
     // Every such free has run: runs of the free program so far (each counted
     // before it consumes its stamp) are each either a record submitted to the
