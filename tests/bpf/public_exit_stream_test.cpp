@@ -383,6 +383,8 @@ TEST(PublicExitStream, OnReadDeliveryGivesEveryEndAtReadWithoutAWakeUpEach) {
     std::vector<std::string> stream_threads;
     const long switches0 = switches_of_threads_but(before, &stream_threads);
     ASSERT_FALSE(stream_threads.empty()) << "the stream's thread";
+    ASSERT_TRUE(s->lost());
+    const std::uint64_t lost0 = *s->lost();
     constexpr int kids = 40;
     std::vector<pid_t> pids;
     for (int i = 0; i < kids; ++i) {
@@ -396,10 +398,15 @@ TEST(PublicExitStream, OnReadDeliveryGivesEveryEndAtReadWithoutAWakeUpEach) {
     std::this_thread::sleep_for(100ms);  // their frees, an RCU grace period on
     const long switches1 = switches_of_threads_but(before);
     // read() takes them from the kernel itself (the stream's thread may have
-    // taken some at a look of its own: read() gives those too).
+    // taken some at a look of its own: read() gives those too). An end whose
+    // free program the kernel never ran (about one in 200-500 with both cores
+    // busy, docs/BPF.md "Losses") is counted in lost() by a sweep 10-11 s
+    // after its task is gone: until then, each end is read or counted.
     std::vector<ended_task> got;
     int found = 0;
-    for (int round = 0; round < 100 && found < kids; ++round) {
+    const auto lost_since = [&] { return static_cast<int>(*s->lost() - lost0); };
+    const auto until = std::chrono::steady_clock::now() + 15s;
+    while (found + lost_since() < kids && std::chrono::steady_clock::now() < until) {
         ASSERT_TRUE(s->read(got));
         found = 0;
         for (std::size_t i = 0; i < pids.size(); ++i)
@@ -414,9 +421,10 @@ TEST(PublicExitStream, OnReadDeliveryGivesEveryEndAtReadWithoutAWakeUpEach) {
                 }
         if (found < kids) std::this_thread::sleep_for(20ms);
     }
-    EXPECT_EQ(found, kids);
-    std::printf("on_read: the stream's thread switched %ld times while %d children ended\n", switches1 - switches0,
-                kids);
+    // lost() counts any task of the system: ours are at most that many.
+    EXPECT_GE(found + lost_since(), kids) << found << " ends read, " << lost_since() << " counted lost";
+    std::printf("on_read: the stream's thread switched %ld times while %d children ended; %d read, %d lost\n",
+                switches1 - switches0, kids, found, lost_since());
     // It looks at least every 5 s, and the run above takes well under 1 s
     // (more on a loaded machine: a few looks). A pushed stream wakes for
     // about every end here.
