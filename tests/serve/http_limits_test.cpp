@@ -7,8 +7,10 @@
 
 #include <sys/resource.h>
 #include <atomic>
+#include <cstdlib>
 #include <functional>
 #include <iostream>
+#include <string_view>
 
 #include "harness.hpp"
 
@@ -177,7 +179,12 @@ TEST(ServeHttpLimits, ScrapeAnsweredWithinTwoSecondsUnderFloods) {
         }
     });
 
-    // The real scraper, from its own address, once a second for 32 s.
+    // The real scraper, from its own address, once a second for 32 s. Under
+    // ThreadSanitizer every memory access of the exporter is checked (several
+    // times slower): the bound is three times as long there; the release
+    // build keeps 2 s, on a machine with both cores busy too.
+    const char* san = std::getenv("PROCTIMES_SANITIZER");
+    const double bound = san && std::string_view(san) == "tsan" ? 6.0 : 2.0;
     int answered = 0, scrapes = 0;
     double worst = 0;
     for (int i = 0; i < 32; ++i) {
@@ -186,7 +193,7 @@ TEST(ServeHttpLimits, ScrapeAnsweredWithinTwoSecondsUnderFloods) {
         const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         ++scrapes;
         worst = std::max(worst, took);
-        if (a.status == 200 && a.body.find("proctimes_group_cpu_seconds_total") != std::string::npos && took < 2.0)
+        if (a.status == 200 && a.body.find("proctimes_group_cpu_seconds_total") != std::string::npos && took < bound)
             ++answered;
         else
             ADD_FAILURE() << "scrape " << i << ": status " << a.status << " after " << took << " s";
@@ -197,9 +204,9 @@ TEST(ServeHttpLimits, ScrapeAnsweredWithinTwoSecondsUnderFloods) {
     idler.join();
     slow.join();
     burster.join();
-    std::cout << answered << " of " << scrapes << " scrapes answered within 2 s (worst " << worst << " s) with "
-              << idle.size() << " idle connections, 16 slow ones and " << burst.size() << " unread scrapes; VmHWM "
-              << hwm / 1024 << " MiB\n";
+    std::cout << answered << " of " << scrapes << " scrapes answered within " << bound << " s (worst " << worst
+              << " s) with " << idle.size() << " idle connections, 16 slow ones and " << burst.size()
+              << " unread scrapes; VmHWM " << hwm / 1024 << " MiB\n";
     EXPECT_EQ(answered, scrapes);
     if (!sanitized()) EXPECT_LT(hwm, 64 * 1024);
     for (int s : idle) ::close(s);
