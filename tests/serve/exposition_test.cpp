@@ -16,11 +16,11 @@ std::vector<family> one_counter() {
     f.name = "x_cpu_seconds";
     f.help = "CPU\\time\nhere";
     f.type = metric_type::counter;
-    f.samples.push_back({{{"group", "a\"b\\c\nd"}, {"mode", "user"}}, 1.5});
+    f.add({{"group", "a\"b\\c\nd"}, {"mode", "user"}}, 1.5);
     family g;
     g.name = "x_procs";
     g.help = "n";
-    g.samples.push_back({{}, 3});
+    g.add({}, 3);
     return {f, g};
 }
 }  // namespace
@@ -45,11 +45,11 @@ TEST(Exposition, LabelValuesAreAlwaysUtf8) {
     family f;
     f.name = "g";
     f.help = "h";
-    f.samples.push_back({{{"group", std::string("a\xff"
-                                                "b\xc3\xa9"
-                                                "c\xed\xa0\x80"
-                                                "\xe2\x82")}},
-                         1});
+    f.add({{"group", std::string("a\xff"
+                                 "b\xc3\xa9"
+                                 "c\xed\xa0\x80"
+                                 "\xe2\x82")}},
+          1);
     const std::string s = render({f}, format::text_004);
     // Each byte that is not UTF-8 is written \xHH (one-to-one, label_value()),
     // and the text format escapes that backslash once more.
@@ -59,6 +59,48 @@ TEST(Exposition, LabelValuesAreAlwaysUtf8) {
                      "\\\\xE2\\\\x82\"} 1\n"),
               std::string::npos)
         << s;
+}
+
+// A sample's label is written straight into its family's lines, mapped
+// (label_value) and escaped for the format in one pass: the same text as the
+// mapping followed by the format's escapes (\\, \", \n), for every kind of
+// byte a process name can hold.
+TEST(Exposition, LabelWrittenInOnePassIsTheMappingThenTheEscapes) {
+    const auto escaped = [](const std::string& v) {
+        std::string out;
+        for (const char c : v) {
+            if (c == '\\')
+                out += "\\\\";
+            else if (c == '"')
+                out += "\\\"";
+            else if (c == '\n')
+                out += "\\n";
+            else
+                out += c;
+        }
+        return out;
+    };
+    const std::string names[] = {"",
+                                 "plain",
+                                 "q\"uote",
+                                 "new\nline",
+                                 "back\\slash",
+                                 "\\\\",
+                                 "\\x80",
+                                 "\\xff",
+                                 "\\x7f",
+                                 "\\\xff",
+                                 "a\xff\\",
+                                 "\xc3\xa9\xe2\x82",
+                                 std::string("nul\0byte", 8),
+                                 "\xed\xa0\x80\"\n\\"};
+    for (const std::string& n : names) {
+        family f = family_of("g", "h", metric_type::gauge);
+        f.add({{"name", n}, {"mode", "user"}}, 2);
+        EXPECT_EQ(f.lines, "g{name=\"" + escaped(label_value(n)) + "\",mode=\"user\"} 2\n") << n;
+    }
+    EXPECT_EQ(label_value("\\x80"), "\\\\x80");  // a backslash that could read as an escape is doubled
+    EXPECT_EQ(label_value("\\x7f"), "\\x7f");    // one that cannot is kept
 }
 
 TEST(Exposition, Negotiation) {
@@ -142,7 +184,7 @@ TEST(Exposition, BareCounterKeepsItsName) {
     f.help = "e";
     f.type = metric_type::counter;
     f.bare_counter = true;
-    f.samples.push_back({{}, 2});
+    f.add({}, 2);
     EXPECT_EQ(render({f}, format::text_004),
               "# HELP namedprocess_scrape_errors e\n# TYPE namedprocess_scrape_errors counter\n"
               "namedprocess_scrape_errors 2\n");

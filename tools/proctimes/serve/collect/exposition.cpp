@@ -23,19 +23,6 @@ bool reads_as_escape(std::string_view v) {
     return high && hex_digit(v[2]);
 }
 
-void escape_label(std::string& out, std::string_view v) {
-    for (const char c : v) {
-        if (c == '\\')
-            out += "\\\\";
-        else if (c == '"')
-            out += "\\\"";
-        else if (c == '\n')
-            out += "\\n";
-        else
-            out += c;
-    }
-}
-
 void escape_help(std::string& out, std::string_view v) {
     for (char c : v) {
         if (c == '\\')
@@ -44,6 +31,49 @@ void escape_help(std::string& out, std::string_view v) {
             out += "\\n";
         else
             out += c;
+    }
+}
+
+// label_value(name), escaped for both formats (\\, \", \n), appended to out.
+void append_label_value(std::string& out, std::string_view name) {
+    static constexpr char hex[] = "0123456789ABCDEF";
+    while (!name.empty()) {
+        const std::size_t n = utf8_length(name);
+        if (n == 0) {
+            // \xHH, whose backslash the format escapes once more.
+            const auto b = static_cast<unsigned char>(name[0]);
+            out += "\\\\x";
+            out += hex[b >> 4];
+            out += hex[b & 0xF];
+            name.remove_prefix(1);
+            continue;
+        }
+        if (name[0] == '\\') {
+            out += reads_as_escape(name.substr(1)) ? "\\\\\\\\" : "\\\\";
+        } else if (n == 1) {
+            if (name[0] == '"')
+                out += "\\\"";
+            else if (name[0] == '\n')
+                out += "\\n";
+            else
+                out += name[0];
+        } else {
+            out.append(name.data(), n);
+        }
+        name.remove_prefix(n);
+    }
+}
+
+// format_value(v), appended to out.
+void append_value(std::string& out, double v) {
+    if (std::isnan(v)) {
+        out += "NaN";
+    } else if (std::isinf(v)) {
+        out += v > 0 ? "+Inf" : "-Inf";
+    } else {
+        char buf[64];
+        const auto r = std::to_chars(buf, buf + sizeof buf, v);
+        out.append(buf, r.ptr);
     }
 }
 
@@ -71,6 +101,29 @@ std::string label_value(std::string_view name) {
         name.remove_prefix(n);
     }
     return out;
+}
+
+void family::add(std::initializer_list<label> labels, double value) {
+    if (lines.empty()) lines.reserve(256);
+    lines += name;
+    if (type == metric_type::counter && !bare_counter) lines += "_total";
+    if (labels.size() != 0) {
+        lines += '{';
+        bool first = true;
+        for (const label& l : labels) {
+            if (!first) lines += ',';
+            first = false;
+            lines += l.name;
+            lines += "=\"";
+            append_label_value(lines, l.value);
+            lines += '"';
+        }
+        lines += '}';
+    }
+    lines += ' ';
+    append_value(lines, value);
+    lines += '\n';
+    ++samples;
 }
 
 double accept_q(std::string_view header, std::string_view type, bool wildcards) noexcept {
@@ -141,53 +194,36 @@ std::string_view content_type(format f) noexcept {
 }
 
 std::string format_value(double v) {
-    if (std::isnan(v)) return "NaN";
-    if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-    char buf[64];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
-    return std::string(buf, r.ptr);
+    std::string out;
+    append_value(out, v);
+    return out;
 }
 
 std::string render(const std::vector<family>& families, format f) {
-    std::string out;
-    out.reserve(4096 + families.size() * 256);
     const bool om = f == format::openmetrics_100;
+    std::size_t size = 16;
+    for (const auto& fam : families) size += 2 * fam.name.size() + fam.help.size() + fam.lines.size() + 40;
+    std::string out;
+    out.reserve(size);
     for (const auto& fam : families) {
         const bool counter = fam.type == metric_type::counter && !fam.bare_counter;
-        const std::string sample_name = counter ? fam.name + "_total" : fam.name;
         const char* type_line = counter                          ? " counter\n"
                                 : fam.type == metric_type::gauge ? " gauge\n"
                                 : om                             ? " unknown\n"
                                                                  : " counter\n";
         // 0.0.4 names a counter family by its samples' name; OpenMetrics by the
         // family name without the suffix.
-        const std::string& family_name = om ? fam.name : sample_name;
+        const std::string_view suffix = counter && !om ? "_total" : "";
         out += "# HELP ";
-        out += family_name;
+        out += fam.name;
+        out += suffix;
         out += ' ';
         escape_help(out, fam.help);
         out += "\n# TYPE ";
-        out += family_name;
+        out += fam.name;
+        out += suffix;
         out += type_line;
-        for (const auto& s : fam.samples) {
-            out += sample_name;
-            if (!s.labels.empty()) {
-                out += '{';
-                bool first = true;
-                for (const auto& [k, v] : s.labels) {
-                    if (!first) out += ',';
-                    first = false;
-                    out += k;
-                    out += "=\"";
-                    escape_label(out, label_value(v));
-                    out += '"';
-                }
-                out += '}';
-            }
-            out += ' ';
-            out += format_value(s.value);
-            out += '\n';
-        }
+        out += fam.lines;
     }
     if (om) out += "# EOF\n";
     return out;

@@ -4,40 +4,54 @@
 // list of metric families in, one string out.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace proctimes::cli::serve {
 
 enum class metric_type { counter, gauge };
 
-struct sample {
-    std::vector<std::pair<std::string, std::string>> labels;
-    double value = 0;
+/// One label of a sample: the name as written, the value as the process or
+/// group gave it (rendered through label_value() and the format's escapes).
+/// Both only need to live until the family::add call that takes them.
+struct label {
+    std::string_view name;
+    std::string_view value;
 };
 
 /// One metric family. `name` is the family name: for a counter, without the
 /// `_total` suffix, which the writers add to every sample (both formats).
 struct family {
-    std::string name;
-    std::string help;
+    /// Both name a text that outlives the family (a string literal).
+    std::string_view name;
+    std::string_view help;
     metric_type type = metric_type::gauge;
-    std::vector<sample> samples;
     /// A counter whose samples are named `name` alone, as client_golang writes
     /// a counter registered without `_total` (process-exporter's
     /// namedprocess_scrape_errors): TYPE counter in the 0.0.4 text format;
     /// OpenMetrics requires `_total` on a counter's samples, so there the
-    /// family is TYPE unknown, which keeps the same series name.
+    /// family is TYPE unknown, which keeps the same series name. Set before
+    /// the first add().
     bool bare_counter = false;
+    /// The sample lines, written as add() is called: both formats write a
+    /// sample the same way (only the HELP and TYPE lines differ), so a
+    /// collection's samples are written once, straight into one buffer per
+    /// family, with no list of label strings per sample.
+    std::string lines;
+    std::size_t samples = 0;
+
+    /// Adds a sample: `name` (with `_total` for a counter that is not bare),
+    /// the labels in the order given, the value as format_value() writes it.
+    void add(std::initializer_list<label> labels, double value);
 };
 
 /// A family with no samples yet.
-inline family family_of(std::string name, std::string help, metric_type t) {
+inline family family_of(std::string_view name, std::string_view help, metric_type t) {
     family f;
-    f.name = std::move(name);
-    f.help = std::move(help);
+    f.name = name;
+    f.help = help;
     f.type = t;
     return f;
 }

@@ -94,8 +94,6 @@ void group_membership::begin_collection() {
 std::vector<proc_state*> group_membership::assign_groups(const snapshot& cur) {
     const bool rules = classify_->uses_config();
     std::vector<proc_state*> states(cur.processes.size(), nullptr);
-    std::unordered_map<pid_t, proc_state*> by_pid;
-    by_pid.reserve(cur.processes.size());
     std::unordered_set<proc_state*> orphans;  // new (or rechecked) and unmatched
     for (std::size_t i = 0; i < cur.processes.size(); ++i) {
         const snapshot_process& p = cur.processes[i];
@@ -103,7 +101,6 @@ std::vector<proc_state*> group_membership::assign_groups(const snapshot& cur) {
         proc_state& st = it->second;
         st.seen = true;
         states[i] = &st;
-        by_pid[p.pid()] = &st;
         if (fresh) {
             st.pid = p.pid();
             st.parent = p.parent_pid;
@@ -142,6 +139,9 @@ std::vector<proc_state*> group_membership::assign_groups(const snapshot& cur) {
         st.group = std::move(group);
     }
     if (orphans.empty()) return states;
+    std::unordered_map<pid_t, proc_state*> by_pid;  // only when a parent is to be looked up
+    by_pid.reserve(cur.processes.size());
+    for (std::size_t i = 0; i < cur.processes.size(); ++i) by_pid[cur.processes[i].pid()] = states[i];
 
     // -children: an unmatched process takes its parent's group when the
     // parent is in one; a parent new and unmatched too is looked at first.
@@ -168,6 +168,10 @@ std::vector<proc_state*> group_membership::assign_groups(const snapshot& cur) {
 
 std::unordered_map<const ended_process*, destination> group_membership::credit_unseen(const cpu_ledger& ledger) {
     const bool rules = classify_->uses_config();
+    std::unordered_map<pid_t, const ended_process*> unseen;
+    for (const auto& e : ledger.processes)
+        if (!e.seen_before) unseen[e.pid] = &e;
+    if (unseen.empty()) return {};
     // Parents: the processes of this collection and those gone since the
     // previous one (not yet forgotten), by pid.
     std::unordered_map<pid_t, const proc_state*> parents;
@@ -175,9 +179,6 @@ std::unordered_map<const ended_process*, destination> group_membership::credit_u
         auto [it, fresh] = parents.try_emplace(key.first, &st);
         if (!fresh && st.seen) it->second = &st;  // a live one wins over a gone one of that pid
     }
-    std::unordered_map<pid_t, const ended_process*> unseen;
-    for (const auto& e : ledger.processes)
-        if (!e.seen_before) unseen[e.pid] = &e;
 
     // Its parent: a process a collection saw that started no later than it
     // (pids are reused), else another unseen one.

@@ -35,13 +35,13 @@ std::vector<family> collector::families() const {
                             metric_type::gauge);
     for (const auto& [name, g] : membership_.groups()) {
         const bool live = g.procs > 0;
-        cpu.samples.push_back({{{"group", name}, {"mode", "user"}}, seconds(g.user)});
-        cpu.samples.push_back({{{"group", name}, {"mode", "system"}}, seconds(g.system)});
-        est.samples.push_back({{{"group", name}}, seconds(g.estimated)});
-        ended.samples.push_back({{{"group", name}}, static_cast<double>(g.ended)});
-        procs.samples.push_back({{{"group", name}}, static_cast<double>(g.procs)});
-        threads.samples.push_back({{{"group", name}}, static_cast<double>(g.threads)});
-        if (live) oldest.samples.push_back({{{"group", name}}, g.oldest});
+        cpu.add({{"group", name}, {"mode", "user"}}, seconds(g.user));
+        cpu.add({{"group", name}, {"mode", "system"}}, seconds(g.system));
+        est.add({{"group", name}}, seconds(g.estimated));
+        ended.add({{"group", name}}, static_cast<double>(g.ended));
+        procs.add({{"group", name}}, static_cast<double>(g.procs));
+        threads.add({{"group", name}}, static_cast<double>(g.threads));
+        if (live) oldest.add({{"group", name}}, g.oldest);
     }
     out.push_back(std::move(cpu));
     out.push_back(std::move(est));
@@ -73,14 +73,11 @@ std::vector<family> collector::families() const {
         for (const proc_state* st : top) {
             const std::string pid = std::to_string(st->pid), start = std::to_string(st->start_ticks);
             const std::string name(shown_name(st->name.view()));
-            pcpu.samples.push_back(
-                {{{"group", st->group}, {"name", name}, {"pid", pid}, {"start_ticks", start}, {"mode", "user"}},
-                 seconds(st->user)});
-            pcpu.samples.push_back(
-                {{{"group", st->group}, {"name", name}, {"pid", pid}, {"start_ticks", start}, {"mode", "system"}},
-                 seconds(st->system)});
-            pstart.samples.push_back(
-                {{{"group", st->group}, {"name", name}, {"pid", pid}, {"start_ticks", start}}, st->start_seconds});
+            pcpu.add({{"group", st->group}, {"name", name}, {"pid", pid}, {"start_ticks", start}, {"mode", "user"}},
+                     seconds(st->user));
+            pcpu.add({{"group", st->group}, {"name", name}, {"pid", pid}, {"start_ticks", start}, {"mode", "system"}},
+                     seconds(st->system));
+            pstart.add({{"group", st->group}, {"name", name}, {"pid", pid}, {"start_ticks", start}}, st->start_seconds);
         }
         out.push_back(std::move(pcpu));
         out.push_back(std::move(pstart));
@@ -97,11 +94,11 @@ std::vector<family> collector::families() const {
                               "needs their command line, which an exit record does not carry), and of reaped "
                               "children beyond their taskstats records that could not be placed",
                               metric_type::counter);
-        ucpu.samples.push_back({{{"mode", "user"}}, seconds(unattributed.user)});
-        ucpu.samples.push_back({{{"mode", "system"}}, seconds(unattributed.system)});
+        ucpu.add({{"mode", "user"}}, seconds(unattributed.user));
+        ucpu.add({{"mode", "system"}}, seconds(unattributed.system));
         out.push_back(std::move(ucpu));
         auto uprocs = family_of("proctimes_ended_unattributed_processes", "Those processes", metric_type::counter);
-        uprocs.samples.push_back({{}, static_cast<double>(unattributed.procs)});
+        uprocs.add({}, static_cast<double>(unattributed.procs));
         out.push_back(std::move(uprocs));
     }
 
@@ -115,62 +112,59 @@ std::vector<family> collector::families() const {
         const std::pair<const char*, nanoseconds> parts[] = {
             {"busy", l.busy}, {"live", l.live},       {"ended", l.ended}, {"reaped_children", l.reaped_children},
             {"irq", l.irq},   {"softirq", l.softirq}, {"steal", l.steal}, {"unattributed", l.unattributed}};
-        for (const auto& [k, v] : parts) part.samples.push_back({{{"part", k}}, seconds(v)});
+        for (const auto& [k, v] : parts) part.add({{"part", k}}, seconds(v));
         out.push_back(std::move(part));
         auto iv = family_of("proctimes_ledger_interval_seconds", "Length of the interval the ledger covers",
                             metric_type::gauge);
-        iv.samples.push_back({{}, seconds(l.interval)});
+        iv.add({}, seconds(l.interval));
         out.push_back(std::move(iv));
         auto gone =
             family_of("proctimes_ledger_ended_without_record",
                       "Processes that ended in the last interval with no exit record (their CPU since the previous "
                       "scrape is unattributed)",
                       metric_type::gauge);
-        gone.samples.push_back({{}, static_cast<double>(l.ended_without_record)});
+        gone.add({}, static_cast<double>(l.ended_without_record));
         out.push_back(std::move(gone));
     }
 
     // The exporter's own cost and sources.
     auto dur = family_of("proctimes_scrape_duration_seconds", "Wall time of the last collection", metric_type::gauge);
     const collection_account& account = cache_.account();
-    dur.samples.push_back({{}, account.last_duration});
+    dur.add({}, account.last_duration);
     out.push_back(std::move(dur));
     auto tasks = family_of("proctimes_scrape_tasks", "Tasks read by the last collection", metric_type::gauge);
-    tasks.samples.push_back({{{"kind", "process"}}, static_cast<double>(account.tasks_read)});
-    tasks.samples.push_back({{{"kind", "thread"}}, static_cast<double>(account.threads_read)});
+    tasks.add({{"kind", "process"}}, static_cast<double>(account.tasks_read));
+    tasks.add({{"kind", "thread"}}, static_cast<double>(account.threads_read));
     out.push_back(std::move(tasks));
     auto cols = family_of("proctimes_scrape_collections", "Collections made (scrapes within 100 ms share one)",
                           metric_type::counter);
-    cols.samples.push_back({{}, static_cast<double>(account.collections)});
+    cols.add({}, static_cast<double>(account.collections));
     out.push_back(std::move(cols));
     auto fails = family_of("proctimes_scrape_failures", "Collections that could not read /proc", metric_type::counter);
-    fails.samples.push_back({{}, static_cast<double>(account.failures)});
+    fails.add({}, static_cast<double>(account.failures));
     out.push_back(std::move(fails));
     auto lost = family_of("proctimes_exit_records_lost",
                           "Exit records lost: each end with eBPF, the times the kernel dropped some with taskstats, "
                           "and each one the exporter's buffer had no room for",
                           metric_type::counter);
-    lost.samples.push_back({{}, static_cast<double>(exits_->lost())});
+    lost.add({}, static_cast<double>(exits_->lost()));
     out.push_back(std::move(lost));
     // What the last snapshot was read from (the snapshotter picks eBPF where it
     // can), and the exit stream's source: docs/SERVE.md lists every value.
     auto src = family_of("proctimes_exporter_source", "Sources in use (value 1)", metric_type::gauge);
     const std::string snapshot_from = prev_.source == snapshot_source::bpf ? "bpf" : "proc";
-    src.samples.push_back(
-        {{{"snapshot", opts_.threads ? snapshot_from + "+threads" : snapshot_from},
-          {"exits", exits_->source() ? std::string(to_string(*exits_->source())) : std::string("none")}},
-         1});
+    src.add({{"snapshot", opts_.threads ? snapshot_from + "+threads" : snapshot_from},
+             {"exits", exits_->source() ? std::string(to_string(*exits_->source())) : std::string("none")}},
+            1);
     out.push_back(std::move(src));
     rusage ru{};
     if (::getrusage(RUSAGE_SELF, &ru) == 0) {
         auto self =
             family_of("proctimes_exporter_cpu_seconds", "CPU time of the exporter itself", metric_type::counter);
-        self.samples.push_back(
-            {{{"mode", "user"}},
-             static_cast<double>(ru.ru_utime.tv_sec) + static_cast<double>(ru.ru_utime.tv_usec) / 1e6});
-        self.samples.push_back(
-            {{{"mode", "system"}},
-             static_cast<double>(ru.ru_stime.tv_sec) + static_cast<double>(ru.ru_stime.tv_usec) / 1e6});
+        self.add({{"mode", "user"}},
+                 static_cast<double>(ru.ru_utime.tv_sec) + static_cast<double>(ru.ru_utime.tv_usec) / 1e6);
+        self.add({{"mode", "system"}},
+                 static_cast<double>(ru.ru_stime.tv_sec) + static_cast<double>(ru.ru_stime.tv_usec) / 1e6);
         out.push_back(std::move(self));
     }
     return out;

@@ -73,49 +73,49 @@ void collector::namedprocess_families(std::vector<family>& out) const {
     for (const auto& [group_name, g] : membership_.groups()) {
         const std::string& name = group_name;  // a variable lambdas can capture
         const pe_group& p = g.pe;
-        using labels = std::vector<std::pair<std::string, std::string>>;
-        const labels gl{{"groupname", name}};
-        const auto with = [&name](const char* k, const char* v) { return labels{{"groupname", name}, {k, v}}; };
-        cpu.samples.push_back({with("mode", "user"), seconds(g.user)});
-        cpu.samples.push_back({with("mode", "system"), seconds(g.system)});
-        procs.samples.push_back({gl, u(g.procs)});
-        threads.samples.push_back({gl, u(g.threads)});
-        if (g.procs > 0) oldest.samples.push_back({gl, g.oldest});
-        mem.samples.push_back({with("memtype", "resident"), u(p.resident)});
-        mem.samples.push_back({with("memtype", "virtual"), u(p.virtual_bytes)});
-        mem.samples.push_back({with("memtype", "swapped"), u(p.swapped)});
+        const auto one = [&name](family& f, double v) { f.add({{"groupname", name}}, v); };
+        const auto with = [&name](family& f, const char* k, std::string_view v, double x) {
+            f.add({{"groupname", name}, {k, v}}, x);
+        };
+        with(cpu, "mode", "user", seconds(g.user));
+        with(cpu, "mode", "system", seconds(g.system));
+        one(procs, u(g.procs));
+        one(threads, u(g.threads));
+        if (g.procs > 0) one(oldest, g.oldest);
+        with(mem, "memtype", "resident", u(p.resident));
+        with(mem, "memtype", "virtual", u(p.virtual_bytes));
+        with(mem, "memtype", "swapped", u(p.swapped));
         if (opts_.gather_smaps) {
-            mem.samples.push_back({with("memtype", "proportionalResident"), u(p.pss)});
-            mem.samples.push_back({with("memtype", "proportionalSwapped"), u(p.swap_pss)});
+            with(mem, "memtype", "proportionalResident", u(p.pss));
+            with(mem, "memtype", "proportionalSwapped", u(p.swap_pss));
         }
-        rd.samples.push_back({gl, u(p.total.read_bytes)});
-        wr.samples.push_back({gl, u(p.total.write_bytes)});
-        maj.samples.push_back({gl, u(p.total.major_faults)});
-        min.samples.push_back({gl, u(p.total.minor_faults)});
-        cs.samples.push_back({with("ctxswitchtype", "voluntary"), u(p.total.voluntary)});
-        cs.samples.push_back({with("ctxswitchtype", "nonvoluntary"), u(p.total.nonvoluntary)});
-        fds.samples.push_back({gl, u(p.open_fds)});
-        ratio.samples.push_back({gl, p.worst_fd_ratio});
-        for (int i = 0; i < 5; ++i) states.samples.push_back({with("state", state_names[i]), u(p.states[i])});
-        for (const auto& [w, n] : p.wchans) wchan.samples.push_back({with("wchan", w.c_str()), u(n)});
+        one(rd, u(p.total.read_bytes));
+        one(wr, u(p.total.write_bytes));
+        one(maj, u(p.total.major_faults));
+        one(min, u(p.total.minor_faults));
+        with(cs, "ctxswitchtype", "voluntary", u(p.total.voluntary));
+        with(cs, "ctxswitchtype", "nonvoluntary", u(p.total.nonvoluntary));
+        one(fds, u(p.open_fds));
+        one(ratio, p.worst_fd_ratio);
+        for (int i = 0; i < 5; ++i) with(states, "state", state_names[i], u(p.states[i]));
+        for (const auto& [w, n] : p.wchans) with(wchan, "wchan", w, u(n));
         if (!opts_.threads) continue;
         for (const auto& [thread_name, t] : p.threads) {
             const std::string& tname = thread_name;
             if (t.count == 0) continue;  // as process-exporter: names with a thread now
-            const auto tl = [&](const char* k, const char* v) {
-                labels l{{"groupname", name}, {"threadname", tname}};
-                if (k) l.emplace_back(k, v);
-                return l;
+            const auto one_t = [&](family& f, double v) { f.add({{"groupname", name}, {"threadname", tname}}, v); };
+            const auto with_t = [&](family& f, const char* k, const char* v, double x) {
+                f.add({{"groupname", name}, {"threadname", tname}, {k, v}}, x);
             };
-            tcount.samples.push_back({tl(nullptr, nullptr), u(t.count)});
-            tcpu.samples.push_back({tl("mode", "user"), seconds(t.user)});
-            tcpu.samples.push_back({tl("mode", "system"), seconds(t.system)});
-            tio.samples.push_back({tl("iomode", "read"), u(t.c.read_bytes)});
-            tio.samples.push_back({tl("iomode", "write"), u(t.c.write_bytes)});
-            tmaj.samples.push_back({tl(nullptr, nullptr), u(t.c.major_faults)});
-            tmin.samples.push_back({tl(nullptr, nullptr), u(t.c.minor_faults)});
-            tcs.samples.push_back({tl("ctxswitchtype", "voluntary"), u(t.c.voluntary)});
-            tcs.samples.push_back({tl("ctxswitchtype", "nonvoluntary"), u(t.c.nonvoluntary)});
+            one_t(tcount, u(t.count));
+            with_t(tcpu, "mode", "user", seconds(t.user));
+            with_t(tcpu, "mode", "system", seconds(t.system));
+            with_t(tio, "iomode", "read", u(t.c.read_bytes));
+            with_t(tio, "iomode", "write", u(t.c.write_bytes));
+            one_t(tmaj, u(t.c.major_faults));
+            one_t(tmin, u(t.c.minor_faults));
+            with_t(tcs, "ctxswitchtype", "voluntary", u(t.c.voluntary));
+            with_t(tcs, "ctxswitchtype", "nonvoluntary", u(t.c.nonvoluntary));
         }
     }
     for (auto* f : {&cpu, &procs, &threads, &oldest, &mem, &rd, &wr, &maj, &min, &cs, &fds, &ratio, &states, &wchan})
@@ -136,20 +136,20 @@ void collector::namedprocess_families(std::vector<family>& out) const {
     for (const auto& [n, hv] : errors) {
         auto f = family_of(n, hv.first, counter);
         f.bare_counter = true;
-        f.samples.push_back({{}, u(hv.second)});
+        f.add({}, u(hv.second));
         out.push_back(std::move(f));
     }
     auto info = family_of("process_exporter_build_info",
                           "A metric with a constant '1' value labeled by version, revision, branch, goversion from "
                           "which process_exporter was built, and the goos and goarch for the build.",
                           gauge);
-    info.samples.push_back({{{"branch", ""},
-                             {"goarch", build_arch},
-                             {"goos", "linux"},
-                             {"goversion", ""},
-                             {"revision", ""},
-                             {"version", "proctimes " PROCTIMES_VERSION_STRING}},
-                            1});
+    info.add({{"branch", ""},
+              {"goarch", build_arch},
+              {"goos", "linux"},
+              {"goversion", ""},
+              {"revision", ""},
+              {"version", "proctimes " PROCTIMES_VERSION_STRING}},
+             1);
     out.push_back(std::move(info));
     self_process_families(out);  // the Go client's process_* metrics, which process-exporter serves
 }

@@ -108,7 +108,7 @@ void self_process_families(std::vector<family>& out) {
     auto one = [&](const char* name, const char* help, mt type, double v) {
         if (v < 0) return;
         auto fam = family_of(name, help, type);
-        fam.samples.push_back({{}, v});
+        fam.add({}, v);
         out.push_back(std::move(fam));
     };
     auto seconds = [](const timeval& t) {
