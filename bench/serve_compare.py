@@ -9,7 +9,13 @@ Prometheus does: every --interval seconds (1 s), with Prometheus' Accept and
 Accept-Encoding headers, for --seconds (30 s). The figure is each exporter's
 whole-process CPU over the run (every thread, background ones and ended ones
 included: serve's exit-record and HTTP threads, Go's garbage collector),
-divided by the scrapes. It is read from a cgroup of the exporter's own where
+divided by the scrapes. The exporters run as a service manager runs them
+(--layout service, the default): reparented to init, not descendants of the
+bench or of the shell that started it. Started as the bench's children
+(--layout shell) they are members of any group that takes a shell's children
+(the README config's `comm: [bash]`, process-exporter's default -children):
+each exporter then reads both exporters and the bench at every scrape, the
+moment they are busiest. The CPU is read from a cgroup of the exporter's own where
 one can be made (root; cgroup v2's cpu.stat or v1's cpuacct.usage, exact to a
 microsecond), else from utime + stime of /proc/<pid>/stat (10 ms ticks). The
 output names which. Start-up (until both answered a first scrape) is not in it.
@@ -26,6 +32,7 @@ Two settings:
 
     bench/serve_compare.py [--build build] [--setting stock|configs|both]
                            [--load threads|processes|mixed] [--runs 1]
+                           [--layout service|shell]
                            [--flag=-gather-smaps=false]   (a flag given to both)
 
 Prints, per run, each exporter's CPU per scrape and serve's share of
@@ -178,13 +185,62 @@ def wait_up(url, limit=30):
     return False
 
 
+class ServiceProcess:
+    """A process started as a service manager starts one: not a descendant of
+    the bench (a shell forks it in a session of its own and exits at once, so
+    that it is reparented to init). A config that groups a shell's children
+    (process-exporter's default -children with `comm: [bash]`) then does not
+    count the exporters, nor the bench that scrapes them, among its members.
+    Stopped by pid, as the bench cannot wait for it."""
+
+    def __init__(self, argv):
+        sh = subprocess.run(["/bin/sh", "-c", '"$@" </dev/null >/dev/null 2>&1 & echo $!', "sh"] + argv,
+                            stdout=subprocess.PIPE, text=True, start_new_session=True, check=True)
+        self.pid = int(sh.stdout.strip())
+
+    def _gone(self):
+        try:
+            with open(f"/proc/{self.pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+        except OSError:
+            return True
+
+    def terminate(self):
+        try:
+            os.kill(self.pid, 15)
+        except ProcessLookupError:
+            pass
+
+    def kill(self):
+        try:
+            os.kill(self.pid, 9)
+        except ProcessLookupError:
+            pass
+
+    def wait(self, timeout=None):
+        end = None if timeout is None else time.monotonic() + timeout
+        while not self._gone():
+            if end is not None and time.monotonic() > end:
+                raise subprocess.TimeoutExpired(str(self.pid), timeout)
+            time.sleep(0.05)
+
+
+# How the exporters are started (--layout): "service", as a service manager
+# does (the default: what a user's machine runs), or "shell", as children of
+# the bench.
+LAYOUT = {"name": "service"}
+
+
 class Exporter:
     def __init__(self, label, argv):
         self.label = label
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/metrics"
-        self.proc = subprocess.Popen(argv + ["-web.listen-address", f"127.0.0.1:{self.port}"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        argv = argv + ["-web.listen-address", f"127.0.0.1:{self.port}"]
+        if LAYOUT["name"] == "service":
+            self.proc = ServiceProcess(argv)
+        else:
+            self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.failed = 0
         self.size = 0
 
@@ -263,9 +319,13 @@ def main():
     ap.add_argument("--interval", type=float, default=1.0)
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--target", type=float, default=0.1)
+    ap.add_argument("--layout", choices=["service", "shell"], default="service",
+                    help="service: the exporters are reparented to init, as under a service manager; "
+                         "shell: children of the bench (and members of a group of its shell's children)")
     ap.add_argument("--flag", action="append", default=[],
                     help="a process-exporter flag given to both, e.g. --flag=-gather-smaps=false (repeatable)")
     a = ap.parse_args()
+    LAYOUT["name"] = a.layout
     proctimes = os.path.join(a.build, "bin", "proctimes")
     load_bin = os.path.join(a.build, "bin", "serve_load")
     for p in (proctimes, PE_BIN) + ((load_bin,) if a.setting != "configs" and a.load != "processes" else ()):
@@ -281,7 +341,7 @@ def main():
         with open(paths[name], "w") as f:
             f.write(text)
     print(f"whole-process CPU over {a.seconds:g} s of scrapes every {a.interval:g} s, "
-          f"{os.cpu_count()} CPUs, {a.runs} run(s)")
+          f"{os.cpu_count()} CPUs, {a.runs} run(s), exporters started as {a.layout} processes")
     worst = 0.0
     load = []
     try:
