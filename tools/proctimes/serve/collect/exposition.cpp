@@ -34,29 +34,30 @@ void escape_help(std::string& out, std::string_view v) {
     }
 }
 
-// label_value(name), escaped for both formats (\\, \", \n), appended to out.
-void append_label_value(std::string& out, std::string_view name) {
+// label_value(name) appended to out; with `escaped`, also escaped for both
+// formats (\\, \", \n) in the same pass.
+void append_label_value(std::string& out, std::string_view name, bool escaped) {
     static constexpr char hex[] = "0123456789ABCDEF";
+    // A backslash of the mapping, and of the format's escape of it.
+    const std::string_view slash = escaped ? "\\\\" : "\\";
     while (!name.empty()) {
         const std::size_t n = utf8_length(name);
         if (n == 0) {
-            // \xHH, whose backslash the format escapes once more.
             const auto b = static_cast<unsigned char>(name[0]);
-            out += "\\\\x";
+            out += slash;
+            out += 'x';
             out += hex[b >> 4];
             out += hex[b & 0xF];
             name.remove_prefix(1);
             continue;
         }
         if (name[0] == '\\') {
-            out += reads_as_escape(name.substr(1)) ? "\\\\\\\\" : "\\\\";
-        } else if (n == 1) {
-            if (name[0] == '"')
-                out += "\\\"";
-            else if (name[0] == '\n')
-                out += "\\n";
-            else
-                out += name[0];
+            out += slash;
+            if (reads_as_escape(name.substr(1))) out += slash;
+        } else if (escaped && name[0] == '"') {
+            out += "\\\"";
+        } else if (escaped && name[0] == '\n') {
+            out += "\\n";
         } else {
             out.append(name.data(), n);
         }
@@ -80,26 +81,9 @@ void append_value(std::string& out, double v) {
 }  // namespace
 
 std::string label_value(std::string_view name) {
-    static constexpr char hex[] = "0123456789ABCDEF";
     std::string out;
     out.reserve(name.size());
-    while (!name.empty()) {
-        const std::size_t n = utf8_length(name);
-        if (n == 0) {
-            const auto b = static_cast<unsigned char>(name[0]);
-            out += "\\x";
-            out += hex[b >> 4];
-            out += hex[b & 0xF];
-            name.remove_prefix(1);
-            continue;
-        }
-        if (name[0] == '\\') {
-            out += reads_as_escape(name.substr(1)) ? "\\\\" : "\\";
-        } else {
-            out.append(name.data(), n);
-        }
-        name.remove_prefix(n);
-    }
+    append_label_value(out, name, false);
     return out;
 }
 
@@ -115,7 +99,7 @@ void family::add(std::initializer_list<label> labels, double value) {
             first = false;
             lines += l.name;
             lines += "=\"";
-            append_label_value(lines, l.value);
+            append_label_value(lines, l.value, true);
             lines += '"';
         }
         lines += '}';
