@@ -107,7 +107,6 @@ void family::add(std::initializer_list<label> labels, double value) {
     lines += ' ';
     append_value(lines, value);
     lines += '\n';
-    ++samples;
 }
 
 double accept_q(std::string_view header, std::string_view type, bool wildcards) noexcept {

@@ -40,7 +40,6 @@ struct family {
     /// collection's samples are written once, straight into one buffer per
     /// family, with no list of label strings per sample.
     std::string lines;
-    std::size_t samples = 0;
 
     /// Adds a sample: `name` (with `_total` for a counter that is not bare),
     /// the labels in the order given, the value as format_value() writes it.
