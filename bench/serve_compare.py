@@ -225,19 +225,17 @@ class ServiceProcess:
             time.sleep(0.05)
 
 
-# How the exporters are started (--layout): "service", as a service manager
-# does (the default: what a user's machine runs), or "shell", as children of
-# the bench.
-LAYOUT = {"name": "service"}
-
-
 class Exporter:
-    def __init__(self, label, argv):
+    """One exporter on a free loopback port, started as `layout` says: "service",
+    as a service manager does (what a user's machine runs), or "shell", as a
+    child of the bench."""
+
+    def __init__(self, label, argv, layout="service"):
         self.label = label
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/metrics"
         argv = argv + ["-web.listen-address", f"127.0.0.1:{self.port}"]
-        if LAYOUT["name"] == "service":
+        if layout == "service":
             self.proc = ServiceProcess(argv)
         else:
             self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -259,10 +257,11 @@ class Exporter:
             self.proc.wait()
 
 
-def run_once(proctimes, cfg, seconds, interval, flags):
+def run_once(proctimes, cfg, seconds, interval, flags, layout="service"):
     """Both exporters with config `cfg`, scraped together every `interval` s: CPU ms per scrape of each."""
     common = ["-config.path", cfg] + flags
-    ex = [Exporter("serve", [proctimes, "serve"] + common), Exporter("process-exporter", [PE_BIN] + common)]
+    ex = [Exporter("serve", [proctimes, "serve"] + common, layout),
+          Exporter("process-exporter", [PE_BIN] + common, layout)]
     meters = []
     try:
         if not all(wait_up(e.url) for e in ex):
@@ -325,7 +324,6 @@ def main():
     ap.add_argument("--flag", action="append", default=[],
                     help="a process-exporter flag given to both, e.g. --flag=-gather-smaps=false (repeatable)")
     a = ap.parse_args()
-    LAYOUT["name"] = a.layout
     proctimes = os.path.join(a.build, "bin", "proctimes")
     load_bin = os.path.join(a.build, "bin", "serve_load")
     for p in (proctimes, PE_BIN) + ((load_bin,) if a.setting != "configs" and a.load != "processes" else ()):
@@ -360,7 +358,8 @@ def main():
                 time.sleep(1)
             shares = []
             for run in range(a.runs):
-                (s, pe), (s_size, pe_size), kind = run_once(proctimes, paths[cfg], a.seconds, a.interval, a.flag)
+                (s, pe), (s_size, pe_size), kind = run_once(proctimes, paths[cfg], a.seconds, a.interval, a.flag,
+                                                                    a.layout)
                 share = s / pe if pe > 0 else float("inf")
                 shares.append(share)
                 print(f"  {label:<44} {tasks_now():5d} tasks  serve {s:7.3f} ms  process-exporter "

@@ -90,7 +90,7 @@ std::string label_value(std::string_view name) {
 void family::add(std::initializer_list<label> labels, double value) {
     if (lines.empty()) lines.reserve(256);
     lines += name;
-    if (type == metric_type::counter && !bare_counter) lines += "_total";
+    if (totals()) lines += "_total";
     if (labels.size() != 0) {
         lines += '{';
         bool first = true;
@@ -189,7 +189,7 @@ std::string render(const std::vector<family>& families, format f) {
     std::string out;
     out.reserve(size);
     for (const auto& fam : families) {
-        const bool counter = fam.type == metric_type::counter && !fam.bare_counter;
+        const bool counter = fam.totals();
         const char* type_line = counter                          ? " counter\n"
                                 : fam.type == metric_type::gauge ? " gauge\n"
                                 : om                             ? " unknown\n"

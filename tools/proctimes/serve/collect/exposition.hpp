@@ -41,7 +41,9 @@ struct family {
     /// family, with no list of label strings per sample.
     std::string lines;
 
-    /// Adds a sample: `name` (with `_total` for a counter that is not bare),
+    /// Whether the samples are named `name` + `_total`: a counter that is not bare.
+    [[nodiscard]] bool totals() const noexcept { return type == metric_type::counter && !bare_counter; }
+    /// Adds a sample: `name` (with `_total` when totals()),
     /// the labels in the order given, the value as format_value() writes it.
     void add(std::initializer_list<label> labels, double value);
 };
