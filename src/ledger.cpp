@@ -80,10 +80,14 @@ void account(const life& l, const snapshot& before, const snapshot_process* seen
         out.user = used - k;
     } else {
         // Threads that ended before `before` are inside its reading but sent
-        // no record here: records − reading is only a lower bound.
+        // no record here: records − reading is only a lower bound, of the
+        // total: the records' split (each thread's ticks) is not the
+        // reading's (the process's), so mode by mode one side can exceed it
+        // while the other falls short.
         out.exact = false;
-        out.kernel = clamp0(rec_k - seen->times.kernel);
-        out.user = clamp0(rec_u - seen->times.user);
+        const nanoseconds used = clamp0(rec_k + rec_u - seen->times.kernel - seen->times.user);
+        out.kernel = std::min(clamp0(rec_k - seen->times.kernel), used);
+        out.user = used - out.kernel;
     }
     (void)tick;
     out.final_kernel = seen->times.kernel + out.kernel;

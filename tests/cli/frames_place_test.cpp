@@ -62,6 +62,8 @@ ended_task end_of(proctimes::pid_t pid, nanoseconds start, nanoseconds received,
     return e;
 }
 
+nanoseconds estimated_start(const ended_task& e) { return e.received_since_boot - e.elapsed; }
+
 bool has(const std::vector<ended_task>& v, proctimes::pid_t pid) {
     for (const auto& e : v)
         if (e.pid == pid) return true;
@@ -132,4 +134,48 @@ TEST(FramesPlaceEnds, EndsOfTheNextFrameAndOfAnEarlierOne) {
     EXPECT_TRUE(none.earlier.empty());
     EXPECT_TRUE(first.empty());
     EXPECT_FALSE(has(placed.frame, 45));
+}
+
+// taskstats ends a process with its last thread's record, whose elapsed time
+// is that thread's: a thread started 30 ms after the process (as
+// ThreadSanitizer's is) dates the process 3 ticks late. The leader's record,
+// which came just before, gives its start: a process the second walk listed
+// (as a zombie, say: ended, not yet reaped) keeps its end for the next frame,
+// where the first walk lists it, and its leader's record goes with it; its
+// other threads' records stay in the frame they ended in.
+TEST(FramesPlaceEnds, ATaskstatsEndIsDatedByTheEarliestOfItsLifesRecords) {
+    const nanoseconds start = 100s + 200ms;
+    const auto before = walk(100s, {{40, 50s}});
+    const auto after = walk(101s, {{40, 50s}, {60, start}});
+    const auto next = walk(102s, {{40, 50s}});
+    const auto thread_end = [](proctimes::pid_t tid, nanoseconds thread_start, nanoseconds received) {
+        ended_task e;
+        e.tid = tid;
+        e.pid = 60;
+        e.parent_pid = 1;
+        e.received_since_boot = received;
+        e.elapsed = received - thread_start;
+        e.user = 2ms;
+        return e;
+    };
+    // A thread of the process, its leader, and its last thread (the end).
+    std::vector<ended_task> pending{thread_end(62, start + 30ms, 100s + 260ms), thread_end(60, start, 100s + 261ms),
+                                    thread_end(61, start + 30ms, 100s + 262ms)};
+    pending.back().process_ended = true;
+    ASSERT_GT((estimated_start(pending.back()) - start) / tick(), 1) << "the end alone dates it late";
+    auto placed = frames::place_ends(pending, before, after, false);
+    ASSERT_EQ(pending.size(), 2u) << "its end waits for the frame where the second walk is its reading";
+    EXPECT_EQ(pending[0].tid, 60);
+    EXPECT_EQ(pending[1].tid, 61);
+    ASSERT_EQ(placed.frame.size(), 1u) << "the other thread's record is this frame's";
+    EXPECT_EQ(placed.frame[0].tid, 62);
+    EXPECT_TRUE(placed.earlier.empty());
+    // Next frame: listed by its first walk, not by its second: this frame's,
+    // not an end that came too late for an earlier one.
+    placed = frames::place_ends(pending, after, next, false);
+    EXPECT_TRUE(pending.empty());
+    ASSERT_EQ(placed.frame.size(), 2u);
+    EXPECT_EQ(placed.frame[0].tid, 60);
+    EXPECT_EQ(placed.frame[1].tid, 61);
+    EXPECT_TRUE(placed.earlier.empty());
 }

@@ -242,3 +242,35 @@ TEST(LedgerChildren, AnEndedProcessFromEbpfCountsItsWholeProcessTotals) {
     ASSERT_EQ(l2->processes.size(), 1u);
     EXPECT_EQ(l2->processes[0].cpu(), 210ms);
 }
+
+// From taskstats, a process of threads (no totals in its end) that `before`
+// read at 30 ms kernel + 60 ms user: its leader's and its last thread's
+// records give 50 + 20 and 0 + 25 ms, split by each thread's ticks, not as
+// the reading split the process. What it used after `before` is at least
+// 95 − 90 = 5 ms, never more than that from one mode's excess alone (the 20
+// ms of kernel time the records hold above the reading).
+TEST(LedgerChildren, ALowerBoundFromRecordsIsOfTheTotalNotOfEachMode) {
+    snapshot_process p = proc(30, 10, 5000, 60ms, 0s, 0s);
+    p.times.kernel = 30ms;
+    p.thread_count = 3;
+    const snapshot b = snap(100s, {proc(10, 1, 1000, 2s, 0s, 0s), p});
+    const snapshot a = snap(101s, {proc(10, 1, 1000, 2s, 0s, 95ms)});
+    ended_task leader = record(30, 10, 20ms, 100s + 400ms, 50s);
+    leader.kernel = 50ms;
+    leader.process_ended = leader.whole_process = false;
+    ended_task last = record(30, 10, 25ms, 100s + 401ms, 49s);
+    last.tid = 32;
+    last.whole_process = false;
+    auto l = compute_ledger(b, a, std::vector<ended_task>{leader, last}, stat_at(100s, 0s), stat_at(101s, 5ms),
+                            children_from_snapshots);
+    ASSERT_TRUE(l) << l.error().message();
+    ASSERT_EQ(l->processes.size(), 1u);
+    const auto& e = l->processes[0];
+    EXPECT_FALSE(e.exact);
+    EXPECT_TRUE(e.seen_before);
+    EXPECT_EQ(e.cpu(), 5ms);
+    EXPECT_EQ(e.kernel, 5ms);
+    EXPECT_EQ(e.final_kernel + e.final_user, 95ms);
+    EXPECT_EQ(l->reaped_children, 0ms) << "its parent's growth is its final 95 ms, counted once";
+    expect_closes(*l);
+}

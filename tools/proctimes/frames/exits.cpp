@@ -8,6 +8,7 @@
 // terms stay those of the snapshots.
 #include <algorithm>
 #include <chrono>
+#include <unordered_map>
 #include <vector>
 
 #include "frames/frames.hpp"
@@ -36,17 +37,57 @@ pid_t process_of(const ended_task& e) { return e.pid != 0 ? e.pid : (e.whole_pro
 // (received − elapsed, no earlier than the real start).
 nanoseconds start_of(const ended_task& e) { return e.received_since_boot - e.elapsed; }
 
-// Whether the process end `e` is the life of `p` a snapshot listed.
-bool same_life(const ended_task& e, const snapshot_process& p, nanoseconds tick) {
+// What the records read so far say of each record's process (by index in
+// arrival order).
+struct life_of {
+    // The process's start: a record's own (received − elapsed), but for a
+    // taskstats end of a process, the earliest its life's records give (its
+    // own, and those of its threads that came before it since the pid's
+    // previous end). That end is its last thread's record, whose elapsed
+    // time is that thread's: a thread started after the process
+    // (ThreadSanitizer's, a worker's) dates the process late by as much, by
+    // tens of ms in a short one, where its leader's record gives the start
+    // to the reader's delay.
+    nanoseconds start{};
+    // For a taskstats end of a process: the index of its leader's record,
+    // when that came before it and is still here; else npos.
+    std::size_t leader = npos;
+    static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+};
+
+std::vector<life_of> lives_of(const std::vector<ended_task>& records) {
+    std::vector<life_of> out(records.size());
+    // Per pid, of the life whose end has not come: its earliest start, its leader's record.
+    std::unordered_map<pid_t, life_of> open;
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        const ended_task& e = records[i];
+        out[i].start = start_of(e);
+        const pid_t pid = process_of(e);
+        if (e.start_ticks != 0 || pid == 0) continue;  // eBPF: exact; or a thread of an unknown process
+        const auto [it, fresh] = open.try_emplace(pid, out[i]);
+        life_of& l = it->second;
+        if (!fresh) l.start = std::min(l.start, out[i].start);
+        if (e.tid == pid && !e.process_ended) l.leader = i;
+        if (e.process_ended) {
+            out[i] = l;
+            open.erase(it);
+        }
+    }
+    return out;
+}
+
+// Whether the process end `e`, its process begun at `start`, is the life of
+// `p` a snapshot listed.
+bool same_life(const ended_task& e, nanoseconds start, const snapshot_process& p, nanoseconds tick) {
     if (e.start_ticks != 0) return e.start_ticks == p.identity.start_ticks;
-    const auto est = start_of(e) / tick;
+    const auto est = start / tick;
     const auto st = static_cast<std::int64_t>(p.identity.start_ticks);
     return est >= st - 1 && est <= st + 1;
 }
 
-bool listed(const snapshot& s, const ended_task& e, nanoseconds tick) {
+bool listed(const snapshot& s, const ended_task& e, nanoseconds start, nanoseconds tick) {
     const auto* p = s.find(process_of(e));
-    return p && same_life(e, *p, tick);
+    return p && same_life(e, start, *p, tick);
 }
 
 }  // namespace
@@ -79,10 +120,13 @@ void ledger_sources::await_gone(const snapshot& before, const snapshot& after, n
         if (!a || a->identity.start_ticks != b.identity.start_ticks) gone.push_back(&b);
     }
     for (;;) {
+        const auto lives = lives_of(pending_);
         std::erase_if(gone, [&](const snapshot_process* b) {
-            return std::any_of(pending_.begin(), pending_.end(), [&](const ended_task& e) {
-                return e.process_ended && process_of(e) == b->pid() && same_life(e, *b, tick);
-            });
+            for (std::size_t i = 0; i < pending_.size(); ++i) {
+                const ended_task& e = pending_[i];
+                if (e.process_ended && process_of(e) == b->pid() && same_life(e, lives[i].start, *b, tick)) return true;
+            }
+            return false;
         });
         if (gone.empty() || !stream_) return;
         const nanoseconds left = deadline - sys::since_boot_now();
@@ -98,19 +142,35 @@ placed_ends place_ends(std::vector<ended_task>& pending, const snapshot& before,
     const nanoseconds from = before.since_boot, to = after.since_boot;
     placed_ends out;
     std::vector<ended_task> keep;
-    for (auto& e : pending) {
+    const auto lives = lives_of(pending);
+    // A process end kept for the next frame takes its leader's record along
+    // (taskstats; eBPF's end is the leader's record): there it dates the
+    // process (compute_ledger), and it is the process's own thread, listed
+    // with its end. Its other threads' records stay in the frame they ended in.
+    std::vector<bool> with_its_end(pending.size(), false);
+    for (std::size_t i = 0; i < pending.size(); ++i)
+        if (pending[i].process_ended && lives[i].leader != life_of::npos && process_of(pending[i]) != 0 &&
+            listed(after, pending[i], lives[i].start, tick))
+            with_its_end[lives[i].leader] = true;
+    for (std::size_t i = 0; i < pending.size(); ++i) {
+        ended_task& e = pending[i];
+        const nanoseconds start = lives[i].start;
+        if (with_its_end[i]) {
+            keep.push_back(e);
+            continue;
+        }
         // Begun after the second walk was stamped, so not listed by it: it
         // ran after the interval, and its end came while the frame waited
         // for late ends (up to gone_wait, the whole of it when an end was
         // lost). The next frame's, where all its CPU was used.
-        if (start_of(e) > to && !listed(after, e, tick)) {
+        if (start > to && !listed(after, e, start, tick)) {
             keep.push_back(e);
             continue;
         }
         if (e.process_ended && process_of(e) != 0) {
             // Still listed by the second walk (it ended after the walk passed
             // it): the next frame's, where `after` is its reading.
-            if (listed(after, e, tick)) {
+            if (listed(after, e, start, tick)) {
                 keep.push_back(e);
                 continue;
             }
@@ -118,14 +178,13 @@ placed_ends place_ends(std::vector<ended_task>& pending, const snapshot& before,
             // before that walk, in an interval already written (its record
             // came too late for that frame). Listed here with nothing used in
             // this interval; before the first frame, not at all.
-            if (!listed(before, e, tick) && start_of(e) < from) {
+            if (!listed(before, e, start, tick) && start < from) {
                 if (first_frame) continue;
                 ended_process p;
                 p.pid = process_of(e);
                 p.parent_pid = e.parent_pid;
-                p.start_ticks = e.start_ticks != 0
-                                    ? e.start_ticks
-                                    : static_cast<std::uint64_t>(std::max(start_of(e), nanoseconds{0}) / tick);
+                p.start_ticks = e.start_ticks != 0 ? e.start_ticks
+                                                   : static_cast<std::uint64_t>(std::max(start, nanoseconds{0}) / tick);
                 p.uid = e.uid;
                 p.name = p.end_name = e.name;
                 p.final_kernel = e.exact ? e.process_kernel : e.kernel;
