@@ -424,3 +424,71 @@ TEST(ServePeNaming, TheGroupSetDoesNotDependOnThreads) {
         EXPECT_GE(procs(s, init), 1) << "threads " << threads << "\n" << s;
     }
 }
+
+// Children that end while their parent does not wait stay zombies across
+// scrapes: listed by the walks with their final times, their ends already
+// read (taskstats sends a task's record as it exits, before it is reaped).
+// Each CPU-second goes to their group once, with either source: within 10 %
+// of what getrusage says the children used. (The parent, named before it
+// renamed itself, is in no group.)
+TEST(ServePeNaming, ZombieChildrenAcrossScrapesAreCountedOnce) {
+    using proctimes::exit_stream_source;
+    int sources = 0;
+    for (const auto from : {exit_stream_source::bpf, exit_stream_source::taskstats}) {
+        const std::string name = "ptzomb" + tag.substr(0, 6);
+        auto col = make_with_exits("process_names:\n  - name: '{{.Comm}}'\n    comm: [" + name + "]\n", from);
+        if (!col) continue;
+        ++sources;
+        SCOPED_TRACE("exit records from " + col->exit_source());
+        char out[] = "/tmp/ptzombXXXXXX";
+        const int fd = ::mkstemp(out);
+        ASSERT_GE(fd, 0);
+        ::close(fd);
+        // Eight children of 30 ms, 100 ms apart, reaped only 700 ms after
+        // the last: zombies for 0.7-1.4 s, over several scrapes.
+        const std::string script =
+            "import os, resource, time\n"
+            "open('/proc/self/comm', 'w').write('" +
+            name +
+            "')\n"
+            "time.sleep(0.3)\n"
+            "for _ in range(8):\n"
+            "    if os.fork() == 0:\n"
+            "        t = time.process_time()\n"
+            "        while time.process_time() - t < 0.03: pass\n"
+            "        os._exit(0)\n"
+            "    time.sleep(0.1)\n"
+            "time.sleep(0.7)\n"
+            "while True:\n"
+            "    try: os.wait()\n"
+            "    except ChildProcessError: break\n"
+            "r = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+            "open('" +
+            std::string(out) + "', 'w').write(repr(r.ru_utime + r.ru_stime))\n";
+        const pid_t py = spawn("/usr/bin/python3", {"python3", "-c", script});
+        ASSERT_GT(py, 0);
+        std::string s;
+        for (;;) {
+            s = col->scrape(serve::format::text_004);
+            siginfo_t si{};
+            if (::waitid(P_PID, static_cast<id_t>(py), &si, WEXITED | WNOWAIT | WNOHANG) == 0 && si.si_pid == py) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(150));
+        }
+        int status = 0;
+        ASSERT_EQ(::waitpid(py, &status, 0), py);
+        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+        for (int i = 0; i < 2; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            s = col->scrape(serve::format::text_004);
+        }
+        std::ifstream in(out);
+        double truth = 0;
+        in >> truth;
+        ::unlink(out);
+        ASSERT_GT(truth, 0.2);
+        const double got = group_cpu(s, name);
+        EXPECT_GE(got, 0.9 * truth) << "truth " << truth << "\n" << s;
+        EXPECT_LE(got, 1.1 * truth) << "truth " << truth;
+    }
+    if (sources == 0) GTEST_SKIP() << "no exit records here (not permitted)";
+}

@@ -136,6 +136,27 @@ void ledger_sources::await_gone(const snapshot& before, const snapshot& after, n
     }
 }
 
+namespace {
+
+// still_listed with the lives already read.
+std::vector<bool> held_for_next(const std::vector<ended_task>& records, const std::vector<life_of>& lives,
+                                const snapshot& after, nanoseconds tick) {
+    std::vector<bool> out(records.size(), false);
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        const ended_task& e = records[i];
+        if (!e.process_ended || process_of(e) == 0 || !listed(after, e, lives[i].start, tick)) continue;
+        out[i] = true;
+        if (lives[i].leader != life_of::npos) out[lives[i].leader] = true;
+    }
+    return out;
+}
+
+}  // namespace
+
+std::vector<bool> still_listed(const std::vector<ended_task>& records, const snapshot& after) {
+    return held_for_next(records, lives_of(records), after, tick_length());
+}
+
 placed_ends place_ends(std::vector<ended_task>& pending, const snapshot& before, const snapshot& after,
                        bool first_frame) {
     const nanoseconds tick = tick_length();
@@ -143,19 +164,18 @@ placed_ends place_ends(std::vector<ended_task>& pending, const snapshot& before,
     placed_ends out;
     std::vector<ended_task> keep;
     const auto lives = lives_of(pending);
-    // A process end kept for the next frame takes its leader's record along
-    // (taskstats; eBPF's end is the leader's record): there it dates the
-    // process (compute_ledger), and it is the process's own thread, listed
-    // with its end. Its other threads' records stay in the frame they ended in.
-    std::vector<bool> with_its_end(pending.size(), false);
-    for (std::size_t i = 0; i < pending.size(); ++i)
-        if (pending[i].process_ended && lives[i].leader != life_of::npos && process_of(pending[i]) != 0 &&
-            listed(after, pending[i], lives[i].start, tick))
-            with_its_end[lives[i].leader] = true;
+    // A record whose process the second walk still lists (it ended after the
+    // walk passed it, or is a zombie not yet reaped): the next frame's,
+    // where `after` is its reading. A process end takes its leader's record
+    // along (taskstats; eBPF's end is the leader's record): there it dates
+    // the process (compute_ledger), and it is the process's own thread,
+    // listed with its end. Its other threads' records stay in the frame they
+    // ended in.
+    const auto held = held_for_next(pending, lives, after, tick);
     for (std::size_t i = 0; i < pending.size(); ++i) {
         ended_task& e = pending[i];
         const nanoseconds start = lives[i].start;
-        if (with_its_end[i]) {
+        if (held[i]) {
             keep.push_back(e);
             continue;
         }
@@ -168,12 +188,6 @@ placed_ends place_ends(std::vector<ended_task>& pending, const snapshot& before,
             continue;
         }
         if (e.process_ended && process_of(e) != 0) {
-            // Still listed by the second walk (it ended after the walk passed
-            // it): the next frame's, where `after` is its reading.
-            if (listed(after, e, start, tick)) {
-                keep.push_back(e);
-                continue;
-            }
             // Begun before the first walk, which did not list it: it ended
             // before that walk, in an interval already written (its record
             // came too late for that frame). Listed here with nothing used in

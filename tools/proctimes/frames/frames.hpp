@@ -39,6 +39,14 @@ struct placed_ends {
     std::vector<ended_process> earlier;  ///< ended_earlier(): ends that came too late for their frame
 };
 
+/// Which of `records` (in arrival order) are the ends of processes `after`
+/// still lists, the life it read (by pid and start: a taskstats end is dated
+/// by the earliest start its life's records give), each with its leader's
+/// record (taskstats): the process ended after the walk passed it, or is a
+/// zombie its parent has not reaped, and the walk read its CPU. Its end
+/// belongs to the interval after `after`, whose first walk lists it.
+std::vector<bool> still_listed(const std::vector<ended_task>& records, const snapshot& after);
+
 /// Places the ends read so far (`pending`) between the frame of the interval
 /// from `before` to `after` and the next ones, by what the two walks saw of
 /// each process (docs/CLI.md, "The ledger"); `pending` keeps the ends of

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "serve/collect/collector.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <utility>
 
 #include "commands.hpp"
+#include "frames/frames.hpp"
 #include "proctimes/exit.hpp"
 #include "proctimes/snapshot.hpp"
 #include "serve/collect/late_records.hpp"
@@ -75,12 +78,27 @@ status collector::read_interval(std::optional<system_cpu_times>& stat) {
     if (auto r = snap_.take(cur_); !r)
         return serve::error{error_kind::runtime, "cannot read " + opts_.proc_root + ": " + r.error().message()};
 
-    // Records up to this snapshot belong to the interval it closes.
-    std::vector<ended_task> exits = exits_->take_until(cur_.since_boot);
+    // Records up to this snapshot belong to the interval it closes, and
+    // those held from the last one (first: arrival order).
+    std::vector<ended_task> exits = std::move(held_);
+    held_.clear();
+    {
+        std::vector<ended_task> came = exits_->take_until(cur_.since_boot);
+        exits.insert(exits.end(), std::make_move_iterator(came.begin()), std::make_move_iterator(came.end()));
+    }
     // Records dated before the previous snapshot but handed over after that
-    // collection took its share (the thread that reads them was in between): this
-    // interval counts them (late_records.hpp).
+    // collection took its share (the thread that reads them was in between),
+    // and those held: this interval counts them (late_records.hpp).
     if (have_prev_) (void)date_late_records(exits, prev_.since_boot);
+    // Ends of processes this snapshot still lists wait for the next interval
+    // (frames::still_listed): this one counts what the walk read of them.
+    const std::vector<bool> held = frames::still_listed(exits, cur_);
+    if (std::find(held.begin(), held.end(), true) != held.end()) {
+        std::vector<ended_task> now;
+        now.reserve(exits.size());
+        for (std::size_t i = 0; i < exits.size(); ++i) (held[i] ? held_ : now).push_back(std::move(exits[i]));
+        exits = std::move(now);
+    }
 
     ledger_.reset();
     if (have_prev_ && stat && stat_prev_) {

@@ -75,6 +75,12 @@ private:
     std::optional<cpu_ledger> ledger_;
     /// Exit records, drained by its thread between collections.
     std::unique_ptr<exit_drain> exits_;
+    /// Ends of processes the last snapshot still listed (each with its
+    /// leader's record), held for the next interval: a process that ended
+    /// after the walk read it, or a zombie (taskstats sends a task's record
+    /// as it exits, before its parent reaps it). Counted in the interval
+    /// whose first snapshot lists it, not also as an end nobody saw.
+    std::vector<ended_task> held_;
     /// --namedprocess: reads each member and adds to its group.
     member_reader members_;
     group_membership membership_;
