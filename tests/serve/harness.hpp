@@ -2,9 +2,11 @@
 // Helpers of the serve tests: start and stop programs, free ports, HTTP.
 #pragma once
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -89,17 +91,40 @@ private:
     pid_t pid_ = -1;
 };
 
-/// A loopback port that was free a moment ago.
+/// A loopback port that was free a moment ago, from outside the kernel's
+/// ephemeral range (ip_local_port_range), where bind(0) and every outgoing
+/// connection take their ports: a port picked there can be taken by a
+/// client socket of a test running beside before the program told to
+/// listen on it binds it ("Address already in use"). Below the range (from
+/// 10000), else above it, in an order seeded by the pid and the clock; 0
+/// when none could be bound. Never the same port twice in one process.
 inline int free_port() {
-    const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    (void)::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);  // a failure shows in getsockname's port 0
-    socklen_t len = sizeof a;
-    ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(s);
-    return ntohs(a.sin_port);
+    static std::vector<int> given;
+    int lo = 32768, hi = 60999;
+    if (std::ifstream r("/proc/sys/net/ipv4/ip_local_port_range"); r) r >> lo >> hi;
+    int first = 10000, last = lo - 1;
+    if (last - first < 1000) first = hi + 1, last = 65535;
+    if (last < first) return 0;
+    auto seed = static_cast<std::uint64_t>(::getpid()) * 0x9E3779B97F4A7C15ULL ^
+                static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    for (int attempt = 0; attempt < 500; ++attempt) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        const int port = first + static_cast<int>((seed >> 33) % static_cast<std::uint64_t>(last - first + 1));
+        if (std::find(given.begin(), given.end(), port) != given.end()) continue;
+        const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (s < 0) return 0;
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        a.sin_port = htons(static_cast<std::uint16_t>(port));
+        const bool bound = ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+        ::close(s);
+        if (bound) {
+            given.push_back(port);
+            return port;
+        }
+    }
+    return 0;
 }
 
 inline std::string read_text(const std::string& path) {
