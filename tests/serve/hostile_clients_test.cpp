@@ -350,3 +350,84 @@ TEST(ServeHostileClients, ScrapesAreAnsweredPastSlowHeadsFromTheirAddress) {
     EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "wait status " << st;
     std::system(("rm -rf '" + dir + "'").c_str());
 }
+
+namespace {
+
+// Sends a request for the index page on `s` (kept open) and reads the whole
+// answer; its status, 0 when the server closed or sent nothing in 5 s.
+int index_on(int s) {
+    const std::string req = "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    if (::send(s, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) return 0;
+    std::string got;
+    const auto end = std::chrono::steady_clock::now() + 5s;
+    std::size_t need = std::string::npos;
+    while (got.size() < need && std::chrono::steady_clock::now() < end) {
+        pollfd p{s, POLLIN, 0};
+        if (::poll(&p, 1, 100) != 1) continue;
+        char buf[4096];
+        const ssize_t n = ::recv(s, buf, sizeof buf, 0);
+        if (n <= 0) return 0;
+        got.append(buf, static_cast<std::size_t>(n));
+        const auto head = got.find("\r\n\r\n");
+        if (need == std::string::npos && head != std::string::npos) {
+            const auto cl = got.find("Content-Length: ");
+            if (cl == std::string::npos || cl > head) return 0;
+            need = head + 4 + std::stoul(got.substr(cl + 16));
+        }
+    }
+    return got.size() >= need ? status_of(got) : 0;
+}
+
+// Whether the server closed `s` within `limit` (end of stream or reset).
+bool closed_within(int s, std::chrono::milliseconds limit) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    do {
+        pollfd p{s, POLLIN, 0};
+        if (::poll(&p, 1, 50) == 1) {
+            char c;
+            const ssize_t n = ::recv(s, &c, 1, MSG_DONTWAIT);
+            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) return true;
+        }
+    } while (std::chrono::steady_clock::now() < end);
+    return false;
+}
+
+}  // namespace
+
+// A scraper keeps its connection between scrapes (Prometheus keeps idle ones
+// 5 minutes): once answered, a connection waits --idle-deadline for its next
+// request, so that each scrape does not open a connection (a TLS handshake
+// with --web-config); one that has not sent a whole request head is still
+// closed at --connection-deadline.
+TEST(ServeHostileClients, AnAnsweredConnectionWaitsTheIdleDeadlineAPartialOneTheShortOne) {
+    const std::string dir = temp_dir("idle");
+    program serve({serve_bin(PROCTIMES_BIN), "serve", "--listen", "127.0.0.1:0", "--port-file", dir + "/port",
+                   "--connection-deadline", "1", "--idle-deadline", "8", "--no-exit-records"},
+                  dir + "/serve.log");
+    const std::string port_text = wait_for_file(dir + "/port", 20s);
+    ASSERT_FALSE(port_text.empty()) << "serve did not start: " << read_text(dir + "/serve.log");
+    const int port = std::stoi(port_text);
+    const int kept = connect_to(port), partial = connect_to(port), left = connect_to(port);
+    ASSERT_TRUE(kept >= 0 && partial >= 0 && left >= 0);
+    struct closer {
+        std::vector<int> fds;
+        ~closer() {
+            for (int s : fds) ::close(s);
+        }
+    } close_all{{kept, partial, left}};
+    ASSERT_EQ(index_on(kept), 200);
+    ASSERT_EQ(index_on(left), 200);
+    ASSERT_EQ(::send(partial, "GET /metr", 9, MSG_NOSIGNAL), 9);
+    const auto t0 = std::chrono::steady_clock::now();
+    // The partial head: closed at the 1 s deadline (well before 8 s).
+    EXPECT_TRUE(closed_within(partial, 6s)) << "a partial head is closed at --connection-deadline";
+    // Three times the head's deadline later, the answered ones are open and answer again.
+    std::this_thread::sleep_until(t0 + 3s);
+    EXPECT_FALSE(closed_within(left, 0ms)) << "an answered connection closed before --idle-deadline";
+    EXPECT_EQ(index_on(kept), 200) << "a second request on a kept connection";
+    // Left idle, one is closed at the idle deadline: 8 s after its answer.
+    EXPECT_TRUE(closed_within(left, 12s)) << "an idle connection is closed at --idle-deadline";
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, 7s) << "closed before --idle-deadline";
+    ASSERT_TRUE(serve.running()) << "the exporter died";
+    EXPECT_EQ(serve.stop(), 0);
+}

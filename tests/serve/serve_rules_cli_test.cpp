@@ -254,8 +254,8 @@ TEST(ServeRules, TopIsAStrictWholeNumber) {
     }
     EXPECT_EQ(run_cli({"serve", "--once", "--top", "2"}, out, err), 0) << err;
     // Every numeric option of serve goes through the same parser.
-    for (const char* opt :
-         {"--http-threads", "--connection-deadline", "--max-connections", "--max-connections-per-ip"}) {
+    for (const char* opt : {"--http-threads", "--connection-deadline", "--idle-deadline", "--max-connections",
+                            "--max-connections-per-ip"}) {
         for (const char* bad : {"-1", "0", "1e3", "nan", " 3", "2.5", "18446744073709551617"}) {
             EXPECT_EQ(run_cli({"serve", "--once", opt, bad}, out, err), 2) << opt << " " << bad;
             EXPECT_NE(err.find(opt), std::string::npos) << opt << " " << bad << ": " << err;

@@ -129,7 +129,12 @@ subcommand add_serve(CLI::App& root) {
     app->add_option("--http-threads", opts->http_threads, "Event-loop threads serving connections (default 1)")
         ->check(whole_number_in(1, 64));
     app->add_option("--connection-deadline", opts->connection_deadline,
-                    "Seconds without traffic after which a connection is closed")
+                    "Seconds without traffic after which a connection that has not sent a whole request is closed "
+                    "(default 15)")
+        ->check(whole_number_in(1, 3600));
+    app->add_option("--idle-deadline", opts->idle_deadline,
+                    "Seconds an answered connection may wait for its next request (default 310: longer than "
+                    "Prometheus keeps an idle connection)")
         ->check(whole_number_in(1, 3600));
     app->add_option("--max-connections", opts->max_connections, "Connections open at once, all clients together")
         ->check(whole_number_in(1, 65536));

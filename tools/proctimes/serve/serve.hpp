@@ -64,8 +64,14 @@ struct serve_options {
     /// connection holds no thread, bcrypt runs on a thread of its own, and
     /// each further loop wakes at connections it does not serve.
     unsigned http_threads = 1;
-    /// Seconds without any byte received or sent after which a connection is closed.
+    /// Seconds without any byte received or sent after which a connection is
+    /// closed, while it has not yet sent a whole request head.
     unsigned connection_deadline = 15;
+    /// Seconds a connection that has been answered may wait for its next
+    /// request: longer than Prometheus keeps an idle connection (5 minutes),
+    /// so that a scrape at any interval reuses its connection (and, with TLS,
+    /// its session) instead of opening one each time.
+    unsigned idle_deadline = 310;
     unsigned max_connections = 1024;       ///< open at once, all clients together
     unsigned max_connections_per_ip = 64;  ///< open at once from one address
     /// Write the bound port here once listening (for tests and --listen :0).

@@ -6,10 +6,9 @@
 // inactivity timeout. The connection limits are kept here (conn_pool): a
 // connection beyond the total or its address's limit makes the oldest one
 // that has no request under way be shut down, so that a flood of idle or
-// half-sent connections cannot keep a scrape out. Basic authentication's
-// bcrypt runs on a thread of its own while the connection is suspended
-// (webauth.cpp). The listening socket is opened here (listen.cpp), without
-// SO_REUSEPORT.
+// half-sent connections cannot keep a scrape out. Basic authentication's bcrypt runs on a thread
+// of its own while the connection is suspended (webauth.cpp). The listening socket is opened here
+// (listen.cpp), without SO_REUSEPORT.
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -217,6 +216,7 @@ struct server_state {
     const serve::web_config& web;
     std::unique_ptr<serve::basic_auth> auth;  ///< null: no basic_auth_users
     conn_pool pool;
+    unsigned head_deadline, idle_deadline;  ///< --connection-deadline (until a head is whole), --idle-deadline
 };
 
 // The request state of a body-less request whose head has been seen (the
@@ -288,18 +288,23 @@ void on_connection(void* cls, MHD_Connection* c, void** socket_context, MHD_Conn
 }
 
 // A request line has been read: the connection moves behind those that
-// have sent less.
+// have sent less; its deadline is the head's again (--connection-deadline).
 void* on_request_line(void* cls, const char* /*uri*/, MHD_Connection* c) {
-    static_cast<server_state*>(cls)->pool.set(entry_of(c), conn_entry::state::in_head);
+    auto& st = *static_cast<server_state*>(cls);
+    st.pool.set(entry_of(c), conn_entry::state::in_head);
+    (void)::MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, st.head_deadline);
     return nullptr;
 }
 
-// A request is over (answered, or its connection closed): the connection
-// waits for the next one.
-void on_completed(void* cls, MHD_Connection* c, void** req_cls, MHD_RequestTerminationCode /*why*/) {
+// A request is over (answered, or its connection closed): the connection waits for the next one,
+// once answered up to --idle-deadline (a scraper keeps it), among the first shed meanwhile.
+void on_completed(void* cls, MHD_Connection* c, void** req_cls, MHD_RequestTerminationCode why) {
     if (*req_cls != nullptr && *req_cls != &head_seen) delete static_cast<auth_wait*>(*req_cls);
     *req_cls = nullptr;
     static_cast<server_state*>(cls)->pool.set(entry_of(c), conn_entry::state::waiting);
+    if (why == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+        (void)::MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
+                                          static_cast<server_state*>(cls)->idle_deadline);
 }
 
 // A collection that threw (out of memory, most likely): nothing may unwind
@@ -435,7 +440,9 @@ serve::status serve::serve_http(serve::collector& col, const serve_options& opts
                     index_html(opts.metrics_path),
                     web,
                     nullptr,
-                    conn_pool(opts.max_connections, opts.max_connections_per_ip)};
+                    conn_pool(opts.max_connections, opts.max_connections_per_ip),
+                    opts.connection_deadline,
+                    opts.idle_deadline};
     if (!web.users.empty()) st.auth = std::make_unique<serve::basic_auth>(web.users);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
     auto num = [](auto v) { return static_cast<intptr_t>(v); };
