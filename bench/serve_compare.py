@@ -19,6 +19,10 @@ moment they are busiest. The CPU is read from a cgroup of the exporter's own whe
 one can be made (root; cgroup v2's cpu.stat or v1's cpuacct.usage, exact to a
 microsecond), else from utime + stime of /proc/<pid>/stat (10 ms ticks). The
 output names which. Start-up (until both answered a first scrape) is not in it.
+Each exporter is scraped over one connection kept open, as Prometheus keeps
+its connections to a target (idle ones for 5 minutes), opened again when the
+exporter closed it (--connection keep-alive, the default); --connection new
+opens one for every scrape.
 
 Two settings:
   stock   Debian's stock config (process_names: [{name: "{{.Comm}}",
@@ -32,7 +36,7 @@ Two settings:
 
     bench/serve_compare.py [--build build] [--setting stock|configs|both]
                            [--load threads|processes|mixed] [--runs 1]
-                           [--layout service|shell]
+                           [--layout service|shell] [--connection keep-alive|new]
                            [--flag=-gather-smaps=false]   (a flag given to both)
 
 Prints, per run, each exporter's CPU per scrape and serve's share of
@@ -41,6 +45,7 @@ is above --target (0.1). The two exporters share the machine, so a busy
 machine raises both; compare shares of one run, not figures across runs.
 """
 import argparse
+import http.client
 import os
 import socket
 import statistics
@@ -228,9 +233,12 @@ class ServiceProcess:
 class Exporter:
     """One exporter on a free loopback port, started as `layout` says: "service",
     as a service manager does (what a user's machine runs), or "shell", as a
-    child of the bench."""
+    child of the bench. Scraped over one connection kept open, as Prometheus
+    scrapes (its client keeps idle connections 5 minutes), opened again when
+    the exporter closed it (`connection` "keep-alive"); or over a new
+    connection each time ("new")."""
 
-    def __init__(self, label, argv, layout="service"):
+    def __init__(self, label, argv, layout="service", connection="keep-alive"):
         self.label = label
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/metrics"
@@ -239,16 +247,42 @@ class Exporter:
             self.proc = ServiceProcess(argv)
         else:
             self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.keep = connection == "keep-alive"
+        self.conn = None
+        self.reconnects = 0
         self.failed = 0
         self.size = 0
 
+    def _get_kept(self):
+        for attempt in range(2):
+            if self.conn is None:
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+                self.reconnects += 1
+            try:
+                self.conn.request("GET", "/metrics", headers=HEADERS)
+                r = self.conn.getresponse()
+                body = r.read()
+                if r.will_close:
+                    self.conn.close()
+                    self.conn = None
+                return body
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                # Closed by the exporter while idle: a client sends again on a new one.
+                self.conn.close()
+                self.conn = None
+                if attempt == 1:
+                    raise
+        return b""
+
     def scrape(self):
         try:
-            self.size = len(get(self.url))
-        except OSError:
+            self.size = len(self._get_kept() if self.keep else get(self.url))
+        except (OSError, http.client.HTTPException):
             self.failed += 1
 
     def stop(self):
+        if self.conn is not None:
+            self.conn.close()
         self.proc.terminate()
         try:
             self.proc.wait(timeout=10)
@@ -257,11 +291,11 @@ class Exporter:
             self.proc.wait()
 
 
-def run_once(proctimes, cfg, seconds, interval, flags, layout="service"):
+def run_once(proctimes, cfg, seconds, interval, flags, layout="service", connection="keep-alive"):
     """Both exporters with config `cfg`, scraped together every `interval` s: CPU ms per scrape of each."""
     common = ["-config.path", cfg] + flags
-    ex = [Exporter("serve", [proctimes, "serve"] + common, layout),
-          Exporter("process-exporter", [PE_BIN] + common, layout)]
+    ex = [Exporter("serve", [proctimes, "serve"] + common, layout, connection),
+          Exporter("process-exporter", [PE_BIN] + common, layout, connection)]
     meters = []
     try:
         if not all(wait_up(e.url) for e in ex):
@@ -287,6 +321,8 @@ def run_once(proctimes, cfg, seconds, interval, flags, layout="service"):
         per = [(b - a) / n for a, b in zip(c0, c1)]
         if any(e.failed for e in ex):  # a scrape that timed out on a loaded machine: said, and the run kept
             print("    failed scrapes: " + ", ".join(f"{e.label} {e.failed}" for e in ex))
+        if connection == "keep-alive" and any(e.reconnects > 1 for e in ex):  # closed by the exporter while idle
+            print("    connections opened: " + ", ".join(f"{e.label} {e.reconnects}" for e in ex))
         return per, [e.size for e in ex], meters[0].kind
     finally:
         for e in ex:
@@ -321,6 +357,9 @@ def main():
     ap.add_argument("--layout", choices=["service", "shell"], default="service",
                     help="service: the exporters are reparented to init, as under a service manager; "
                          "shell: children of the bench (and members of a group of its shell's children)")
+    ap.add_argument("--connection", choices=["keep-alive", "new"], default="keep-alive",
+                    help="keep-alive: one connection per exporter kept open, as Prometheus scrapes; "
+                         "new: a new connection for every scrape")
     ap.add_argument("--flag", action="append", default=[],
                     help="a process-exporter flag given to both, e.g. --flag=-gather-smaps=false (repeatable)")
     a = ap.parse_args()
@@ -339,7 +378,8 @@ def main():
         with open(paths[name], "w") as f:
             f.write(text)
     print(f"whole-process CPU over {a.seconds:g} s of scrapes every {a.interval:g} s, "
-          f"{os.cpu_count()} CPUs, {a.runs} run(s), exporters started as {a.layout} processes")
+          f"{os.cpu_count()} CPUs, {a.runs} run(s), exporters started as {a.layout} processes, "
+          f"connections: {a.connection}")
     worst = 0.0
     load = []
     try:
@@ -359,7 +399,7 @@ def main():
             shares = []
             for run in range(a.runs):
                 (s, pe), (s_size, pe_size), kind = run_once(proctimes, paths[cfg], a.seconds, a.interval, a.flag,
-                                                                    a.layout)
+                                                                    a.layout, a.connection)
                 share = s / pe if pe > 0 else float("inf")
                 shares.append(share)
                 print(f"  {label:<44} {tasks_now():5d} tasks  serve {s:7.3f} ms  process-exporter "
