@@ -15,6 +15,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "burn_clock.hpp"
 #include "harness.hpp"
 
 using namespace serve_test;
@@ -137,26 +138,12 @@ TEST_F(Prometheus, BurnerGroupRateMatchesItsCpu) {
     ASSERT_GE(values.size(), 2u) << *raw;
     const double first = values.front()[0].get<double>(), last = values.back()[0].get<double>();
     // What the burner itself says it used then (its CPU clock, every 0.1 s).
-    std::vector<std::pair<double, double>> pts;
-    std::istringstream in(read_text(log));
-    for (double a, b; in >> a >> b;) pts.emplace_back(a, b);
-    ASSERT_GT(pts.size(), 50u);
-    auto at = [&](double when) {  // linear between the two points around `when`
-        for (std::size_t i = 1; i < pts.size(); ++i)
-            if (pts[i].first >= when) {
-                const auto& [t0, c0] = pts[i - 1];
-                const auto& [t1, c1] = pts[i];
-                return c0 + (c1 - c0) * (when - t0) / (t1 - t0);
-            }
-        return pts.back().second;
-    };
-    ASSERT_LE(pts.front().first, first) << "the window began before the burner";
-    const double truth = (at(last) - at(first)) / (last - first);
-    // A sample's timestamp is its scrape's start; the exporter read the CPU
-    // at some instant of that scrape, up to its scrape_duration_seconds
-    // later (long under a sanitizer on a busy machine). So the rate lies
-    // between the burner's CPU over the two scrapes' latest start-to-read
-    // span and over their widest one.
+    const burn_clock clock(log);
+    ASSERT_GT(clock.size(), 50u);
+    ASSERT_LE(clock.first_time(), first) << "the window began before the burner";
+    const double truth = (clock.at_least(last) - clock.at_least(first)) / (last - first);
+    // The rate lies between what the burner used over the two scrapes'
+    // narrowest start-to-read span and over their widest one.
     auto durations = query("scrape_duration_seconds{job=\"proctimes\"}[10s]", t);
     ASSERT_TRUE(durations && !(*durations)["result"].empty()) << "no scrape durations";
     double d_first = 0, d_last = 0;
@@ -164,8 +151,8 @@ TEST_F(Prometheus, BurnerGroupRateMatchesItsCpu) {
         if (v[0].get<double>() == first) d_first = std::stod(v[1].get<std::string>());
         if (v[0].get<double>() == last) d_last = std::stod(v[1].get<std::string>());
     }
-    const double lo = (at(last) - at(first + d_first)) / (last - first);
-    const double hi = (at(last + d_last) - at(first)) / (last - first);
+    const auto [grew_lo, grew_hi] = clock.growth(first, d_first, last, d_last);
+    const double lo = grew_lo / (last - first), hi = grew_hi / (last - first);
     std::cout << "rate(pt_burn[10s]) = " << *rate << " CPU; the burner's own clock says " << truth
               << " CPU between the window's first and last scrape (" << lo << " to " << hi
               << " with the scrapes' durations, " << d_first << " and " << d_last << " s; 1.0 on an idle machine)\n";
