@@ -692,32 +692,10 @@ TEST(Win32Exit, AnExplicitChoiceWinsOverTheLayersDefault) {
     EXPECT_TRUE(proctimes::exit_records_enabled());
 }
 
-TEST(Win32Exit, OptOutChild) {
-    // Run by OptOutWithTheEnvironment in a fresh process (the switch is read once).
-    if (!std::getenv("PROCTIMES_TEST_OPT_OUT_CHILD")) GTEST_SKIP() << "runs only as OptOutWithTheEnvironment's child";
-    HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, static_cast<DWORD>(::getppid()));
-    ASSERT_NE(h, nullptr);
-    EXPECT_FALSE(proctimes::exit_records_enabled()) << "PROCTIMES_EXIT_RECORDS=0 keeps them off";
-    EXPECT_TRUE(CloseHandle(h));
-}
-
 TEST(Win32Exit, OptOutWithTheEnvironment) {
-    char self[4096] = {};
-    ASSERT_GT(::readlink("/proc/self/exe", self, sizeof self - 1), 0);
-    const std::string cmd = std::string("PROCTIMES_EXIT_RECORDS=0 PROCTIMES_TEST_OPT_OUT_CHILD=1 '") + self +
-                            "' --gtest_filter=Win32Exit.OptOutChild >/dev/null 2>&1";
-    EXPECT_EQ(std::system(cmd.c_str()), 0);
+    // Each in a fresh process (the switch is decided once per process).
+    const std::string child = std::string("'") + PROCTIMES_EXIT_SWITCH_CHILD + "'";
+    EXPECT_EQ(std::system(("PROCTIMES_EXIT_RECORDS=0 " + child + " opt-out").c_str()), 0);
     // And without the opt-out the layer turns them on (an undecided process).
-    const std::string on = std::string("env -u PROCTIMES_EXIT_RECORDS PROCTIMES_TEST_DEFAULT_CHILD=1 '") + self +
-                           "' --gtest_filter=Win32Exit.DefaultChild >/dev/null 2>&1";
-    EXPECT_EQ(std::system(on.c_str()), 0);
-}
-
-TEST(Win32Exit, DefaultChild) {
-    if (!std::getenv("PROCTIMES_TEST_DEFAULT_CHILD")) GTEST_SKIP() << "runs only as OptOutWithTheEnvironment's child";
-    EXPECT_FALSE(proctimes::exit_records_enabled()) << "the C++ API's default: off";
-    HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, static_cast<DWORD>(::getppid()));
-    ASSERT_NE(h, nullptr);
-    EXPECT_TRUE(proctimes::exit_records_enabled()) << "the Win32 layer's default: on";
-    EXPECT_TRUE(CloseHandle(h));
+    EXPECT_EQ(std::system(("env -u PROCTIMES_EXIT_RECORDS " + child + " default").c_str()), 0);
 }
