@@ -40,6 +40,7 @@ target_sources(proctimes_cli PRIVATE
 # The HTTP side (http/): the server, its listening socket, the web config
 # (TLS, basic authentication, headers).
 target_sources(proctimes_cli PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/http/conn_pool.cpp
   ${CMAKE_CURRENT_LIST_DIR}/http/http.cpp
   ${CMAKE_CURRENT_LIST_DIR}/http/listen.cpp
   ${CMAKE_CURRENT_LIST_DIR}/http/webconfig.cpp

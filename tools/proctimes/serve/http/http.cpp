@@ -3,7 +3,7 @@
 // enforces the limits itself: a fixed pool of event-loop threads (epoll), so
 // an idle or slow peer holds a descriptor and a little memory, never a
 // thread; a memory limit per connection that bounds the request head; an
-// inactivity timeout. The connection limits are kept here (conn_pool): a
+// inactivity timeout. The connection limits are kept in conn_pool.cpp: a
 // connection beyond the total or its address's limit makes the oldest one
 // that has no request under way be shut down, so that a flood of idle or
 // half-sent connections cannot keep a scrape out. Basic authentication's bcrypt runs on a thread
@@ -14,12 +14,11 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <ostream>
 #include <string>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <gnutls/gnutls.h>
@@ -30,6 +29,7 @@
 #include <unistd.h>
 
 #include "serve/collect/collector.hpp"
+#include "serve/http/conn_pool.hpp"
 #include "serve/http/http.hpp"
 #include "serve/http/listen.hpp"
 #include "serve/http/webconfig.hpp"
@@ -92,110 +92,29 @@ private:
     pair cache_[2];
 };
 
-/// A connection as the pool sees it. Its descriptor stays valid while the
-/// entry exists: the library reports the close before it closes the socket.
-struct conn_entry {
+// The pool's entry for a new connection: its socket and its peer's address bytes.
+serve::conn_entry* open_in(serve::conn_pool& pool, MHD_Connection* c) {
     int fd = -1;
-    std::string addr;  ///< the peer's address bytes (4 or 16)
-    /// 0: nothing read but part of a request line, or idle between requests;
-    /// 1: a request line read, the head not complete; busy: a request under
-    /// way (its handler called, or a hash awaited), never shed.
-    enum class state { waiting, in_head, busy } st = state::waiting;
-    bool shed = false;
-    std::list<conn_entry*>::iterator pos;  ///< in its state's list when not busy
-};
-
-/// The connection limits. A connection past --max-connections or its
-/// address's --max-connections-per-ip sheds the one that has waited longest
-/// without a request under way (idle or partial ones first, then those whose
-/// head is incomplete); when every other one is busy, the new connection
-/// itself is shut down. Shedding is a shutdown(2): the library's loop then
-/// reads the end and closes the connection.
-class conn_pool {
-public:
-    conn_pool(std::size_t max_total, std::size_t max_per_addr) : max_(max_total), max_per_addr_(max_per_addr) {}
-
-    conn_entry* opened(MHD_Connection* c) {
-        auto* e = new conn_entry;
-        if (const MHD_ConnectionInfo* i = ::MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD))
-            e->fd = i->connect_fd;
-        if (const MHD_ConnectionInfo* i = ::MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-            i != nullptr && i->client_addr != nullptr) {
-            const sockaddr* sa = i->client_addr;
-            if (sa->sa_family == AF_INET) {
-                const auto* in = reinterpret_cast<const sockaddr_in*>(sa);
-                e->addr.assign(reinterpret_cast<const char*>(&in->sin_addr), sizeof in->sin_addr);
-            } else if (sa->sa_family == AF_INET6) {
-                const auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
-                e->addr.assign(reinterpret_cast<const char*>(&in6->sin6_addr), sizeof in6->sin6_addr);
-            }
+    std::string addr;
+    if (const MHD_ConnectionInfo* i = ::MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD))
+        fd = i->connect_fd;
+    if (const MHD_ConnectionInfo* i = ::MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        i != nullptr && i->client_addr != nullptr) {
+        const sockaddr* sa = i->client_addr;
+        if (sa->sa_family == AF_INET) {
+            const auto* in = reinterpret_cast<const sockaddr_in*>(sa);
+            addr.assign(reinterpret_cast<const char*>(&in->sin_addr), sizeof in->sin_addr);
+        } else if (sa->sa_family == AF_INET6) {
+            const auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
+            addr.assign(reinterpret_cast<const char*>(&in6->sin6_addr), sizeof in6->sin6_addr);
         }
-        std::lock_guard lk(mu_);
-        e->pos = lists_[0].insert(lists_[0].end(), e);
-        ++open_;
-        ++per_addr_[e->addr];
-        // The new connection is shed only when no other one can be: it has
-        // had no time to send its request yet.
-        while (!e->shed && per_addr_[e->addr] > max_per_addr_) shed(oldest(&e->addr, e));
-        while (!e->shed && open_ > max_) shed(oldest(nullptr, e));
-        return e;
     }
+    return pool.opened(fd, std::move(addr));
+}
 
-    void set(conn_entry* e, conn_entry::state to) {
-        if (e == nullptr) return;
-        std::lock_guard lk(mu_);
-        if (e->shed || e->st == to) return;
-        if (e->st != conn_entry::state::busy) lists_[index(e->st)].erase(e->pos);
-        e->st = to;
-        if (to != conn_entry::state::busy) e->pos = lists_[index(to)].insert(lists_[index(to)].end(), e);
-    }
-
-    void closed(conn_entry* e) {
-        if (e == nullptr) return;
-        {
-            std::lock_guard lk(mu_);
-            if (!e->shed) {
-                if (e->st != conn_entry::state::busy) lists_[index(e->st)].erase(e->pos);
-                forget(e);
-            }
-        }
-        delete e;
-    }
-
-private:
-    static std::size_t index(conn_entry::state s) { return s == conn_entry::state::waiting ? 0 : 1; }
-
-    // The longest waiting connection (from `addr` only, when given) other
-    // than `fresh`; `fresh` when there is none.
-    conn_entry* oldest(const std::string* addr, conn_entry* fresh) {
-        for (auto& l : lists_)
-            for (conn_entry* e : l)
-                if (e != fresh && (addr == nullptr || e->addr == *addr)) return e;
-        return fresh;
-    }
-
-    void forget(conn_entry* e) {
-        --open_;
-        if (const auto a = per_addr_.find(e->addr); a != per_addr_.end() && --a->second == 0) per_addr_.erase(a);
-    }
-
-    void shed(conn_entry* e) {
-        lists_[index(e->st)].erase(e->pos);
-        e->shed = true;
-        forget(e);
-        if (e->fd >= 0) ::shutdown(e->fd, SHUT_RDWR);
-    }
-
-    std::mutex mu_;
-    std::list<conn_entry*> lists_[2];  ///< waiting, in_head: oldest first
-    std::unordered_map<std::string, std::size_t> per_addr_;
-    std::size_t open_ = 0;
-    const std::size_t max_, max_per_addr_;
-};
-
-conn_entry* entry_of(MHD_Connection* c) {
+serve::conn_entry* entry_of(MHD_Connection* c) {
     const MHD_ConnectionInfo* i = ::MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    return i != nullptr ? static_cast<conn_entry*>(i->socket_context) : nullptr;
+    return i != nullptr ? static_cast<serve::conn_entry*>(i->socket_context) : nullptr;
 }
 
 /// A request whose credentials are being hashed: the connection is
@@ -215,7 +134,7 @@ struct server_state {
     std::string index;         ///< the page at "/"
     const serve::web_config& web;
     std::unique_ptr<serve::basic_auth> auth;  ///< null: no basic_auth_users
-    conn_pool pool;
+    serve::conn_pool pool;
     unsigned head_deadline, idle_deadline;  ///< --connection-deadline (until a head is whole), --idle-deadline
 };
 
@@ -269,12 +188,12 @@ bool client_cert_ok(const serve::web_config& web, MHD_Connection* c) {
 void on_connection(void* cls, MHD_Connection* c, void** socket_context, MHD_ConnectionNotificationCode code) {
     auto& st = *static_cast<server_state*>(cls);
     if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
-        st.pool.closed(static_cast<conn_entry*>(*socket_context));
+        st.pool.closed(static_cast<serve::conn_entry*>(*socket_context));
         *socket_context = nullptr;
         return;
     }
     if (code != MHD_CONNECTION_NOTIFY_STARTED) return;
-    *socket_context = st.pool.opened(c);
+    *socket_context = open_in(st.pool, c);
     const auto& web = st.web;
     if (!web.tls || web.auth == serve::client_auth::none) return;
     const MHD_ConnectionInfo* info = ::MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
@@ -291,7 +210,7 @@ void on_connection(void* cls, MHD_Connection* c, void** socket_context, MHD_Conn
 // have sent less; its deadline is the head's again (--connection-deadline).
 void* on_request_line(void* cls, const char* /*uri*/, MHD_Connection* c) {
     auto& st = *static_cast<server_state*>(cls);
-    st.pool.set(entry_of(c), conn_entry::state::in_head);
+    st.pool.set(entry_of(c), serve::conn_entry::state::in_head);
     (void)::MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, st.head_deadline);
     return nullptr;
 }
@@ -301,7 +220,7 @@ void* on_request_line(void* cls, const char* /*uri*/, MHD_Connection* c) {
 void on_completed(void* cls, MHD_Connection* c, void** req_cls, MHD_RequestTerminationCode why) {
     if (*req_cls != nullptr && *req_cls != &head_seen) delete static_cast<auth_wait*>(*req_cls);
     *req_cls = nullptr;
-    static_cast<server_state*>(cls)->pool.set(entry_of(c), conn_entry::state::waiting);
+    static_cast<server_state*>(cls)->pool.set(entry_of(c), serve::conn_entry::state::waiting);
     if (why == MHD_REQUEST_TERMINATED_COMPLETED_OK)
         (void)::MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
                                           static_cast<server_state*>(cls)->idle_deadline);
@@ -342,7 +261,7 @@ MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* met
         *upload_data_size = 0;
         return MHD_YES;
     }
-    st.pool.set(entry_of(c), conn_entry::state::busy);
+    st.pool.set(entry_of(c), serve::conn_entry::state::busy);
     if (*req_cls == nullptr &&
         ::MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH) == nullptr &&
         ::MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING) == nullptr) {
@@ -440,7 +359,7 @@ serve::status serve::serve_http(serve::collector& col, const serve_options& opts
                     index_html(opts.metrics_path),
                     web,
                     nullptr,
-                    conn_pool(opts.max_connections, opts.max_connections_per_ip),
+                    serve::conn_pool(opts.max_connections, opts.max_connections_per_ip),
                     opts.connection_deadline,
                     opts.idle_deadline};
     if (!web.users.empty()) st.auth = std::make_unique<serve::basic_auth>(web.users);
