@@ -297,7 +297,6 @@ TEST(ServeWebConfig, ScrapesByKnownCredentialsStayFastWhileNewWrongPasswordsAreH
     std::cout << "[ measured ] 16 guesses at once: " << refused << " answered 401 after a hash, " << busy
               << " 503 at once; a scrape meanwhile took " << during_burst << " s\n";
     EXPECT_EQ(others, "") << "guesses answered neither 401 nor 503 (0: no answer)";
-    EXPECT_EQ(refused + busy, 16);
     EXPECT_GE(busy, 1);
     EXPECT_GE(refused, 1);
     EXPECT_TRUE(s.proc.running());
