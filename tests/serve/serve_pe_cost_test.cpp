@@ -5,6 +5,7 @@
 // another process's prlimit).
 #include <gtest/gtest.h>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -15,6 +16,7 @@
 #include <chrono>
 #include <ctime>
 #include <fstream>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -248,4 +250,57 @@ TEST(ServePeCost, ProportionalMemoryStandsBetweenItsReads) {
     EXPECT_GE(value_of(b, g + "\"resident\"}") - value_of(a, g + "\"resident\"}"), 60.0 * (1 << 20)) << b;
     EXPECT_GT(value_of(a, g + "\"proportionalResident\"}"), 0) << a;
     EXPECT_EQ(value_of(b, g + "\"proportionalResident\"}"), value_of(a, g + "\"proportionalResident\"}")) << b;
+}
+
+// A kernel thread has no address space: its smaps_rollup is refused at every
+// read, and its memory is none whether it runs or not. So a kernel thread
+// that has not run is not read again either (from the eBPF walk, which
+// states its CPU exactly), and its proportional memory is missing as
+// process-exporter counts it, a partial read at each collection. The kernel
+// threads taken are those that run only when the machine is short of
+// memory or changes its CPUs (rescuer workers, CPU hot-plug threads) and
+// kthreadd, each its own group by name.
+TEST(ServePeCost, KernelThreadsThatDidNotRunAreNotRead) {
+    ASSERT_GE(read_calls(), 0) << "no /proc/self/io here";
+    const std::string names = "(kthreadd|cpuhp/[0-9]+|kworker/R-.+)";
+    const std::regex pattern(names);
+    int members = 0;
+    if (DIR* d = ::opendir("/proc")) {
+        while (const dirent* e = ::readdir(d)) {
+            if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+            std::ifstream comm(std::string("/proc/") + e->d_name + "/comm");
+            std::string name;
+            if (std::getline(comm, name) && std::regex_match(name, pattern)) ++members;
+        }
+        ::closedir(d);
+    }
+    if (members == 0) GTEST_SKIP() << "no kernel thread " << names << " in /proc (a pid namespace of its own)";
+    std::string error;
+    auto with = every_family(names, error);
+    ASSERT_TRUE(with) << error;
+    auto without = every_family("pe-cost-none-xyz", error);
+    ASSERT_TRUE(without) << error;
+    const std::string first = with->scrape(format::text_004);
+    (void)without->scrape(format::text_004);
+    collection_cost best_with{1e9, 1e9}, best_without{1e9, 1e9};
+    for (int round = 0; round < 4; ++round) {
+        const collection_cost w = cost_per_collection(*with, 3), wo = cost_per_collection(*without, 3);
+        best_with = {std::min(best_with.cpu, w.cpu), std::min(best_with.reads, w.reads)};
+        best_without = {std::min(best_without.cpu, wo.cpu), std::min(best_without.reads, wo.reads)};
+    }
+    const double reads_per_member = (best_with.reads - best_without.reads) / members;
+    std::printf("%d kernel threads: %.2f read calls per member per collection\n", members, reads_per_member);
+    // Before: its stat at every collection (and an open of its smaps_rollup).
+    if (first.find("proctimes_exporter_source{snapshot=\"bpf") != std::string::npos)
+        EXPECT_LT(reads_per_member, 0.5) << "kernel threads that did not run were read";
+    // Each one's proportional memory is missing at each collection, as
+    // process-exporter counts it, and the group's is 0.
+    const std::string a = with->scrape(format::text_004);
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    const std::string b = with->scrape(format::text_004);
+    EXPECT_GE(value_of(b, "namedprocess_scrape_partial_errors") - value_of(a, "namedprocess_scrape_partial_errors"),
+              members);
+    EXPECT_EQ(
+        value_of(b, "namedprocess_namegroup_memory_bytes{groupname=\"kthreadd\",memtype=\"proportionalResident\"}"), 0);
+    EXPECT_EQ(value_of(b, "namedprocess_namegroup_num_procs{groupname=\"kthreadd\"}"), 1);
 }

@@ -90,7 +90,7 @@ resource_options member_reader::read_options(const snapshot& cur, const snapshot
     o.start_ticks = p.identity.start_ticks;
     o.families = resource_family::memory | resource_family::switches | resource_family::io | resource_family::files |
                  resource_family::wait_channel;
-    if (pss_due(pe)) o.families |= resource_family::proportional;
+    if (pss_due(p, pe)) o.families |= resource_family::proportional;
     if (read_threads) o.families |= resource_family::threads;
     if (read_threads && opts_.threads) o.families |= resource_family::thread_io;
     // What the snapshot read with the process's CPU is not read again: with
@@ -165,7 +165,10 @@ void member_reader::remember(const snapshot& cur, const snapshot_process& p, pe_
     pe.files->threads.clear();  // kept once, in thread_files_last
 }
 
-bool member_reader::pss_due(const pe_proc& pe) const {
+bool member_reader::pss_due(const snapshot_process& p, const pe_proc& pe) const {
+    // A kernel thread has no memory map: its smaps_rollup is refused (ESRCH)
+    // at every read, so it is not read (update counts it missing).
+    if (p.kernel_thread) return false;
     const bool have_pss = pe.files && pe.files->proportional;
     return opts_.gather_smaps && (!have_pss || std::chrono::steady_clock::now() - pe.smaps_at >= smaps_refresh);
 }
@@ -190,9 +193,12 @@ void member_reader::update(const snapshot& snap, const snapshot_process& p, pe_p
     // memory as the last read found it (no page reclaimed or swapped out
     // meanwhile): that read stands, and nothing is read (its Pss aside, when
     // due). Its open files' limit, which another process can set
-    // (prlimit(1)), is the walk's.
-    const bool unchanged = idle && pe.files && p.memory && pe.files->memory == p.memory && p.open_files_limit &&
-                           pe.files->thread_count == p.thread_count && !pss_due(pe);
+    // (prlimit(1)), is the walk's. A kernel thread has no address space, so
+    // no memory for the walk to read: its stat says none.
+    const bool same_memory =
+        pe.files && (p.memory ? pe.files->memory == p.memory : p.kernel_thread && pe.files->memory == process_memory{});
+    const bool unchanged =
+        idle && same_memory && p.open_files_limit && pe.files->thread_count == p.thread_count && !pss_due(p, pe);
     result<process_resources> got = errc::no_such_process;
     if (unchanged) {
         got = *pe.files;
@@ -208,7 +214,11 @@ void member_reader::update(const snapshot& snap, const snapshot_process& p, pe_p
         return;
     }
     const process_resources& r = *got;
-    if (r.missing != resource_family::none) ++partial_errors_;
+    // A kernel thread's proportional memory is missing as a read of its
+    // smaps_rollup would find it (pss_due), a partial read as
+    // process-exporter counts it.
+    const bool pss_missing = p.kernel_thread && opts_.gather_smaps;
+    if (r.missing != resource_family::none || pss_missing) ++partial_errors_;
 
     // Gauges of this collection.
     if (r.memory) {

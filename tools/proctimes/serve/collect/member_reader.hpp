@@ -88,8 +88,9 @@ private:
     /// and what the snapshot read of the process itself (into known_).
     resource_options read_options(const snapshot& cur, const snapshot_process& p, const pe_proc& pe, bool read_threads);
     /// Whether the member's proportional memory is to be read now (at most
-    /// every 10 s: smaps_rollup walks every mapping of the process).
-    [[nodiscard]] bool pss_due(const pe_proc& pe) const;
+    /// every 10 s: smaps_rollup walks every mapping of the process; never
+    /// for a kernel thread, which has none).
+    [[nodiscard]] bool pss_due(const snapshot_process& p, const pe_proc& pe) const;
     /// Keeps what was read (with the CPU totals it is valid for) for the next read.
     void remember(const snapshot& cur, const snapshot_process& p, pe_proc& pe, const result<process_resources>& r,
                   bool read_threads, const resource_options& asked);
