@@ -19,6 +19,7 @@
 #include <regex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "scrape_text.hpp"
@@ -110,6 +111,20 @@ collection_cost cost_per_collection(proctimes::cli::serve::collector& col, int n
     return {total.cpu / n, total.reads / n};
 }
 
+// The cost per collection of `with` and of `without`, collected in turns
+// (four rounds of three each), the smallest of each: what else runs only
+// adds.
+std::pair<collection_cost, collection_cost> best_of_rounds(proctimes::cli::serve::collector& with,
+                                                           proctimes::cli::serve::collector& without) {
+    collection_cost best_with{1e9, 1e9}, best_without{1e9, 1e9};
+    for (int round = 0; round < 4; ++round) {
+        const collection_cost w = cost_per_collection(with, 3), wo = cost_per_collection(without, 3);
+        best_with = {std::min(best_with.cpu, w.cpu), std::min(best_with.reads, w.reads)};
+        best_without = {std::min(best_without.cpu, wo.cpu), std::min(best_without.reads, wo.reads)};
+    }
+    return {best_with, best_without};
+}
+
 }  // namespace
 
 // A member that has not run is not read again: its stat says what can move
@@ -135,13 +150,7 @@ TEST(ServePeCost, IdleMembersAreNotReadAgain) {
     const std::string first = with->scrape(format::text_004);
     ASSERT_EQ(value_of(first, "namedprocess_namegroup_num_procs{groupname=\"pe-cost-idle\"}"), members);
     (void)without->scrape(format::text_004);
-    // Rounds of both, the smallest of each: what else runs only adds.
-    collection_cost best_with{1e9, 1e9}, best_without{1e9, 1e9};
-    for (int round = 0; round < 4; ++round) {
-        const collection_cost w = cost_per_collection(*with, 3), wo = cost_per_collection(*without, 3);
-        best_with = {std::min(best_with.cpu, w.cpu), std::min(best_with.reads, w.reads)};
-        best_without = {std::min(best_without.cpu, wo.cpu), std::min(best_without.reads, wo.reads)};
-    }
+    const auto [best_with, best_without] = best_of_rounds(*with, *without);
     const double per_member_us = (best_with.cpu - best_without.cpu) / members * 1e6;
     const double reads_per_member = (best_with.reads - best_without.reads) / members;
     std::printf(
@@ -282,12 +291,7 @@ TEST(ServePeCost, KernelThreadsThatDidNotRunAreNotRead) {
     ASSERT_TRUE(without) << error;
     const std::string first = with->scrape(format::text_004);
     (void)without->scrape(format::text_004);
-    collection_cost best_with{1e9, 1e9}, best_without{1e9, 1e9};
-    for (int round = 0; round < 4; ++round) {
-        const collection_cost w = cost_per_collection(*with, 3), wo = cost_per_collection(*without, 3);
-        best_with = {std::min(best_with.cpu, w.cpu), std::min(best_with.reads, w.reads)};
-        best_without = {std::min(best_without.cpu, wo.cpu), std::min(best_without.reads, wo.reads)};
-    }
+    const auto [best_with, best_without] = best_of_rounds(*with, *without);
     const double reads_per_member = (best_with.reads - best_without.reads) / members;
     std::printf("%d kernel threads: %.2f read calls per member per collection\n", members, reads_per_member);
     // Before: its stat at every collection (and an open of its smaps_rollup).
